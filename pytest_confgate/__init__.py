@@ -1,0 +1,36 @@
+"""pytest-confgate: one quality gate for changes written by people and by AI agents.
+
+The public API is ``__all__``. Names are imported lazily (PEP 562) so that pytest loading
+the plugin without ``--confgate`` imports nothing heavy (SPEC 2).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_confgate.models import EvalMetric
+    from pytest_confgate.score import compute_confidence, compute_raw
+
+__all__ = [
+    "EvalMetric",
+    "compute_confidence",
+    "compute_raw",
+]
+
+_LAZY = {
+    "EvalMetric": "pytest_confgate.models",
+    "compute_confidence": "pytest_confgate.score",
+    "compute_raw": "pytest_confgate.score",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pytest_confgate' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,91 @@
+"""The ``confgate`` command: parses arguments and calls the same core as the pytest plugin.
+
+``main(argv)`` returns an exit code; only ``console_main`` exits (as coverage.py does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from enum import IntEnum
+from pathlib import Path
+
+
+class ExitCode(IntEnum):
+    """Exit statuses of the ``confgate`` command."""
+
+    OK = 0
+    GATE_FAILED = 1
+    USAGE_ERROR = 2
+    ESCALATED = 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``confgate`` subcommand and return its exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits on --help and on usage errors
+        return ExitCode.OK if not exc.code else ExitCode.USAGE_ERROR
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return ExitCode.USAGE_ERROR
+    result: int = handler(args)
+    return result
+
+
+def console_main() -> None:  # pragma: no cover - the console-script shim
+    sys.exit(main())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="confgate",
+        description="Quality gate for changes: tests, coverage, lint and security -> pass/fail. "
+        "Run the gate itself with `pytest --confgate`.",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    validate = commands.add_parser(
+        "validate",
+        help="check a configuration file (exit 0 when valid, 2 with one line per problem)",
+    )
+    validate.add_argument(
+        "path",
+        nargs="?",
+        help="the file to check (default: confgate.yml, confgate.yaml or [tool.confgate] in "
+        "pyproject.toml in the current directory)",
+    )
+    validate.set_defaults(handler=_validate)
+    schema = commands.add_parser("schema", help="print the JSON Schema of the gate report")
+    schema.set_defaults(handler=_schema)
+    return parser
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.exceptions import ConfigError
+
+    try:
+        loaded = load_config(Path.cwd(), args.path)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    gate = loaded.config.gate
+    metrics = ", ".join(m.type for m in gate.metrics)
+    if loaded.path is None:
+        print(f"no configuration file in {Path.cwd()}; the defaults apply: "
+              f"{gate.risk_tier} gate over {metrics}")
+    else:
+        print(f"{args.path or loaded.path.name}: valid ({gate.risk_tier} gate over {metrics})")
+    return ExitCode.OK
+
+
+def _schema(_: argparse.Namespace) -> int:
+    from pytest_confgate.report.json_report import report_schema
+
+    print(json.dumps(report_schema(), indent=2))
+    return ExitCode.OK

@@ -1,0 +1,158 @@
+"""``test_coverage`` from coverage.py's API, traced in the pytest process itself.
+
+Tracing starts before conftest files are imported so import-time lines of the measured code
+count, as under ``coverage run -m pytest``. Figures come from coverage.py's own JSON report,
+so they are exactly the numbers ``coverage json`` would print. Coverage's warnings are caught
+and kept in ``details`` (a project with ``filterwarnings = error`` must not abort on them).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from pytest_confgate.models import EvalMetric, MetricStatus
+
+_TOTAL_KEYS = (
+    "covered_lines",
+    "num_statements",
+    "missing_lines",
+    "excluded_lines",
+    "num_branches",
+    "covered_branches",
+    "missing_branches",
+    "num_partial_branches",
+)
+
+
+class CoverageSession:
+    """One coverage.py measurement of the given sources: ``start``, ``stop``, ``metric``."""
+
+    def __init__(self, root: Path, sources: list[Path], *, branch: bool = False) -> None:
+        self.root = root
+        self.sources = sources
+        self.branch = branch
+        self._cov: Any = None
+        self._warnings: list[str] = []
+        self._error: str | None = None
+        self._started = 0.0
+
+    def start(self) -> None:
+        """Begin tracing; a failure is remembered and reported as an error metric later."""
+        if not self.sources:
+            self._error = (
+                f"no source code found to measure under {self.root}; "
+                "set `source:` in the confgate configuration"
+            )
+            return
+        try:
+            import coverage
+
+            dirs = [str(p) for p in self.sources if p.is_dir()]
+            modules = [p.stem for p in self.sources if p.is_file()]
+            with self._catch():
+                self._cov = coverage.Coverage(
+                    source=dirs + modules, branch=self.branch, data_file=None
+                )
+                self._cov.start()
+            self._started = time.perf_counter()
+        except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
+            self._error = f"coverage.py could not start: {exc}"
+            self._cov = None
+
+    def stop(self) -> None:
+        """Stop tracing; safe to call twice or when start failed."""
+        if self._cov is not None:
+            with self._catch():
+                self._cov.stop()
+
+    def metric(self, *, weight: float = 1.0) -> EvalMetric:
+        """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%."""
+        if self._cov is None:
+            return self._failed(self._error or "coverage.py did not run")
+        from coverage.exceptions import CoverageException
+
+        began = time.perf_counter()
+        try:
+            with self._catch(), tempfile.TemporaryDirectory(prefix="confgate-cov-") as tmp:
+                out = Path(tmp) / "coverage.json"
+                self._cov.json_report(outfile=str(out))
+                report = json.loads(out.read_text(encoding="utf-8"))
+        except CoverageException as exc:
+            return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
+        return self._build(report, weight, time.perf_counter() - began)
+
+    def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
+        totals = report.get("totals", {})
+        covered = totals.get("covered_lines", 0) + totals.get("covered_branches", 0)
+        total = totals.get("num_statements", 0) + totals.get("num_branches", 0)
+        details: dict[str, Any] = {key: totals[key] for key in _TOTAL_KEYS if key in totals}
+        details.update(
+            tool="coverage.py",
+            version=report.get("meta", {}).get("version"),
+            duration_s=round(elapsed, 6),
+            branch=self.branch,
+            percent_covered=totals.get("percent_covered"),
+            files_measured=len(report.get("files", {})),
+            source=[self._relative(p) for p in self.sources],
+            missing=self._missing(report),
+        )
+        if self._warnings:
+            details["warnings"] = list(self._warnings)
+        return EvalMetric(
+            type="test_coverage",
+            value=covered / total if total else 1.0,
+            weight=weight,
+            status=MetricStatus.OK,
+            details=details,
+        )
+
+    def _missing(self, report: dict[str, Any]) -> dict[str, list[int]]:
+        """Missing lines per file, relative paths, for reports that point at the gaps."""
+        result = {}
+        for name, data in sorted(report.get("files", {}).items()):
+            if data.get("missing_lines"):
+                result[self._relative(Path(name))] = data["missing_lines"]
+        return result
+
+    def _relative(self, path: Path) -> str:
+        absolute = path if path.is_absolute() else Path.cwd() / path  # coverage.py's are cwd-relative
+        try:
+            return absolute.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def _names(self) -> str:
+        return ", ".join(self._relative(p) for p in self.sources) or "the measured code"
+
+    def _failed(self, reason: str) -> EvalMetric:
+        details: dict[str, Any] = {"tool": "coverage.py", "source": self._names()}
+        if self._warnings:
+            details["warnings"] = list(self._warnings)
+        return EvalMetric(
+            type="test_coverage", status=MetricStatus.ERROR, reason=reason, details=details
+        )
+
+    def _catch(self) -> _WarningTrap:
+        return _WarningTrap(self._warnings)
+
+
+class _WarningTrap:
+    """Keep coverage.py's warnings as data instead of letting them reach ``warnings``."""
+
+    def __init__(self, sink: list[str]) -> None:
+        self._sink = sink
+        self._ctx = warnings.catch_warnings(record=True)
+
+    def __enter__(self) -> None:
+        self._records = self._ctx.__enter__()
+        warnings.simplefilter("always")
+
+    def __exit__(self, *exc: object) -> None:
+        for record in self._records or []:
+            self._sink.append(str(record.message))
+        self._ctx.__exit__(*exc)

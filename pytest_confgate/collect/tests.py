@@ -1,0 +1,66 @@
+"""Tally test outcomes into ``test_pass_rate``, counted as pytest's own summary line counts.
+
+The plugin feeds plain strings (``when``, ``outcome``, whether it was an xfail) so this module
+needs no pytest import and the same tally serves ``confgate merge``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
+
+
+@dataclass
+class TestTally:
+    """Mutable counter filled while the tests run; frozen into ``TestOutcomes`` at the end."""
+
+    __test__ = False
+
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("passed", "failed", "errors", "skipped", "xfailed", "xpassed"), 0
+        )
+    )
+
+    def add_report(self, when: str, outcome: str, *, xfail: bool = False) -> None:
+        """Count one test report (setup, call or teardown phase)."""
+        if when == "call":
+            if xfail and outcome != "failed":
+                self.counts["xfailed" if outcome == "skipped" else "xpassed"] += 1
+            else:
+                self.counts[{"passed": "passed", "failed": "failed"}.get(outcome, "skipped")] += 1
+        elif outcome == "failed":
+            self.counts["errors"] += 1
+        elif outcome == "skipped":
+            self.counts["xfailed" if xfail else "skipped"] += 1
+
+    def add_collection_error(self) -> None:
+        """A module that failed to import or collect counts as an error, as pytest says."""
+        self.counts["errors"] += 1
+
+    def outcomes(self, duration_s: float) -> TestOutcomes:
+        """Freeze the counts."""
+        return TestOutcomes(duration_s=round(max(duration_s, 0.0), 6), **self.counts)
+
+
+def pass_rate_metric(outcomes: TestOutcomes, *, weight: float = 1.0) -> EvalMetric:
+    """passed / (passed + failed + errors), skips excluded; no test ran -> 0.0 (SPEC 4)."""
+    passed = outcomes.passed + outcomes.xpassed
+    ran = outcomes.ran
+    details = {
+        "passed": passed,
+        "failed": outcomes.failed,
+        "errors": outcomes.errors,
+        "skipped": outcomes.skipped + outcomes.xfailed,
+        "ran": ran,
+    }
+    reason = None if ran else "no test ran"
+    return EvalMetric(
+        type="test_pass_rate",
+        value=passed / ran if ran else 0.0,
+        weight=weight,
+        status=MetricStatus.OK,
+        reason=reason,
+        details=details,
+    )

@@ -1,0 +1,344 @@
+"""Find, read and validate the configuration, reporting every problem with its file and line.
+
+Files are data: YAML is read with a safe loader that also refuses anchors, aliases, duplicate
+keys and object-building tags; TOML with ``tomllib``. Every problem becomes one line
+``FILE:LINE: key.path: message`` (SPEC 3), collected into a single ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from pytest_confgate.config import ConfgateConfig
+from pytest_confgate.exceptions import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+MAX_CONFIG_BYTES = 1024 * 1024
+YAML_NAMES = ("confgate.yml", "confgate.yaml")
+Path_ = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated configuration and where it came from (``None``: built-in defaults)."""
+
+    config: ConfgateConfig
+    path: Path | None
+
+
+def find_config(rootdir: Path, explicit: str | None) -> Path | None:
+    """The file to read: ``explicit`` (the option or ``CONFGATE_CONFIG``), else the rootdir's."""
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"{explicit}: no such configuration file; check the path")
+        return path
+    for name in YAML_NAMES:
+        if (rootdir / name).is_file():
+            return rootdir / name
+    pyproject = rootdir / "pyproject.toml"
+    if pyproject.is_file() and "confgate" in _read_text(pyproject):
+        data, _ = _parse_toml(pyproject, _read_text(pyproject))
+        if isinstance(data.get("tool"), dict) and "confgate" in data["tool"]:
+            return pyproject
+    return None
+
+
+def load_config(rootdir: Path, explicit: str | None = None) -> LoadedConfig:
+    """Find and validate the configuration; no file at all gives the defaults."""
+    path = find_config(rootdir, explicit)
+    if path is None:
+        return LoadedConfig(ConfgateConfig(), None)
+    return LoadedConfig(read_config_file(path), path)
+
+
+def read_config_file(path: Path) -> ConfgateConfig:
+    """Validate one file, YAML or ``pyproject.toml``, raising one ``ConfigError`` for all issues."""
+    text = _read_text(path)
+    if path.suffix == ".toml":
+        data, lines = _parse_toml(path, text)
+        tool = data.get("tool")
+        data = tool.get("confgate", {}) if isinstance(tool, dict) else {}
+        prefix: Path_ = ("tool", "confgate")
+        lines = {key[2:]: line for key, line in lines.items() if key[:2] == prefix}
+        lines.setdefault((), _header_line(text))
+    else:
+        data, lines = _parse_yaml(path, text)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}:1: the configuration must be a mapping of keys, not {type(data).__name__}"
+        )
+    try:
+        return ConfgateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors(path, exc, lines)) from None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{path}:1: the file is {size} bytes, over the {MAX_CONFIG_BYTES} byte limit "
+                "for a configuration file; is this the right file?"
+            )
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror}); check the path") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}:{line}: the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); "
+            "save it as UTF-8"
+        ) from None
+
+
+# --- YAML -------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """A safe loader that also refuses anchors and aliases (no billion laughs, no sharing)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.MarkedYAMLError(
+                problem="anchors and aliases are not allowed; write the value out",
+                problem_mark=event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
+def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Path_, int]]:
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, {}
+        lines: dict[Path_, int] = {}
+        return _build(path, loader, node, (), lines), lines
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        problem = exc.problem or "invalid YAML"
+        raise ConfigError(f"{path}:{line}: invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}:1: invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+
+
+def _build(path: Path, loader: yaml.SafeLoader, node: Any, at: Path_, lines: dict) -> Any:
+    """Turn a composed node into plain data, recording each key's line."""
+    lines.setdefault(at, node.start_mark.line + 1)
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_object(node, deep=True)
+    if node.tag not in _PLAIN_TAGS:
+        raise ConfigError(
+            f"{path}:{node.start_mark.line + 1}: {_dotted(at) or '<top>'}: the tag {node.tag!r} "
+            "is not allowed; configuration is plain data"
+        )
+    if isinstance(node, yaml.SequenceNode):
+        return [_build(path, loader, item, (*at, i), lines) for i, item in enumerate(node.value)]
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True) if isinstance(
+            key_node, yaml.ScalarNode
+        ) else None
+        line = key_node.start_mark.line + 1
+        if not isinstance(key, str):
+            raise ConfigError(f"{path}:{line}: {_dotted(at) or '<top>'}: keys must be text")
+        if key in result:
+            raise ConfigError(
+                f"{path}:{line}: {_dotted((*at, key))}: duplicate key; keep one of them"
+            )
+        lines[(*at, key)] = line
+        result[key] = _build(path, loader, value_node, (*at, key), lines)
+    return result
+
+
+# --- TOML -------------------------------------------------------------------------------
+
+
+def _parse_toml(path: Path, text: str) -> tuple[dict[str, Any], dict[Path_, int]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
+        raise ConfigError(f"{path}:{line}: invalid TOML: {str(exc).split(' (at')[0]}") from None
+    return data, _toml_lines(text)
+
+
+def _line_from_message(message: str) -> int:
+    marker = "(at line "
+    if marker in message:
+        digits = message.split(marker, 1)[1].split(",")[0].split(")")[0]
+        if digits.isdigit():
+            return int(digits)
+    return 1
+
+
+def _toml_lines(text: str) -> dict[Path_, int]:
+    """Best-effort key -> line map: tables, arrays of tables and ``key =`` lines."""
+    lines: dict[Path_, int] = {}
+    table: Path_ = ()
+    counts: dict[Path_, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped.startswith("[["):
+            header: Path_ = tuple(p.strip().strip("\"'") for p in stripped[2:].split("]]")[0].split("."))
+            index = counts.get(header, -1) + 1
+            counts[header] = index
+            table = (*header, index)
+            lines.setdefault(header, number)
+            lines[table] = number
+        elif stripped.startswith("["):
+            table = tuple(p.strip().strip("\"'") for p in stripped[1:].split("]")[0].split("."))
+            lines.setdefault(table, number)
+        elif "=" in stripped and not stripped.startswith("#"):
+            key = stripped.split("=", 1)[0].strip().strip("\"'")
+            lines.setdefault((*table, *key.split(".")), number)
+    return lines
+
+
+def _header_line(text: str) -> int:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if raw.strip().startswith("[tool.confgate"):
+            return number
+    return 1
+
+
+# --- error messages ---------------------------------------------------------------------
+
+
+def _format_errors(path: Path, exc: ValidationError, lines: dict[Path_, int]) -> list[str]:
+    problems = []
+    for error in exc.errors():
+        data_path, allowed = _resolve(tuple(error["loc"]))
+        line = _line_for(data_path, lines)
+        key = _dotted(data_path) or "<top>"
+        problems.append(f"{path}:{line}: {key}: {_message(error, data_path, allowed)}")
+    return problems
+
+
+def _message(error: Mapping[str, Any], data_path: Path_, allowed: list[str] | None) -> str:
+    kind, value = error["type"], error.get("input")
+    if kind == "extra_forbidden":
+        name = str(data_path[-1])
+        hint = _did_you_mean(name, allowed or [])
+        return f"unknown key {name!r}{hint}; allowed keys: {', '.join(allowed or [])}"
+    if kind == "missing":
+        return "this key is required"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tags = _union_tags(data_path)
+        tag = error.get("ctx", {}).get("tag") if kind == "union_tag_invalid" else None
+        if tag is None:
+            return f"each metric needs a 'type'; known types: {', '.join(tags)}"
+        return f"unknown metric type {tag!r}{_did_you_mean(str(tag), tags)}; known types: {', '.join(tags)}"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return f"{message} (got {value!r})"
+    return message
+
+
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _line_for(data_path: Path_, lines: dict[Path_, int]) -> int:
+    for end in range(len(data_path), -1, -1):
+        if data_path[:end] in lines:
+            return lines[data_path[:end]]
+    return 1
+
+
+def _dotted(parts: Path_) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
+
+
+def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
+    """Map a pydantic location to the user's key path, and the keys allowed at its parent.
+
+    pydantic puts a discriminated union's tag into the location (``metrics.0.lint_score.min``);
+    users never wrote that part, so it is dropped.
+    """
+    current: Any = ConfgateConfig
+    data_path: list[str | int] = []
+    allowed: list[str] | None = None
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(current, list):  # a union: the part is its tag
+            current = next((m for m in current if _tag(m) == part), None)
+            continue
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            allowed = sorted(current.model_fields)
+            field = current.model_fields.get(str(part))
+            current = field.annotation if field else None
+        elif typing.get_origin(current) in (list, dict):
+            args = typing.get_args(current)
+            current = args[-1] if args else None
+        else:
+            current = None
+        data_path.append(part)
+    return tuple(data_path), allowed
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip ``Annotated`` and ``Optional``; a real union becomes the list of its models."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            members = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(members) == 1:
+                annotation = members[0]
+            else:
+                return members
+        else:
+            return annotation
+
+
+def _tag(model: Any) -> str | None:
+    field = model.model_fields.get("type") if isinstance(model, type) else None
+    args = typing.get_args(field.annotation) if field else ()
+    return str(args[0]) if args else None
+
+
+def _union_tags(data_path: Path_) -> list[str]:
+    current: Any = ConfgateConfig
+    for part in (*data_path, 0):
+        current = _unwrap(current)
+        if isinstance(current, list):
+            return sorted(t for t in (_tag(m) for m in current) if t)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = current.model_fields.get(str(part))
+            current = field.annotation if field else None
+        elif typing.get_origin(current) in (list, dict):
+            current = typing.get_args(current)[-1]
+    return []

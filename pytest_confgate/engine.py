@@ -1,0 +1,151 @@
+"""One evaluation of the gate: collect -> score -> decide -> report (STYLE.md's one-way flow).
+
+The front doors (pytest plugin, CLI) create a ``GateRun``, call ``start`` when the tests
+start, feed test outcomes, and call ``finish`` for the ``GateReport``. Lint and security run
+in background threads while the tests run, so their cost hides behind the tests (SPEC 4).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from pytest_confgate.collect.coverage import CoverageSession
+from pytest_confgate.collect.lint import collect_lint_score
+from pytest_confgate.collect.security import collect_security_score
+from pytest_confgate.collect.signoffs import signoffs_from_env
+from pytest_confgate.collect.sources import resolve_sources
+from pytest_confgate.collect.tests import pass_rate_metric
+from pytest_confgate.config import (
+    CoverageMetricConfig,
+    LintMetricConfig,
+    MetricConfig,
+    SecurityMetricConfig,
+)
+from pytest_confgate.config_loader import LoadedConfig
+from pytest_confgate.models import EvalMetric, GateReport, MetricStatus, TestOutcomes
+from pytest_confgate.policy import decide
+
+
+class GateRun:
+    """The gate for one test session; not reusable."""
+
+    def __init__(self, loaded: LoadedConfig, root: Path, environ: Mapping[str, str]) -> None:
+        self.loaded = loaded
+        self.config = loaded.config
+        self.gate = loaded.config.gate
+        self.root = root.resolve()
+        self.environ = dict(environ)
+        self.sources = resolve_sources(self.root, self.config.source)
+        self._coverage: CoverageSession | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: dict[str, Future[EvalMetric]] = {}
+
+    def start(self) -> None:
+        """Launch lint and security in the background, then start coverage tracing."""
+        tools = self._tool_jobs()
+        if tools:
+            self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
+            self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
+        coverage = self.gate.metric("test_coverage")
+        if isinstance(coverage, CoverageMetricConfig):
+            self._coverage = CoverageSession(self.root, self.sources, branch=coverage.branch)
+            self._coverage.start()
+
+    def stop_tracing(self) -> None:
+        """Stop coverage as soon as the tests end, so reporting is not traced."""
+        if self._coverage is not None:
+            self._coverage.stop()
+
+    def finish(self, tests: TestOutcomes) -> GateReport:
+        """Gather every metric, apply the policy and build the report."""
+        self.stop_tracing()
+        metrics = [self._metric(config, tests) for config in self.gate.metrics]
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+        tier = self.gate.risk_tier
+        found = signoffs_from_env(self.environ, self.gate.policy.signoff.approvers)
+        verdict = decide(self.gate, tier, metrics, tests, found)
+        _, needed, _ = self.gate.policy.tier(tier)
+        return GateReport(
+            tool_version=_tool_version(),
+            project=self._project(),
+            generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            config_file=self._config_name(),
+            risk_tier=tier,
+            risk_reason=self._risk_reason(),
+            decision=verdict.decision,
+            reasons=verdict.reasons,
+            auto_advance=verdict.auto_advance,
+            metrics=metrics,
+            conditions=verdict.conditions,
+            tests=tests,
+            confidence=None,
+            signoffs=found.model_copy(update={"required": needed}),
+        )
+
+    def _tool_jobs(self) -> dict[str, Callable[[], EvalMetric]]:
+        jobs: dict[str, Callable[[], EvalMetric]] = {}
+        if not self.sources:
+            return jobs
+        for config in self.gate.metrics:
+            if isinstance(config, LintMetricConfig):
+                lint = config
+                jobs["lint_score"] = lambda: collect_lint_score(
+                    self.root, self.sources, command=lint.command, timeout_s=lint.timeout_s
+                )
+            elif isinstance(config, SecurityMetricConfig):
+                sec = config
+                jobs["security_score"] = lambda: collect_security_score(
+                    self.root,
+                    self.sources,
+                    min_severity=sec.min_severity,
+                    min_confidence=sec.min_confidence,
+                    command=sec.command,
+                    timeout_s=sec.timeout_s,
+                )
+        return jobs
+
+    def _metric(self, config: MetricConfig, tests: TestOutcomes) -> EvalMetric:
+        if config.type == "test_pass_rate":
+            metric = pass_rate_metric(tests)
+        elif config.type == "test_coverage" and self._coverage is not None:
+            metric = self._coverage.metric()
+        elif config.type in self._pending:
+            metric = self._pending[config.type].result()
+        else:
+            metric = EvalMetric(
+                type=config.type,
+                status=MetricStatus.ERROR,
+                reason=f"no source code found under {self.root}; set `source:` in the config",
+            )
+        return metric.model_copy(update={"weight": config.weight, "threshold": config.min})
+
+    def _project(self) -> str:
+        return self.config.project or self.environ.get("GITHUB_REPOSITORY") or self.root.name
+
+    def _config_name(self) -> str | None:
+        path = self.loaded.path
+        if path is None:
+            return None
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _risk_reason(self) -> str:
+        where = self._config_name()
+        if where is not None and "risk_tier" in self.gate.model_fields_set:
+            return f"fixed by gate.risk_tier in {where}"
+        return "the default tier; set gate.risk_tier to change it"
+
+
+def _tool_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-confgate")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -1,0 +1,200 @@
+"""The evidence policy gate (SPEC 6): evidence + tier + sign-offs -> pass | fail | needs_signoff.
+
+Pure: no IO, no clock, no environment. Values are compared raw; rounding happens only in the
+messages, and a message never shows a failing value as equal to its threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pytest_confgate.config import GateConfig, MetricConfig
+from pytest_confgate.models import (
+    Condition,
+    Decision,
+    EvalMetric,
+    Signoffs,
+    TestOutcomes,
+    Verdict,
+)
+
+# Reasons are listed most important first: broken tests, then missing evidence, then
+# security, then floors, then style, then people.
+_PRIORITY = {
+    "tests_failed": 0,
+    "tests_ran": 1,
+    "evidence": 2,
+    "max_high_severity": 3,
+    "min": 4,
+    "max_lint_violations": 5,
+    "signoffs": 6,
+}
+
+
+@dataclass(frozen=True)
+class _Check:
+    name: str
+    passed: bool
+    message: str
+    value: float | None = None
+    threshold: float | None = None
+
+
+def decide(
+    gate: GateConfig,
+    tier: str,
+    metrics: list[EvalMetric],
+    tests: TestOutcomes,
+    signoffs: Signoffs,
+    *,
+    confidence_met: bool = False,
+) -> Verdict:
+    """Apply the tier's policy to the evidence; the order of ``reasons`` is importance."""
+    blocking, needed, may_advance = gate.policy.tier(tier)
+    by_type = {m.type: m for m in metrics}
+    conditions: list[Condition] = []
+    for config in gate.metrics:
+        for check in _checks(gate, config, by_type.get(config.type), tests):
+            is_blocking = (blocking or check.name == "tests_failed") and config.required
+            conditions.append(_condition(config.type, check, is_blocking))
+    if needed:
+        got = len(signoffs.approved_by)
+        who = f" ({', '.join(signoffs.approved_by)})" if got else ""
+        conditions.append(
+            Condition(
+                metric="signoff",
+                name="signoffs",
+                passed=got >= needed,
+                message=f"{tier} needs {_plural(needed, 'human sign-off')}; got {got}{who}",
+                value=float(got),
+                threshold=float(needed),
+            )
+        )
+    failing = sorted(
+        (c for c in conditions if c.blocking and not c.passed), key=lambda c: _PRIORITY[c.name]
+    )
+    if any(c.name != "signoffs" for c in failing):
+        decision = Decision.FAIL
+    elif failing:
+        decision = Decision.NEEDS_SIGNOFF
+    else:
+        decision = Decision.PASS
+    reasons = [c.message for c in failing]
+    reasons += [f"advisory: {c.message}" for c in conditions if not c.blocking and not c.passed]
+    return Verdict(
+        decision=decision,
+        reasons=reasons,
+        conditions=conditions,
+        auto_advance=decision is Decision.PASS and may_advance and confidence_met,
+    )
+
+
+def _condition(metric: str, check: _Check, blocking: bool) -> Condition:
+    return Condition(
+        metric=metric,
+        name=check.name,
+        passed=check.passed,
+        message=check.message,
+        value=check.value,
+        threshold=check.threshold,
+        blocking=blocking,
+    )
+
+
+def _checks(
+    gate: GateConfig, config: MetricConfig, metric: EvalMetric | None, tests: TestOutcomes
+) -> list[_Check]:
+    kind = config.type
+    if metric is None or not metric.available or metric.value is None:
+        why = (metric.reason if metric else None) or "no evidence was collected"
+        status = metric.status.value if metric and metric.status else "missing"
+        return [_Check("evidence", False, f"{kind}: evidence {status}: {why}")]
+    checks = [_Check("evidence", True, f"{kind}: evidence collected")]
+    if config.min is not None:
+        ok = metric.value >= config.min
+        shown, floor = format_pair(metric.value, config.min)
+        word = "meets" if ok else "is below"
+        message = f"{kind}: {shown} {word} the minimum {floor}"
+        checks.append(_Check("min", ok, message, metric.value, config.min))
+    extra = _HARD_CHECKS.get(kind)
+    if extra is not None:
+        checks.extend(extra(gate, config, metric, tests))
+    return checks
+
+
+def _test_checks(
+    gate: GateConfig, config: MetricConfig, metric: EvalMetric, tests: TestOutcomes
+) -> list[_Check]:
+    limit = gate.hard_limit("max_failed_tests")
+    broken = tests.failed + tests.errors
+    checks = []
+    if limit is not None:
+        parts = [_plural(tests.failed, "test") + " failed"] if tests.failed else []
+        if tests.errors:
+            parts.append(_plural(tests.errors, "error"))
+        what = " and ".join(parts) or "no test failed"
+        message = f"test_pass_rate: {what} (max_failed_tests: {limit})"
+        checks.append(_Check("tests_failed", broken <= limit, message, float(broken), limit))
+    need = getattr(config, "min_tests", 1)
+    ran = tests.ran
+    message = f"test_pass_rate: {_plural(ran, 'test')} ran (min_tests: {need})"
+    checks.append(_Check("tests_ran", ran >= need, message, float(ran), float(need)))
+    return checks
+
+
+def _security_checks(
+    gate: GateConfig, _config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    limit = gate.hard_limit("max_high_severity")
+    if limit is None:
+        return []
+    high = int(metric.details.get("by_severity", {}).get("HIGH", 0))
+    where = [
+        f"{item.get('rule')} at {item.get('file')}:{item.get('line')}"
+        for item in metric.details.get("items", [])
+        if item.get("severity") == "HIGH"
+    ][:3]
+    at = f": {', '.join(where)}" if where and high > limit else ""
+    message = (
+        f"security_score: {_plural(high, 'HIGH-severity finding')} "
+        f"(max_high_severity: {limit}){at}"
+    )
+    return [_Check("max_high_severity", high <= limit, message, float(high), float(limit))]
+
+
+def _lint_checks(
+    gate: GateConfig, _config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    limit = gate.hard_limit("max_lint_violations")
+    if limit is None:
+        return []
+    count = int(metric.details.get("violations", 0))
+    message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
+    return [_Check("max_lint_violations", count <= limit, message, float(count), float(limit))]
+
+
+_HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
+_HARD_CHECKS: dict[str, _HardCheck] = {
+    "test_pass_rate": _test_checks,
+    "security_score": _security_checks,
+    "lint_score": _lint_checks,
+}
+
+
+def format_fraction(value: float, digits: int = 2) -> str:
+    """A fraction as a percentage for people: 0.6996 -> ``69.96%``."""
+    return f"{value * 100:.{digits}f}%"
+
+
+def format_pair(value: float, threshold: float) -> tuple[str, str]:
+    """Format a value and its threshold so that unequal numbers never print the same."""
+    for digits in range(2, 9):
+        shown, floor = format_fraction(value, digits), format_fraction(threshold, digits)
+        if shown != floor or value == threshold:
+            return shown, floor
+    return repr(value), repr(threshold)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"

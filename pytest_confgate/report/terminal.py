@@ -1,0 +1,79 @@
+"""The summary printed after pytest's own: one line per metric, then the decision and why."""
+
+from __future__ import annotations
+
+from pytest_confgate.models import Decision, EvalMetric, GateReport, MetricStatus
+from pytest_confgate.policy import format_fraction, format_pair
+
+MAX_REASONS = 5
+
+
+def summary_lines(report: GateReport, report_path: str | None = None) -> list[str]:
+    """Plain text lines, widest metric name first column; no colour (the caller adds it)."""
+    width = max([len(m.type) for m in report.metrics] + [len("metric")])
+    lines = [f"{'metric':<{width}}  {'value':>8}  {'threshold':>9}  status"]
+    for metric in report.metrics:
+        lines.append(_metric_line(metric, width))
+    lines.append("")
+    lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
+    if report.signoffs.required:
+        got = ", ".join(report.signoffs.approved_by) or "none"
+        lines.append(f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required}"
+                     f" ({got})")
+    lines.append(decision_line(report))
+    for reason in report.reasons[:MAX_REASONS]:
+        lines.append(f"  - {reason}")
+    if len(report.reasons) > MAX_REASONS:
+        lines.append(f"  ... and {len(report.reasons) - MAX_REASONS} more in the report")
+    if report_path:
+        lines.append(f"report: {report_path}")
+    return lines
+
+
+def decision_line(report: GateReport) -> str:
+    """``confgate: PASS`` / ``FAIL`` / ``NEEDS SIGN-OFF``, the line people look for."""
+    word = {
+        Decision.PASS: "PASS",
+        Decision.FAIL: "FAIL",
+        Decision.NEEDS_SIGNOFF: "NEEDS SIGN-OFF",
+    }[report.decision]
+    return f"confgate: {word}"
+
+
+def verdict_line(report: GateReport) -> str | None:
+    """The closing line when the tests passed but the gate did not; ``None`` on a pass."""
+    if report.decision is Decision.PASS:
+        return None
+    first = report.reasons[0] if report.reasons else "see the report"
+    return f"{decision_line(report)}: the tests passed but the gate did not: {first}"
+
+
+def _metric_line(metric: EvalMetric, width: int) -> str:
+    if metric.value is not None and metric.threshold is not None:
+        value, threshold = format_pair(metric.value, metric.threshold)
+    else:
+        value = format_fraction(metric.value) if metric.value is not None else "-"
+        threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
+    status = metric.status.value if metric.status else "?"
+    note = _note(metric)
+    return f"{metric.type:<{width}}  {value:>8}  {threshold:>9}  {status}{note}"
+
+
+def _note(metric: EvalMetric) -> str:
+    if metric.status is not MetricStatus.OK:
+        return f"  ({metric.reason})" if metric.reason else ""
+    d = metric.details
+    if metric.type == "test_pass_rate":
+        return f"  ({d.get('passed', 0)} passed, {d.get('failed', 0)} failed, {d.get('errors', 0)} errors)"
+    if metric.type == "test_coverage":
+        return f"  ({d.get('covered_lines', 0)}/{d.get('num_statements', 0)} lines)"
+    if metric.type == "lint_score":
+        return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
+    if metric.type == "security_score":
+        return f"  ({_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')})"
+    return ""
+
+
+def _count(details: dict[str, object], key: str, noun: str) -> str:
+    count = details.get(key, 0)
+    return f"{count} {noun}{'' if count == 1 else 's'}"
