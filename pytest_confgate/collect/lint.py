@@ -1,0 +1,203 @@
+"""``lint_score``: the share of files ruff finds nothing wrong with (SPEC 4).
+
+ruff runs with the project's own configuration (cwd is the project root), so the gate judges
+the code by the rules the project chose. Its JSON lists only violations, so a second, cheap
+``ruff check --show-files`` run says which files were checked: without it a clean result could
+not be told apart from a run that checked nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from pytest_confgate.collect._tool import (
+    ToolMissing,
+    ToolResult,
+    display_path,
+    run_tool,
+    tool_version,
+)
+from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.models import EvalMetric, Finding, MetricStatus
+
+CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
+SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")
+SYNTAX_ERROR_RULE = "syntax-error"
+# ruff < 0.8 gives syntax errors no code; later versions call them "invalid-syntax". One name
+# keeps reports and the trust store comparable across ruff upgrades.
+_SYNTAX_ERROR_CODES = (None, "", "invalid-syntax")
+
+
+class _RuffLocation(BaseModel):
+    row: int
+    column: int
+
+
+class _RuffViolation(BaseModel):
+    filename: str
+    code: str | None
+    message: str
+    location: _RuffLocation | None = None
+    url: str | None = None
+
+
+_RUFF_REPORT = TypeAdapter(list[_RuffViolation])
+
+
+def default_ruff_command() -> list[str] | None:
+    """The ruff binary the ``ruff`` package installed, else one on PATH, else None."""
+    try:
+        # ruff ships no py.typed marker, so mypy cannot see find_ruff_bin's types.
+        from ruff.__main__ import find_ruff_bin  # type: ignore[import-untyped]
+    except ImportError:
+        pass
+    else:
+        try:
+            return [os.fsdecode(find_ruff_bin())]
+        except FileNotFoundError:
+            pass
+    found = shutil.which("ruff")
+    return [found] if found else None
+
+
+def collect_lint_score(
+    root: Path,
+    paths: list[Path],
+    *,
+    command: list[str] | None = None,
+    timeout_s: float = 300.0,
+    weight: float = 1.0,
+) -> EvalMetric:
+    """Run ruff on ``paths`` and score files with no violation / files checked.
+
+    ``command`` replaces the ruff executable (``["/opt/ruff"]``, ``["uvx", "ruff"]``). A ruff
+    that is missing, fails, times out or checks nothing gives an ``unavailable``/``error``
+    metric with the reason; it never raises and never reports a clean result (SPEC 4).
+    """
+    root = root.resolve()
+    prefix = list(command) if command is not None else default_ruff_command()
+    if prefix is None:
+        return _not_ok(
+            weight,
+            MetricStatus.UNAVAILABLE,
+            "ruff is not installed: `pip install ruff`, or set the lint metric's `command`",
+            {"tool": "ruff", "version": None, "duration_s": 0.0, "command": None},
+        )
+    argv = [*prefix, *CHECK_ARGS, *(os.fspath(path) for path in paths)]
+    details: dict[str, Any] = {"tool": "ruff", "version": None, "duration_s": 0.0}
+    details["command"] = argv
+    try:
+        return _measure(root, paths, prefix, argv, timeout_s, weight, details)
+    except ToolMissing as exc:
+        reason = f"{exc}: install ruff (`pip install ruff`) or fix the lint metric's `command`"
+        return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
+    except EvidenceError as exc:
+        return _not_ok(weight, MetricStatus.ERROR, str(exc), details)
+
+
+def _measure(
+    root: Path,
+    paths: list[Path],
+    prefix: list[str],
+    argv: list[str],
+    timeout_s: float,
+    weight: float,
+    details: dict[str, Any],
+) -> EvalMetric:
+    if not paths:
+        raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
+    check = run_tool(argv, cwd=root, timeout_s=timeout_s)
+    details["duration_s"] = round(check.duration_s, 6)
+    details["version"] = tool_version([*prefix, "--version"], cwd=root)
+    _require_exit_code(check)
+    findings = parse_ruff_json(check.stdout, root)
+    listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
+    listing = run_tool(listing_argv, cwd=root, timeout_s=timeout_s)
+    details["duration_s"] = round(check.duration_s + listing.duration_s, 6)
+    _require_exit_code(listing, clean_only=True)
+    checked = {display_path(line.strip(), root) for line in listing.stdout.splitlines()}
+    checked.discard("")
+    checked.update(finding.file for finding in findings)
+    if not checked:
+        raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
+    failing = {finding.file for finding in findings}
+    details.update(
+        files_checked=len(checked),
+        files_with_violations=len(failing),
+        violations=len(findings),
+        items=[finding.model_dump() for finding in findings],
+    )
+    value = (len(checked) - len(failing)) / len(checked)
+    return EvalMetric(
+        type="lint_score", value=value, weight=weight, status=MetricStatus.OK, details=details
+    )
+
+
+def _require_exit_code(result: ToolResult, *, clean_only: bool = False) -> None:
+    """ruff exits 0 (clean) or 1 (violations); 2 means its configuration or arguments broke."""
+    allowed = {0} if clean_only else {0, 1}
+    if result.returncode in allowed:
+        return
+    stderr = result.stderr_tail() or "(nothing on stderr)"
+    if result.returncode == 2:
+        raise EvidenceError(
+            "ruff exited with code 2: its configuration or command line is broken. "
+            f"Run `ruff check` in the project to see the whole error, then fix it.\n{stderr}"
+        )
+    if result.returncode < 0:
+        raise EvidenceError(f"ruff was killed by signal {-result.returncode}\n{stderr}")
+    raise EvidenceError(
+        f"ruff exited with unexpected code {result.returncode} (expected 0 or 1)\n{stderr}"
+    )
+
+
+def parse_ruff_json(stdout: str, root: Path) -> list[Finding]:
+    """Turn ``ruff check --output-format json`` output into findings, or raise EvidenceError.
+
+    Anything but a JSON list of violation objects is an error: garbage must never read as
+    "no violations".
+    """
+    try:
+        violations = _RUFF_REPORT.validate_json(stdout)
+        return [_finding(violation, root) for violation in violations]
+    except (ValidationError, ValueError) as exc:
+        snippet = stdout.strip()[:200] or "(nothing)"
+        raise EvidenceError(
+            "ruff did not print its JSON report (is `command` really ruff?); "
+            f"it printed: {snippet!r}; problem: {_first_problem(exc)}"
+        ) from exc
+
+
+def _finding(violation: _RuffViolation, root: Path) -> Finding:
+    location = violation.location
+    return Finding(
+        tool="ruff",
+        rule=SYNTAX_ERROR_RULE if violation.code in _SYNTAX_ERROR_CODES else str(violation.code),
+        file=display_path(violation.filename, root),
+        line=location.row if location else 0,
+        column=location.column if location else 0,
+        message=violation.message,
+        severity=None,
+        url=violation.url,
+    )
+
+
+def _first_problem(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"]) or "top level"
+        return f"{where}: {error['msg']}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _not_ok(
+    weight: float, status: MetricStatus, reason: str, details: dict[str, Any]
+) -> EvalMetric:
+    return EvalMetric(
+        type="lint_score", value=None, weight=weight, status=status, reason=reason, details=details
+    )
