@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pytest_confgate.models import RiskTier, Severity
 
@@ -143,16 +143,21 @@ class GateConfig(_Model):
     metrics: list[MetricConfig] = Field(default_factory=default_metrics)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
 
-    @model_validator(mode="after")
-    def _check_metrics(self) -> GateConfig:
-        seen: set[str] = set()
-        for metric in self.metrics:
+    @field_validator("metrics")
+    @classmethod
+    def _check_metrics(cls, metrics: list[MetricConfig]) -> list[MetricConfig]:
+        # A field validator (not a model one) so the error names ``gate.metrics`` and its line.
+        seen: dict[str, int] = {}
+        for index, metric in enumerate(metrics):
             if metric.type in seen:
-                raise ValueError(f"metric type {metric.type!r} is listed twice; keep one entry")
-            seen.add(metric.type)
-        if self.metrics and not any(m.weight > 0 for m in self.metrics):
+                raise ValueError(
+                    f"metric type {metric.type!r} is listed twice (entries {seen[metric.type]} "
+                    f"and {index}); keep one entry"
+                )
+            seen[metric.type] = index
+        if metrics and not any(m.weight > 0 for m in metrics):
             raise ValueError("metric weights are all zero; give at least one a weight > 0")
-        return self
+        return metrics
 
     def metric(self, metric_type: str) -> MetricConfig | None:
         """The configured entry for ``metric_type``, if any."""
@@ -161,7 +166,7 @@ class GateConfig(_Model):
     def hard_limit(self, name: str) -> int | None:
         """The effective hard condition ``name``: the stricter of metric and policy level."""
         metric = self.metric(HARD_CONDITIONS[name])
-        values = [
+        values: list[int] = [
             v
             for v in (getattr(metric, name, None), getattr(self.policy, name))
             if v is not None

@@ -118,7 +118,7 @@ class _StrictLoader(yaml.SafeLoader):
     """A safe loader that also refuses anchors and aliases (no billion laughs, no sharing)."""
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()
+        event = self.peek_event()  # type: ignore[no-untyped-call]
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise yaml.MarkedYAMLError(
                 problem="anchors and aliases are not allowed; write the value out",
@@ -131,8 +131,9 @@ _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
 
 
 def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Path_, int]]:
-    loader = _StrictLoader(text)
+    loader: _StrictLoader | None = None
     try:
+        loader = _StrictLoader(text)  # the reader rejects control characters right here
         node = loader.get_single_node()
         if node is None:
             return None, {}
@@ -143,29 +144,43 @@ def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Path_, int]]:
         line = mark.line + 1 if mark else 1
         problem = exc.problem or "invalid YAML"
         raise ConfigError(f"{path}:{line}: invalid YAML: {problem}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise ConfigError(
+            f"{path}:{line}: invalid YAML: the character U+{code:04X} is not allowed "
+            f"({exc.reason}); remove it"
+        ) from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}:1: invalid YAML: {exc}") from None
+        raise ConfigError(f"{path}:1: invalid YAML: {_one_line(str(exc))}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}:1: invalid YAML: {_TOO_DEEP}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
-def _build(path: Path, loader: yaml.SafeLoader, node: Any, at: Path_, lines: dict) -> Any:
+_TOO_DEEP = "the values are nested too deeply; flatten the configuration"
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+def _build(
+    path: Path, loader: yaml.SafeLoader, node: Any, at: Path_, lines: dict[Path_, int]
+) -> Any:
     """Turn a composed node into plain data, recording each key's line."""
     lines.setdefault(at, node.start_mark.line + 1)
     if isinstance(node, yaml.ScalarNode):
-        return loader.construct_object(node, deep=True)
+        return _scalar(path, loader, node, at)
     if node.tag not in _PLAIN_TAGS:
-        raise ConfigError(
-            f"{path}:{node.start_mark.line + 1}: {_dotted(at) or '<top>'}: the tag {node.tag!r} "
-            "is not allowed; configuration is plain data"
-        )
+        raise ConfigError(f"{path}:{node.start_mark.line + 1}: {_tag_not_allowed(node, at)}")
     if isinstance(node, yaml.SequenceNode):
         return [_build(path, loader, item, (*at, i), lines) for i, item in enumerate(node.value)]
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True) if isinstance(
-            key_node, yaml.ScalarNode
-        ) else None
+        key = _scalar(path, loader, key_node, at) if isinstance(key_node, yaml.ScalarNode) else None
         line = key_node.start_mark.line + 1
         if not isinstance(key, str):
             raise ConfigError(f"{path}:{line}: {_dotted(at) or '<top>'}: keys must be text")
@@ -178,12 +193,35 @@ def _build(path: Path, loader: yaml.SafeLoader, node: Any, at: Path_, lines: dic
     return result
 
 
+def _tag_not_allowed(node: Any, at: Path_) -> str:
+    return (
+        f"{_dotted(at) or '<top>'}: the tag {node.tag!r} is not allowed; "
+        "configuration is plain data"
+    )
+
+
+def _scalar(path: Path, loader: yaml.SafeLoader, node: yaml.ScalarNode, at: Path_) -> Any:
+    line = node.start_mark.line + 1
+    if node.tag not in type(loader).yaml_constructors:  # e.g. !!python/name:os.system
+        raise ConfigError(f"{path}:{line}: {_tag_not_allowed(node, at)}")
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
+        # PyYAML's own constructors crash on e.g. `2020-13-45`, `0b_` or `!!bool maybe`.
+        raise ConfigError(
+            f"{path}:{line}: {_dotted(at) or '<top>'}: cannot read {node.value!r} as "
+            f"{node.tag.rsplit(':', 1)[-1]}; quote it if it is text"
+        ) from None
+
+
 # --- TOML -------------------------------------------------------------------------------
 
 
 def _parse_toml(path: Path, text: str) -> tuple[dict[str, Any], dict[Path_, int]]:
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise ConfigError(f"{path}:1: invalid TOML: {_TOO_DEEP}") from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
         raise ConfigError(f"{path}:{line}: invalid TOML: {str(exc).split(' (at')[0]}") from None
@@ -207,7 +245,8 @@ def _toml_lines(text: str) -> dict[Path_, int]:
     for number, raw in enumerate(text.splitlines(), start=1):
         stripped = raw.strip()
         if stripped.startswith("[["):
-            header: Path_ = tuple(p.strip().strip("\"'") for p in stripped[2:].split("]]")[0].split("."))
+            parts = stripped[2:].split("]]")[0].split(".")
+            header: Path_ = tuple(p.strip().strip("\"'") for p in parts)
             index = counts.get(header, -1) + 1
             counts[header] = index
             table = (*header, index)
@@ -255,7 +294,8 @@ def _message(error: Mapping[str, Any], data_path: Path_, allowed: list[str] | No
         tag = error.get("ctx", {}).get("tag") if kind == "union_tag_invalid" else None
         if tag is None:
             return f"each metric needs a 'type'; known types: {', '.join(tags)}"
-        return f"unknown metric type {tag!r}{_did_you_mean(str(tag), tags)}; known types: {', '.join(tags)}"
+        hint = _did_you_mean(str(tag), tags)
+        return f"unknown metric type {tag!r}{hint}; known types: {', '.join(tags)}"
     message = str(error["msg"]).removeprefix("Value error, ")
     if isinstance(value, (str, int, float, bool)) or value is None:
         return f"{message} (got {value!r})"
@@ -277,6 +317,8 @@ def _line_for(data_path: Path_, lines: dict[Path_, int]) -> int:
 def _dotted(parts: Path_) -> str:
     text = ""
     for part in parts:
+        if isinstance(part, str) and not part.isprintable():
+            part = repr(part)  # one problem, one line: no raw newlines from a key
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
     return text
 
@@ -291,6 +333,8 @@ def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
     data_path: list[str | int] = []
     allowed: list[str] | None = None
     for part in loc:
+        if part == "[key]":  # pydantic's marker for a bad dict key; the key is already there
+            continue
         current = _unwrap(current)
         if isinstance(current, list):  # a union: the part is its tag
             current = next((m for m in current if _tag(m) == part), None)
@@ -325,7 +369,8 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _tag(model: Any) -> str | None:
-    field = model.model_fields.get("type") if isinstance(model, type) else None
+    is_model = isinstance(model, type) and issubclass(model, BaseModel)
+    field = model.model_fields.get("type") if is_model else None
     args = typing.get_args(field.annotation) if field else ()
     return str(args[0]) if args else None
 

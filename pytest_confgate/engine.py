@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from pytest_confgate.collect.coverage import CoverageSession
@@ -92,19 +93,22 @@ class GateRun:
             return jobs
         for config in self.gate.metrics:
             if isinstance(config, LintMetricConfig):
-                lint = config
-                jobs["lint_score"] = lambda: collect_lint_score(
-                    self.root, self.sources, command=lint.command, timeout_s=lint.timeout_s
-                )
-            elif isinstance(config, SecurityMetricConfig):
-                sec = config
-                jobs["security_score"] = lambda: collect_security_score(
+                jobs[config.type] = partial(
+                    collect_lint_score,
                     self.root,
                     self.sources,
-                    min_severity=sec.min_severity,
-                    min_confidence=sec.min_confidence,
-                    command=sec.command,
-                    timeout_s=sec.timeout_s,
+                    command=config.command,
+                    timeout_s=config.timeout_s,
+                )
+            elif isinstance(config, SecurityMetricConfig):
+                jobs[config.type] = partial(
+                    collect_security_score,
+                    self.root,
+                    self.sources,
+                    min_severity=config.min_severity,
+                    min_confidence=config.min_confidence,
+                    command=config.command,
+                    timeout_s=config.timeout_s,
                 )
         return jobs
 

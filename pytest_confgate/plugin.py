@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.engine import GateRun
     from pytest_confgate.models import GateReport
@@ -66,7 +68,7 @@ def pytest_load_initial_conftests(
 class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
-    def __init__(self, run: GateRun, tally: TestTally, report_path: Any) -> None:
+    def __init__(self, run: GateRun, tally: TestTally, report_path: Path) -> None:
         self.run = run
         self.tally = tally
         self.report_path = report_path
@@ -143,18 +145,18 @@ class _GatePlugin:
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        if self.report is None:
-            line = f"confgate: ERROR: the tests passed but the gate could not decide: {self.error}"
-        else:
-            from pytest_confgate.report.terminal import verdict_line
+        from pytest_confgate.report.terminal import verdict_line
 
-            line = verdict_line(self.report)
-            if line is None:
-                return
-        reporter.write_line(line, red=True, bold=True)
+        line = (
+            f"confgate: ERROR: the tests passed but the gate could not decide: {self.error}"
+            if self.report is None
+            else verdict_line(self.report)
+        )
+        if line is not None:
+            reporter.write_line(line, red=True, bold=True)
 
 
-def _display_path(path: Any) -> str:
+def _display_path(path: Path) -> str:
     try:
         return os.path.relpath(path)
     except ValueError:

@@ -12,6 +12,8 @@ import json
 import tempfile
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,11 @@ class CoverageSession:
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
+        if any("no-data-collected" in w or "No data was collected" in w for w in self._warnings):
+            # Unexecuted files would still be reported at 0%: a figure, but not evidence.
+            return self._failed(
+                f"coverage.py collected no data: the tests never ran code in {self._names()}"
+            )
         return self._build(report, weight, time.perf_counter() - began)
 
     def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
@@ -120,7 +127,8 @@ class CoverageSession:
         return result
 
     def _relative(self, path: Path) -> str:
-        absolute = path if path.is_absolute() else Path.cwd() / path  # coverage.py's are cwd-relative
+        # coverage.py names files relative to the current directory.
+        absolute = path if path.is_absolute() else Path.cwd() / path
         try:
             return absolute.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
@@ -137,22 +145,12 @@ class CoverageSession:
             type="test_coverage", status=MetricStatus.ERROR, reason=reason, details=details
         )
 
-    def _catch(self) -> _WarningTrap:
-        return _WarningTrap(self._warnings)
-
-
-class _WarningTrap:
-    """Keep coverage.py's warnings as data instead of letting them reach ``warnings``."""
-
-    def __init__(self, sink: list[str]) -> None:
-        self._sink = sink
-        self._ctx = warnings.catch_warnings(record=True)
-
-    def __enter__(self) -> None:
-        self._records = self._ctx.__enter__()
-        warnings.simplefilter("always")
-
-    def __exit__(self, *exc: object) -> None:
-        for record in self._records or []:
-            self._sink.append(str(record.message))
-        self._ctx.__exit__(*exc)
+    @contextmanager
+    def _catch(self) -> Iterator[None]:
+        """Keep coverage.py's warnings as data instead of letting them reach ``warnings``."""
+        with warnings.catch_warnings(record=True) as records:
+            warnings.simplefilter("always")
+            try:
+                yield
+            finally:
+                self._warnings.extend(str(record.message) for record in records)

@@ -21,7 +21,8 @@ def resolve_sources(root: Path, configured: list[str] | None) -> list[Path]:
     """The directories and files to measure, absolute; configured paths must exist."""
     if configured is not None:
         paths = [(root / entry).resolve() for entry in configured]
-        missing = [entry for entry, path in zip(configured, paths) if not path.exists()]
+        pairs = zip(configured, paths, strict=True)
+        missing = [entry for entry, path in pairs if not path.exists()]
         if missing:
             raise ConfigError(
                 f"source: {', '.join(missing)} does not exist under {root}; "
@@ -45,11 +46,11 @@ def _packages_and_modules(folder: Path) -> list[Path]:
     found = []
     for entry in sorted(folder.iterdir()):
         name = entry.name
-        if name.startswith((".", "_")) and name != "__init__.py" or name in _NOT_SOURCE:
+        if name.startswith((".", "_")) or name in _NOT_SOURCE:
             continue
-        if entry.is_dir() and (entry / "__init__.py").is_file():
-            found.append(entry.resolve())
-        elif entry.is_file() and entry.suffix == ".py" and not _is_test_file(name):
+        is_package = entry.is_dir() and (entry / "__init__.py").is_file()
+        is_module = entry.is_file() and entry.suffix == ".py" and not _is_test_file(name)
+        if is_package or is_module:
             found.append(entry.resolve())
     return found
 

@@ -61,10 +61,11 @@ def _metric_line(metric: EvalMetric, width: int) -> str:
 
 def _note(metric: EvalMetric) -> str:
     if metric.status is not MetricStatus.OK:
-        return f"  ({metric.reason})" if metric.reason else ""
+        return f"  ({metric.reason.splitlines()[0]})" if metric.reason else ""
     d = metric.details
     if metric.type == "test_pass_rate":
-        return f"  ({d.get('passed', 0)} passed, {d.get('failed', 0)} failed, {d.get('errors', 0)} errors)"
+        passed, failed, errors = (d.get(k, 0) for k in ("passed", "failed", "errors"))
+        return f"  ({passed} passed, {failed} failed, {errors} errors)"
     if metric.type == "test_coverage":
         return f"  ({d.get('covered_lines', 0)}/{d.get('num_statements', 0)} lines)"
     if metric.type == "lint_score":

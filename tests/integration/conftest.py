@@ -1,0 +1,79 @@
+"""Fixtures for front-door tests: a small real project inside ``pytester``."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+# Imported here, once, so pytester's sys.modules snapshot keeps one copy of each model class.
+import coverage  # noqa: F401  -- its C tracer cannot be imported twice in one process
+import pytest
+
+import pytest_confgate.engine  # noqa: F401
+
+CALC = '''\
+"""A tiny module under test."""
+
+SCALE = 10
+
+
+def add(a, b):
+    return a + b
+
+
+def scale(x):
+    if x < 0:
+        return 0
+    return x * SCALE
+'''
+
+TESTS = """\
+from calc import add, scale
+
+
+def test_add():
+    assert add(1, 2) == 3
+
+
+def test_scale():
+    assert scale(2) == 20
+    assert scale(-1) == 0
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A flat project: package ``calc`` fully covered by two passing tests."""
+    pytester.mkpydir("calc").joinpath("__init__.py").write_text(CALC, encoding="utf-8")
+    pytester.path.joinpath("tests").mkdir()
+    pytester.path.joinpath("tests", "test_calc.py").write_text(TESTS, encoding="utf-8")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n', encoding="utf-8"
+    )
+    return pytester
+
+
+def write_config(pytester: pytest.Pytester, text: str, name: str = "confgate.yml") -> Path:
+    path = pytester.path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def read_report(pytester: pytest.Pytester, name: str = "confgate-report.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return data
+
+
+def metric(report: dict[str, Any], kind: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(m for m in report["metrics"] if m["type"] == kind)
+    return found
+
+
+def fake_tool(pytester: pytest.Pytester, name: str, body: str) -> list[str]:
+    """A real executable that misbehaves on purpose; returns the argv prefix to run it."""
+    script = pytester.path / f"{name}.py"
+    script.write_text(textwrap.dedent(body), encoding="utf-8")
+    return [sys.executable, str(script)]

@@ -1,0 +1,229 @@
+"""The evidence policy gate: tiers, thresholds, hard conditions, fail-closed, sign-offs."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_confgate.config import GateConfig
+from pytest_confgate.models import Decision, EvalMetric, MetricStatus, Signoffs, TestOutcomes
+from pytest_confgate.policy import decide, format_pair
+
+GREEN_TESTS = TestOutcomes(passed=10)
+
+
+def _gate(**data: object) -> GateConfig:
+    return GateConfig.model_validate(data)
+
+
+def _evidence(
+    *,
+    coverage: float = 0.9,
+    lint: float = 1.0,
+    violations: int = 0,
+    security: float = 1.0,
+    high: int = 0,
+) -> list[EvalMetric]:
+    return [
+        EvalMetric(type="test_pass_rate", value=1.0, details={"passed": 10}),
+        EvalMetric(type="test_coverage", value=coverage),
+        EvalMetric(type="lint_score", value=lint, details={"violations": violations}),
+        EvalMetric(
+            type="security_score",
+            value=security,
+            details={
+                "by_severity": {"HIGH": high, "MEDIUM": 0, "LOW": 0},
+                "items": [
+                    {"rule": "B602", "file": "pkg/run.py", "line": 3, "severity": "HIGH"}
+                ]
+                * high,
+            },
+        ),
+    ]
+
+
+def _signed(*logins: str) -> Signoffs:
+    return Signoffs(approved_by=list(logins))
+
+
+def test_default_t1_gate_passes_on_green_evidence() -> None:
+    verdict = decide(_gate(), "T1", _evidence(), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.PASS
+    assert verdict.reasons == []
+    assert all(c.passed for c in verdict.conditions)
+
+
+def test_failed_tests_fail_the_gate_and_come_first() -> None:
+    tests = TestOutcomes(passed=8, failed=2, errors=1)
+    gate = _gate(metrics=[{"type": "test_pass_rate"}, {"type": "test_coverage", "min": 0.95}])
+    verdict = decide(gate, "T1", _evidence(coverage=0.5), tests, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons[0] == "test_pass_rate: 2 tests failed and 1 error (max_failed_tests: 0)"
+    assert verdict.reasons[1] == "test_coverage: 50.00% is below the minimum 95.00%"
+
+
+def test_no_test_ran_fails_the_gate() -> None:
+    verdict = decide(_gate(), "T1", _evidence(), TestOutcomes(skipped=3), _signed())
+    assert verdict.decision is Decision.FAIL
+    assert "test_pass_rate: 0 tests ran (min_tests: 1)" in verdict.reasons
+
+
+@pytest.mark.parametrize(
+    ("value", "floor", "passes"),
+    [
+        (0.6996, 0.70, False),
+        (0.69999999, 0.70, False),
+        (0.70, 0.70, True),
+        (0.7000001, 0.70, True),
+        (0.895, 0.90, False),
+    ],
+    ids=["69.96-fails-70", "a-hair-below-fails", "equal-passes", "a-hair-above-passes",
+         "89.5-fails-90-unlike-coverage-fail-under"],
+)
+def test_thresholds_compare_raw_values_not_rounded_ones(
+    value: float, floor: float, passes: bool
+) -> None:
+    gate = _gate(metrics=[{"type": "test_coverage", "min": floor}])
+    verdict = decide(gate, "T1", _evidence(coverage=value), GREEN_TESTS, _signed())
+    assert (verdict.decision is Decision.PASS) is passes
+
+
+def test_a_failing_value_is_never_displayed_equal_to_its_threshold() -> None:
+    shown, floor = format_pair(0.69999999, 0.70)
+    assert shown != floor
+    assert format_pair(0.6996, 0.7) == ("69.96%", "70.00%")
+    assert format_pair(0.7, 0.7) == ("70.00%", "70.00%")
+
+
+@pytest.mark.parametrize(
+    "status", [MetricStatus.UNAVAILABLE, MetricStatus.ERROR], ids=["unavailable", "error"]
+)
+def test_required_evidence_that_is_not_ok_fails_closed(status: MetricStatus) -> None:
+    metrics = _evidence()
+    metrics[3] = EvalMetric(type="security_score", status=status, reason="bandit is not installed")
+    verdict = decide(_gate(), "T1", metrics, GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == [
+        f"security_score: evidence {status.value}: bandit is not installed"
+    ]
+
+
+def test_missing_evidence_fails_closed_even_when_no_collector_ran() -> None:
+    verdict = decide(_gate(), "T1", _evidence()[:3], GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == ["security_score: evidence missing: no evidence was collected"]
+
+
+def test_evidence_that_is_not_required_is_advisory_only() -> None:
+    gate = _gate(
+        metrics=[{"type": "test_pass_rate"}, {"type": "lint_score", "required": False, "min": 1.0}]
+    )
+    verdict = decide(gate, "T1", _evidence(lint=0.5), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.PASS
+    assert verdict.reasons == ["advisory: lint_score: 50.00% is below the minimum 100.00%"]
+
+
+def test_a_high_severity_finding_fails_the_default_gate_and_is_named() -> None:
+    verdict = decide(_gate(), "T1", _evidence(high=1, security=0.9), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == [
+        "security_score: 1 HIGH-severity finding (max_high_severity: 0): B602 at pkg/run.py:3"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metric_limit", "policy_limit", "violations", "passes"),
+    [
+        (5, None, 5, True),
+        (5, None, 6, False),
+        (None, 2, 3, False),
+        (10, 2, 3, False),
+        (2, 10, 3, False),
+        (None, None, 500, True),
+    ],
+    ids=["at-limit", "over-limit", "policy-level", "policy-stricter", "metric-stricter",
+         "no-limit-by-default"],
+)
+def test_max_lint_violations_uses_the_stricter_of_metric_and_policy(
+    metric_limit: int | None, policy_limit: int | None, violations: int, passes: bool
+) -> None:
+    lint: dict[str, object] = {"type": "lint_score"}
+    if metric_limit is not None:
+        lint["max_lint_violations"] = metric_limit
+    gate = _gate(metrics=[lint], policy={"max_lint_violations": policy_limit})
+    verdict = decide(gate, "T1", _evidence(violations=violations), GREEN_TESTS, _signed())
+    assert (verdict.decision is Decision.PASS) is passes
+
+
+def test_max_failed_tests_can_tolerate_known_failures() -> None:
+    gate = _gate(metrics=[{"type": "test_pass_rate", "max_failed_tests": 2}])
+    tests = TestOutcomes(passed=5, failed=2)
+    assert decide(gate, "T1", _evidence(), tests, _signed()).decision is Decision.PASS
+    tests = TestOutcomes(passed=5, failed=3)
+    assert decide(gate, "T1", _evidence(), tests, _signed()).decision is Decision.FAIL
+
+
+def test_t0_reports_but_blocks_nothing_when_tests_pass() -> None:
+    gate = _gate(metrics=[{"type": "test_pass_rate"}, {"type": "test_coverage", "min": 0.99}])
+    verdict = decide(gate, "T0", _evidence(coverage=0.1), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.PASS
+    assert verdict.reasons == ["advisory: test_coverage: 10.00% is below the minimum 99.00%"]
+
+
+def test_t0_still_fails_when_tests_fail() -> None:
+    verdict = decide(_gate(), "T0", _evidence(), TestOutcomes(passed=1, failed=1), _signed())
+    assert verdict.decision is Decision.FAIL
+
+
+@pytest.mark.parametrize(
+    ("tier", "logins", "decision"),
+    [
+        ("T1", (), Decision.PASS),
+        ("T2", (), Decision.NEEDS_SIGNOFF),
+        ("T2", ("alice",), Decision.PASS),
+        ("T3", ("alice",), Decision.NEEDS_SIGNOFF),
+        ("T3", ("alice", "bob"), Decision.PASS),
+    ],
+    ids=["t1-none-needed", "t2-missing", "t2-one", "t3-one-of-two", "t3-two"],
+)
+def test_risky_tiers_need_human_signoffs(
+    tier: str, logins: tuple[str, ...], decision: Decision
+) -> None:
+    verdict = decide(_gate(), tier, _evidence(), GREEN_TESTS, _signed(*logins))
+    assert verdict.decision is decision
+
+
+def test_failing_evidence_is_fail_not_needs_signoff() -> None:
+    verdict = decide(_gate(), "T2", _evidence(high=2), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons[-1] == "T2 needs 1 human sign-off; got 0"
+
+
+def test_tier_overrides_change_signoff_counts() -> None:
+    gate = _gate(policy={"tiers": {"T2": {"signoffs": 2}}})
+    verdict = decide(gate, "T2", _evidence(), GREEN_TESTS, _signed("alice"))
+    assert verdict.decision is Decision.NEEDS_SIGNOFF
+    assert verdict.reasons == ["T2 needs 2 human sign-offs; got 1 (alice)"]
+
+
+@pytest.mark.parametrize(
+    ("tier", "confidence_met", "advance"),
+    [("T1", True, True), ("T1", False, False), ("T3", True, False)],
+    ids=["t1-confident", "t1-not-confident", "t3-never"],
+)
+def test_auto_advance_needs_pass_confidence_and_a_tier_that_allows_it(
+    tier: str, confidence_met: bool, advance: bool
+) -> None:
+    verdict = decide(
+        _gate(), tier, _evidence(), GREEN_TESTS, _signed("a", "b"), confidence_met=confidence_met
+    )
+    assert verdict.decision is Decision.PASS
+    assert verdict.auto_advance is advance
+
+
+def test_conditions_list_passed_checks_too() -> None:
+    gate = _gate(metrics=[{"type": "test_coverage", "min": 0.5}])
+    verdict = decide(gate, "T1", _evidence(coverage=0.8), GREEN_TESTS, _signed())
+    names = [(c.metric, c.name, c.passed) for c in verdict.conditions]
+    assert names == [("test_coverage", "evidence", True), ("test_coverage", "min", True)]
+    assert verdict.conditions[1].value == 0.8
+    assert verdict.conditions[1].threshold == 0.5
