@@ -33,13 +33,21 @@ from pytest_confgate.policy import decide
 class GateRun:
     """The gate for one test session; not reusable."""
 
-    def __init__(self, loaded: LoadedConfig, root: Path, environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        root: Path,
+        environ: Mapping[str, str],
+        *,
+        distributed: bool = False,
+    ) -> None:
         self.loaded = loaded
         self.config = loaded.config
         self.gate = loaded.config.gate
         self.root = root.resolve()
         self.environ = dict(environ)
         self.sources = resolve_sources(self.root, self.config.source)
+        self.distributed = distributed
         self._coverage: CoverageSession | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future[EvalMetric]] = {}
@@ -51,7 +59,7 @@ class GateRun:
             self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
             self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
         coverage = self.gate.metric("test_coverage")
-        if isinstance(coverage, CoverageMetricConfig):
+        if isinstance(coverage, CoverageMetricConfig) and not self.distributed:
             self._coverage = CoverageSession(self.root, self.sources, branch=coverage.branch)
             self._coverage.start()
 
@@ -115,6 +123,13 @@ class GateRun:
     def _metric(self, config: MetricConfig, tests: TestOutcomes) -> EvalMetric:
         if config.type == "test_pass_rate":
             metric = pass_rate_metric(tests)
+        elif config.type == "test_coverage" and self.distributed:
+            metric = EvalMetric(
+                type=config.type,
+                status=MetricStatus.ERROR,
+                reason="coverage under pytest-xdist (-n/--dist) is not measured yet; "
+                "run `pytest --confgate` without -n",
+            )
         elif config.type == "test_coverage" and self._coverage is not None:
             metric = self._coverage.metric()
         elif config.type in self._pending:

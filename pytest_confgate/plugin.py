@@ -90,7 +90,11 @@ class _GatePlugin:
         explicit = options.confgate_config or os.environ.get("CONFGATE_CONFIG") or None
         loaded = load_config(root, explicit)
         report_path = resolve_report_path(root, options.confgate_report)
-        return cls(GateRun(loaded, root, os.environ), TestTally(), report_path)
+        distributed = bool(getattr(options, "numprocesses", None)) or getattr(
+            options, "dist", "no"
+        ) not in ("no", None)
+        run = GateRun(loaded, root, os.environ, distributed=distributed)
+        return cls(run, TestTally(), report_path)
 
     def pytest_sessionstart(self) -> None:
         self._started = time.perf_counter()

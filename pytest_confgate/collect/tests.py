@@ -49,6 +49,9 @@ def pass_rate_metric(outcomes: TestOutcomes, *, weight: float = 1.0) -> EvalMetr
     passed = outcomes.passed + outcomes.xpassed
     ran = outcomes.ran
     details = {
+        "tool": "pytest",
+        "version": _pytest_version(),
+        "duration_s": outcomes.duration_s,
         "passed": passed,
         "failed": outcomes.failed,
         "errors": outcomes.errors,
@@ -64,3 +67,12 @@ def pass_rate_metric(outcomes: TestOutcomes, *, weight: float = 1.0) -> EvalMetr
         reason=reason,
         details=details,
     )
+
+
+def _pytest_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest")
+    except PackageNotFoundError:  # pragma: no cover - the metric comes from a pytest run
+        return None

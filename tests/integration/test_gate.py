@@ -344,3 +344,13 @@ def test_without_the_flag_the_plugin_does_nothing_and_imports_nothing_heavy(
     assert (project.path / "imported.txt").read_text() == ""
     assert not (project.path / "confgate-report.json").exists()
     assert "confgate" not in result.stdout.str().split("plugins:")[-1].split("\n", 1)[-1]
+
+
+def test_under_xdist_coverage_fails_closed_with_a_reason_that_says_so(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--confgate", "-n", "2", "-p", "xdist")
+    assert result.ret == 1
+    report = read_report(project)
+    assert report["tests"]["passed"] == 2
+    assert "pytest-xdist" in metric(report, "test_coverage")["reason"]
