@@ -49,13 +49,21 @@ def find_config(rootdir: Path, explicit: str | None) -> Path | None:
         return path
     for name in YAML_NAMES:
         if (rootdir / name).is_file():
-            return rootdir / name
+            return _shown(rootdir / name)
     pyproject = rootdir / "pyproject.toml"
     if pyproject.is_file() and "confgate" in _read_text(pyproject):
         data, _ = _parse_toml(pyproject, _read_text(pyproject))
         if isinstance(data.get("tool"), dict) and "confgate" in data["tool"]:
-            return pyproject
+            return _shown(pyproject)
     return None
+
+
+def _shown(path: Path) -> Path:
+    """The path as people should read it in messages: relative when under the cwd."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def load_config(rootdir: Path, explicit: str | None = None) -> LoadedConfig:
@@ -72,7 +80,12 @@ def read_config_file(path: Path) -> ConfgateConfig:
     if path.suffix == ".toml":
         data, lines = _parse_toml(path, text)
         tool = data.get("tool")
-        data = tool.get("confgate", {}) if isinstance(tool, dict) else {}
+        if not isinstance(tool, dict) or "confgate" not in tool:
+            raise ConfigError(
+                f"{path}:1: there is no [tool.confgate] table; add one, or point "
+                "--confgate-config at a confgate.yml"
+            )
+        data = tool["confgate"]
         prefix: Path_ = ("tool", "confgate")
         lines = {key[2:]: line for key, line in lines.items() if key[:2] == prefix}
         lines.setdefault((), _header_line(text))
