@@ -118,6 +118,11 @@ class _GatePlugin:
             write_json_report(self.report, self.report_path)
         except ConfgateError as exc:
             self.error = str(exc)
+        except Exception as exc:  # a bug of ours must still fail closed, not pass or crash
+            self.error = (
+                f"internal error in pytest-confgate ({type(exc).__name__}: {exc}); "
+                "the gate fails closed. Please report it with this message."
+            )
         self.tests_passed = session.exitstatus == pytest.ExitCode.OK
         failed = self.error is not None or (
             self.report is not None and self.report.decision is not Decision.PASS
@@ -130,16 +135,19 @@ class _GatePlugin:
         from pytest_confgate.report.terminal import summary_lines
 
         terminalreporter.write_sep("-", "confgate")
-        if self.report is None:
-            terminalreporter.write_line(f"confgate: ERROR: {self.error}", red=True)
-            return
-        shown = _display_path(self.report_path)
-        passed = self.report.decision is Decision.PASS
-        for line in summary_lines(self.report, shown):
+        lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
+        passed = self.error is None and self.report is not None and (
+            self.report.decision is Decision.PASS
+        )
+        for line in lines:
             if line.startswith("confgate: "):
+                if self.error is not None:  # no verdict stands when the gate itself failed
+                    break
                 terminalreporter.write_line(line, green=passed, red=not passed, bold=True)
             else:
                 terminalreporter.write_line(line)
+        if self.error is not None:
+            terminalreporter.write_line(f"confgate: ERROR: {self.error}", red=True, bold=True)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
@@ -153,7 +161,7 @@ class _GatePlugin:
 
         line = (
             f"confgate: ERROR: the tests passed but the gate could not decide: {self.error}"
-            if self.report is None
+            if self.error is not None or self.report is None
             else verdict_line(self.report)
         )
         if line is not None:

@@ -354,3 +354,15 @@ def test_under_xdist_coverage_fails_closed_with_a_reason_that_says_so(
     report = read_report(project)
     assert report["tests"]["passed"] == 2
     assert "pytest-xdist" in metric(report, "test_coverage")["reason"]
+
+
+def test_an_unwritable_report_fails_closed_without_a_traceback(project: pytest.Pytester) -> None:
+    project.path.joinpath("out").write_text("a file where a folder should be", encoding="utf-8")
+    result = project.runpytest("--confgate", "--confgate-report", "out/report.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["confgate: ERROR: *out/report.json: the report cannot be written*"]
+    )
+    assert "confgate: PASS" not in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
+    assert "INTERNALERROR" not in result.stdout.str()
