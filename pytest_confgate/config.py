@@ -6,6 +6,7 @@ in ``config_loader``; this module only says what a valid configuration is.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -14,6 +15,10 @@ from pytest_confgate.models import RiskTier, Severity
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=0)]
+Text = Annotated[str, Field(min_length=1)]
+Glob = Annotated[str, Field(min_length=1, max_length=500)]
+Scope = Literal["all", "changed"]
+"""``changed``: only what the change touched since ``base_ref`` counts (SPEC 4, issue 3)."""
 
 
 class _Model(BaseModel):
@@ -22,7 +27,8 @@ class _Model(BaseModel):
 
 class _MetricConfig(_Model):
     weight: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] = 1.0
-    required: bool = True
+    advisory: bool = False
+    """Reported but never blocking (``required: [...]`` is the checklist's own option)."""
     min: Fraction | None = None
 
 
@@ -39,7 +45,9 @@ class CoverageMetricConfig(_MetricConfig):
 
     type: Literal["test_coverage"]
     branch: bool = False
-    scope: Literal["all"] = "all"
+    scope: Scope = "all"
+    paths: dict[Glob, Fraction] = Field(default_factory=dict)
+    """Per-path floors: ``{"src/core/**": 0.9}``; each failing path is named."""
 
 
 class _ToolMetricConfig(_MetricConfig):
@@ -47,6 +55,7 @@ class _ToolMetricConfig(_MetricConfig):
         None
     )
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
+    scope: Scope = "all"
 
 
 class LintMetricConfig(_ToolMetricConfig):
@@ -65,8 +74,31 @@ class SecurityMetricConfig(_ToolMetricConfig):
     max_high_severity: Count | None = None
 
 
+class ChecklistMetricConfig(_MetricConfig):
+    """``checklist_completion``: Markdown task lists in the PR body or a file."""
+
+    type: Literal["checklist_completion"]
+    source: Text = "pr_body"
+    """``pr_body`` (the GitHub event file) or a path to a Markdown file."""
+    required: list[Text] = Field(default_factory=list)
+    """Items that must be checked; matched after NFKC normalization."""
+
+
+class RequirementMetricConfig(_MetricConfig):
+    """``requirement_coverage``: requirements with a passing linked test / all."""
+
+    type: Literal["requirement_coverage"]
+    requirements: Text
+    """A YAML file (``[{id, title}]``) or Markdown with IDs in headings."""
+
+
 MetricConfig = Annotated[
-    PassRateMetricConfig | CoverageMetricConfig | LintMetricConfig | SecurityMetricConfig,
+    PassRateMetricConfig
+    | CoverageMetricConfig
+    | LintMetricConfig
+    | SecurityMetricConfig
+    | ChecklistMetricConfig
+    | RequirementMetricConfig,
     Field(discriminator="type"),
 ]
 
@@ -114,6 +146,22 @@ class SignoffConfig(_Model):
     approvers: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 
 
+class Waiver(_Model):
+    """Excuse one named finding, with a written reason, until a date (then it stops)."""
+
+    rule: Text
+    paths: list[Glob] = Field(default_factory=lambda: ["**"])
+    reason: Annotated[str, Field(min_length=3)]
+    expires: dt.date
+
+
+class RiskRule(_Model):
+    """Changed files matching ``paths`` put the change in at least ``tier``."""
+
+    paths: Annotated[list[Glob], Field(min_length=1)]
+    tier: RiskTier
+
+
 class PolicyConfig(_Model):
     """``gate.policy``: tier overrides, sign-off rules and gate-wide hard conditions."""
 
@@ -122,6 +170,7 @@ class PolicyConfig(_Model):
     max_failed_tests: Count | None = None
     max_high_severity: Count | None = None
     max_lint_violations: Count | None = None
+    waivers: list[Waiver] = Field(default_factory=list)
 
     def tier(self, tier: str) -> tuple[bool, int, bool]:
         """(blocking, sign-offs, auto-advance) for ``tier``, overrides applied."""
@@ -140,6 +189,7 @@ class GateConfig(_Model):
     """``gate``: what ``pytest --confgate`` evaluates and how strictly."""
 
     risk_tier: RiskTier = "T1"
+    risk_rules: list[RiskRule] = Field(default_factory=list)
     metrics: list[MetricConfig] = Field(default_factory=default_metrics)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
 
@@ -182,4 +232,6 @@ class ConfgateConfig(_Model):
     version: Literal[1] = 1
     project: Annotated[str, Field(min_length=1)] | None = None
     source: list[Annotated[str, Field(min_length=1)]] | None = None
+    base_ref: Text | None = None
+    """What ``scope: changed`` and ``risk_rules`` compare against (else ``GITHUB_BASE_REF``)."""
     gate: GateConfig = Field(default_factory=GateConfig)

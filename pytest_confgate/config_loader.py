@@ -219,7 +219,7 @@ def _scalar(path: Path, loader: yaml.SafeLoader, node: yaml.ScalarNode, at: Path
         raise ConfigError(f"{path}:{line}: {_tag_not_allowed(node, at)}")
     try:
         return loader.construct_object(node, deep=True)
-    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
+    except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError):
         # PyYAML's own constructors crash on e.g. `2020-13-45`, `0b_` or `!!bool maybe`.
         raise ConfigError(
             f"{path}:{line}: {_dotted(at) or '<top>'}: cannot read {node.value!r} as "

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from pytest_confgate._unfinished import refuse_unfinished
 from pytest_confgate.collect.coverage import CoverageSession
 from pytest_confgate.collect.lint import collect_lint_score
 from pytest_confgate.collect.security import collect_security_score
@@ -46,6 +47,7 @@ class GateRun:
         self.gate = loaded.config.gate
         self.root = root.resolve()
         self.environ = dict(environ)
+        refuse_unfinished(self.config, self._config_name() or "configuration")
         self.sources = resolve_sources(self.root, self.config.source)
         self.distributed = distributed
         self._coverage: CoverageSession | None = None

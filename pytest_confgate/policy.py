@@ -56,7 +56,7 @@ def decide(
     conditions: list[Condition] = []
     for config in gate.metrics:
         for check in _checks(gate, config, by_type.get(config.type), tests):
-            is_blocking = (blocking or check.name == "tests_failed") and config.required
+            is_blocking = (blocking or check.name == "tests_failed") and not config.advisory
             conditions.append(_condition(config.type, check, is_blocking))
     if needed:
         got = len(signoffs.approved_by)

@@ -133,7 +133,7 @@ def test_validate_without_any_configuration_says_the_defaults_apply(
 
 UNKNOWN_PROJEKT = (
     "projekt: unknown key 'projekt' (did you mean 'project'?); "
-    "allowed keys: gate, project, source, version"
+    "allowed keys: base_ref, gate, project, source, version"
 )
 
 
@@ -158,8 +158,8 @@ UNKNOWN_PROJEKT = (
             ["gate.yml"],
             [
                 "gate.yml:4: gate.metrics[0]: unknown metric type 'lint_scor' (did you mean "
-                "'lint_score'?); known types: lint_score, security_score, test_coverage, "
-                "test_pass_rate"
+                "'lint_score'?); known types: checklist_completion, lint_score, "
+                "requirement_coverage, security_score, test_coverage, test_pass_rate"
             ],
         ),
         (
@@ -201,8 +201,8 @@ UNKNOWN_PROJEKT = (
             [],
             [
                 "pyproject.toml:6: gate.metrics[0].weigth: unknown key 'weigth' (did you "
-                "mean 'weight'?); allowed keys: command, max_lint_violations, min, required, "
-                "timeout_s, type, weight"
+                "mean 'weight'?); allowed keys: advisory, command, max_lint_violations, min, "
+                "scope, timeout_s, type, weight"
             ],
         ),
     ],

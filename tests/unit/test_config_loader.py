@@ -18,7 +18,10 @@ from pytest_confgate.config_loader import MAX_CONFIG_BYTES, LoadedConfig, load_c
 from pytest_confgate.exceptions import ConfigError
 
 DEFAULT_METRICS = ["test_pass_rate", "test_coverage", "lint_score", "security_score"]
-KNOWN_TYPES = "known types: lint_score, security_score, test_coverage, test_pass_rate"
+KNOWN_TYPES = (
+    "known types: checklist_completion, lint_score, requirement_coverage, security_score, "
+    "test_coverage, test_pass_rate"
+)
 PROBLEM_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>[0-9]+): (?P<rest>[^\n]*)$")
 
 
@@ -135,7 +138,7 @@ def test_no_configuration_at_all_gives_the_t1_defaults(
     assert loaded == LoadedConfig(ConfgateConfig(), None)
     assert loaded.config.gate.risk_tier == "T1"
     assert [m.type for m in loaded.config.gate.metrics] == DEFAULT_METRICS
-    assert all(m.required and m.weight == 1.0 for m in loaded.config.gate.metrics)
+    assert all(not m.advisory and m.weight == 1.0 for m in loaded.config.gate.metrics)
     assert loaded.config.gate.hard_limit("max_failed_tests") == 0
     assert loaded.config.gate.hard_limit("max_high_severity") == 0
 
@@ -167,7 +170,7 @@ gate:
   metrics:
     - {type: test_pass_rate, max_failed_tests: 2, min_tests: 5}
     - {type: test_coverage, min: 0.8, weight: 2, branch: true}
-    - {type: lint_score, required: false, command: [ruff, check], timeout_s: 30}
+    - {type: lint_score, advisory: true, command: [ruff, check], timeout_s: 30}
     - {type: security_score, min_severity: MEDIUM, max_high_severity: 1, weight: 0}
   policy:
     max_failed_tests: 1
@@ -189,7 +192,7 @@ def test_a_full_yaml_file_is_read_into_the_model(tmp_path: Path) -> None:
     assert gate.risk_tier == "T2"
     assert [m.type for m in gate.metrics] == DEFAULT_METRICS
     assert [m.weight for m in gate.metrics] == [1.0, 2.0, 1.0, 0.0]
-    assert [m.required for m in gate.metrics] == [True, True, False, True]
+    assert [m.advisory for m in gate.metrics] == [False, False, True, False]
     assert gate.metrics[1].min == 0.8
     assert gate.policy.tier("T2") == (True, 3, True)
     assert gate.policy.signoff.approvers == ["alice", "bob"]
@@ -273,21 +276,21 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             3,
             "projekt",
             "unknown key 'projekt' (did you mean 'project'?); "
-            "allowed keys: gate, project, source, version",
+            "allowed keys: base_ref, gate, project, source, version",
         ),
         (
             "gate:\n  risk_tier: T1\n  metricz: []\n",
             5,
             "gate.metricz",
             "unknown key 'metricz' (did you mean 'metrics'?); "
-            "allowed keys: metrics, policy, risk_tier",
+            "allowed keys: metrics, policy, risk_rules, risk_tier",
         ),
         (
             "gate:\n  metrics:\n    - type: lint_score\n      weigth: 2\n",
             6,
             "gate.metrics[0].weigth",
-            "unknown key 'weigth' (did you mean 'weight'?); allowed keys: command, "
-            "max_lint_violations, min, required, timeout_s, type, weight",
+            "unknown key 'weigth' (did you mean 'weight'?); allowed keys: advisory, command, "
+            "max_lint_violations, min, scope, timeout_s, type, weight",
         ),
         (
             "gate:\n  policy:\n    tiers:\n      T2: {signofs: 1}\n",
@@ -300,7 +303,7 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             "colour: blue\n",
             3,
             "colour",
-            "unknown key 'colour'; allowed keys: gate, project, source, version",
+            "unknown key 'colour'; allowed keys: base_ref, gate, project, source, version",
         ),
         (
             "gate:\n  metrics:\n    - type: test_pass_rate\n    - type: lint_scor\n",

@@ -115,7 +115,7 @@ def test_missing_evidence_fails_closed_even_when_no_collector_ran() -> None:
 
 def test_evidence_that_is_not_required_is_advisory_only() -> None:
     gate = _gate(
-        metrics=[{"type": "test_pass_rate"}, {"type": "lint_score", "required": False, "min": 1.0}]
+        metrics=[{"type": "test_pass_rate"}, {"type": "lint_score", "advisory": True, "min": 1.0}]
     )
     verdict = decide(gate, "T1", _evidence(lint=0.5), GREEN_TESTS, _signed())
     assert verdict.decision is Decision.PASS
