@@ -39,8 +39,6 @@ class GateRun:
         loaded: LoadedConfig,
         root: Path,
         environ: Mapping[str, str],
-        *,
-        distributed: bool = False,
     ) -> None:
         self.loaded = loaded
         self.config = loaded.config
@@ -49,21 +47,58 @@ class GateRun:
         self.environ = dict(environ)
         refuse_unfinished(self.config, self._config_name() or "configuration")
         self.sources = resolve_sources(self.root, self.config.source)
-        self.distributed = distributed
         self._coverage: CoverageSession | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future[EvalMetric]] = {}
 
     def start(self) -> None:
-        """Launch lint and security in the background, then start coverage tracing."""
+        """A whole run in this process: tools in the background, then coverage tracing."""
+        self.start_tools()
+        self.start_coverage()
+
+    def start_tools(self) -> None:
+        """Launch lint and security in background threads; they finish while tests run."""
         tools = self._tool_jobs()
-        if tools:
+        if tools and self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
             self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
-        coverage = self.gate.metric("test_coverage")
-        if isinstance(coverage, CoverageMetricConfig) and not self.distributed:
-            self._coverage = CoverageSession(self.root, self.sources, branch=coverage.branch)
-            self._coverage.start()
+
+    def start_coverage(self) -> None:
+        """Trace the sources in this process (a serial run, or one xdist worker's share)."""
+        session = self._new_coverage()
+        if session is not None:
+            self._coverage = session
+            session.start()
+
+    def discard_coverage(self) -> None:
+        """Undo ``start_coverage``: this process is not the one whose tracing counts."""
+        if self._coverage is not None:
+            self._coverage.discard()
+            self._coverage = None
+
+    def coverage_payload(self) -> bytes | None:
+        """This worker's coverage data for the controller (``None``: nothing was traced)."""
+        return self._coverage.payload() if self._coverage is not None else None
+
+    def combine_coverage(self, parts: dict[str, bytes], missing: list[str]) -> None:
+        """As the xdist controller: measure from every worker's data, or fail closed."""
+        session = self._new_coverage()
+        if session is not None:
+            session.combine(parts, missing)
+            self._coverage = session
+
+    def adopt_coverage(self, cov: object, origin: str) -> None:
+        """Report from another plugin's coverage (pytest-cov) instead of tracing twice."""
+        session = self._new_coverage()
+        if session is not None:
+            session.adopt(cov, origin)
+            self._coverage = session
+
+    def _new_coverage(self) -> CoverageSession | None:
+        config = self.gate.metric("test_coverage")
+        if not isinstance(config, CoverageMetricConfig):
+            return None
+        return CoverageSession(self.root, self.sources, branch=config.branch)
 
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
@@ -125,13 +160,6 @@ class GateRun:
     def _metric(self, config: MetricConfig, tests: TestOutcomes) -> EvalMetric:
         if config.type == "test_pass_rate":
             metric = pass_rate_metric(tests)
-        elif config.type == "test_coverage" and self.distributed:
-            metric = EvalMetric(
-                type=config.type,
-                status=MetricStatus.ERROR,
-                reason="coverage under pytest-xdist (-n/--dist) is not measured yet; "
-                "run `pytest --confgate` without -n",
-            )
         elif config.type == "test_coverage" and self._coverage is not None:
             metric = self._coverage.metric()
         elif config.type in self._pending:

@@ -1,7 +1,13 @@
 """The pytest front door: ``pytest --confgate`` translates pytest events into engine calls.
 
-Without ``--confgate`` this module registers three options and does nothing else: every
-import of the engine (pydantic, yaml, coverage) happens only once the gate is enabled.
+Without ``--confgate`` this module registers its options and does nothing else: every import
+of the engine (pydantic, yaml, coverage) happens only once the gate is enabled.
+
+Under pytest-xdist each process has a role. The controller runs lint and security, collects
+the test reports and decides; each worker only traces coverage and hands its data back through
+``workeroutput``. A worker cannot be told apart from a nested controller until
+``pytest_configure`` (both see ``PYTEST_XDIST_WORKER`` at start-up), so a process that may be a
+worker starts tracing provisionally and the role is settled there.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ if TYPE_CHECKING:
     from pytest_confgate.models import GateReport
 
 _PLUGIN_NAME = "confgate-gate"
+_WORKER_KEY = "confgate_coverage"
+SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +60,7 @@ def pytest_load_initial_conftests(
 ) -> None:
     """Start as early as pytest allows, so import-time lines of conftest-imported code count."""
     options = early_config.known_args_namespace
-    if not getattr(options, "confgate", False) or hasattr(early_config, "workerinput"):
+    if not getattr(options, "confgate", False):
         return
     from pytest_confgate.exceptions import ConfgateError
 
@@ -62,19 +70,34 @@ def pytest_load_initial_conftests(
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
-    gate.run.start()
+    gate.begin()
+
+
+def _distributed(options: Any) -> bool:
+    workers = getattr(options, "numprocesses", None)
+    return workers not in (None, 0, "0") or getattr(options, "dist", "no") not in ("no", None)
+
+
+def _pytest_cov_active(options: Any) -> bool:
+    return bool(getattr(options, "cov_source", None)) and not getattr(options, "no_cov", False)
 
 
 class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
-    def __init__(self, run: GateRun, tally: TestTally, report_path: Path) -> None:
+    def __init__(
+        self, run: GateRun, tally: TestTally, report_path: Path, role: str, borrow_cov: bool
+    ) -> None:
         self.run = run
         self.tally = tally
         self.report_path = report_path
+        self.role = role
+        self.borrow_cov = borrow_cov
         self.report: GateReport | None = None
         self.error: str | None = None
         self.tests_passed = False
+        self._parts: dict[str, bytes] = {}
+        self._missing: list[str] = []
         self._started = time.perf_counter()
 
     @classmethod
@@ -90,11 +113,39 @@ class _GatePlugin:
         explicit = options.confgate_config or os.environ.get("CONFGATE_CONFIG") or None
         loaded = load_config(root, explicit)
         report_path = resolve_report_path(root, options.confgate_report)
-        distributed = bool(getattr(options, "numprocesses", None)) or getattr(
-            options, "dist", "no"
-        ) not in ("no", None)
-        run = GateRun(loaded, root, os.environ, distributed=distributed)
-        return cls(run, TestTally(), report_path)
+        role = SERIAL
+        if _distributed(options):
+            role = WORKER if os.environ.get("PYTEST_XDIST_WORKER") else CONTROLLER
+        run = GateRun(loaded, root, os.environ)
+        return cls(run, TestTally(), report_path, role, _pytest_cov_active(options))
+
+    def begin(self) -> None:
+        """Start what this process's (provisional) role measures."""
+        if self.role != WORKER:
+            self.run.start_tools()
+        if self.role != CONTROLLER and not self.borrow_cov:
+            self.run.start_coverage()
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """Settle the role now that xdist has said who is a worker."""
+        if self.role == WORKER and not hasattr(config, "workerinput"):
+            self.run.discard_coverage()  # a controller nested inside someone's xdist worker
+            self.role = CONTROLLER
+            self.run.start_tools()
+        if self.role == CONTROLLER and config.getoption("dist", "no") == "no":
+            self.role = SERIAL  # xdist stood down (e.g. --pdb): trace here after all
+            if not self.borrow_cov:
+                self.run.start_coverage()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        """Keep each worker's coverage data; a worker that died is named, never ignored."""
+        name = str(getattr(node.gateway, "id", node))
+        part = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
+        if error is not None or part is None:
+            self._missing.append(name)
+        else:
+            self._parts[name] = part
 
     def pytest_sessionstart(self) -> None:
         self._started = time.perf_counter()
@@ -107,11 +158,32 @@ class _GatePlugin:
         self.tally.add_report(report.when, report.outcome, xfail=hasattr(report, "wasxfail"))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.role == WORKER:
+            output = getattr(session.config, "workeroutput", None)
+            payload = None if self.borrow_cov else self.run.coverage_payload()
+            if output is not None and payload is not None:
+                output[_WORKER_KEY] = payload
+            return
+        self.run.stop_tracing()
+        self._gather_coverage(session.config)
+        self.tests_passed = session.exitstatus == pytest.ExitCode.OK
+        self._decide()
+        if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _gather_coverage(self, config: pytest.Config) -> None:
+        if self.borrow_cov:
+            plugin = config.pluginmanager.get_plugin("_cov")
+            controller = getattr(plugin, "cov_controller", None)
+            if controller is not None and getattr(controller, "cov", None) is not None:
+                self.run.adopt_coverage(controller.cov, "pytest-cov")
+        elif self.role == CONTROLLER:
+            self.run.combine_coverage(self._parts, self._missing)
+
+    def _decide(self) -> None:
         from pytest_confgate.exceptions import ConfgateError
-        from pytest_confgate.models import Decision
         from pytest_confgate.report.json_report import write_json_report
 
-        self.run.stop_tracing()
         outcomes = self.tally.outcomes(time.perf_counter() - self._started)
         try:
             self.report = self.run.finish(outcomes)
@@ -123,22 +195,22 @@ class _GatePlugin:
                 f"internal error in pytest-confgate ({type(exc).__name__}: {exc}); "
                 "the gate fails closed. Please report it with this message."
             )
-        self.tests_passed = session.exitstatus == pytest.ExitCode.OK
-        failed = self.error is not None or (
-            self.report is not None and self.report.decision is not Decision.PASS
-        )
-        if failed and session.exitstatus == pytest.ExitCode.OK:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+    def _passed(self) -> bool:
         from pytest_confgate.models import Decision
-        from pytest_confgate.report.terminal import summary_lines
 
-        terminalreporter.write_sep("-", "confgate")
-        lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
-        passed = self.error is None and self.report is not None and (
+        return self.error is None and self.report is not None and (
             self.report.decision is Decision.PASS
         )
+
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        from pytest_confgate.report.terminal import summary_lines
+
+        if self.role == WORKER:
+            return
+        terminalreporter.write_sep("-", "confgate")
+        lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
+        passed = self._passed()
         for line in lines:
             if line.startswith("confgate: "):
                 if self.error is not None:  # no verdict stands when the gate itself failed
@@ -152,7 +224,7 @@ class _GatePlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
-        if not self.tests_passed or (self.report is None and self.error is None):
+        if self.role == WORKER or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:

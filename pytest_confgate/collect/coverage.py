@@ -42,15 +42,25 @@ class CoverageSession:
         self._warnings: list[str] = []
         self._error: str | None = None
         self._started = 0.0
+        self._workers: list[str] = []
+        self._adopted: str | None = None
+        self.files: dict[str, Any] = {}
+        """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
 
     def start(self) -> None:
         """Begin tracing; a failure is remembered and reported as an error metric later."""
+        if self._create():
+            with self._catch():
+                self._cov.start()
+            self._started = time.perf_counter()
+
+    def _create(self) -> bool:
         if not self.sources:
             self._error = (
                 f"no source code found to measure under {self.root}; "
                 "set `source:` in the confgate configuration"
             )
-            return
+            return False
         try:
             import coverage
 
@@ -60,17 +70,68 @@ class CoverageSession:
                 self._cov = coverage.Coverage(
                     source=dirs + modules, branch=self.branch, data_file=None
                 )
-                self._cov.start()
-            self._started = time.perf_counter()
         except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
             self._error = f"coverage.py could not start: {exc}"
             self._cov = None
+            return False
+        return True
 
     def stop(self) -> None:
         """Stop tracing; safe to call twice or when start failed."""
         if self._cov is not None:
             with self._catch():
                 self._cov.stop()
+
+    def discard(self) -> None:
+        """Stop and forget: this process turned out not to be the one that measures."""
+        self.stop()
+        self._cov = None
+        self._error = "coverage was discarded"
+
+    def payload(self) -> bytes | None:
+        """This process's data, serialized for another process (an xdist worker's part)."""
+        self.stop()
+        if self._cov is None:
+            return None
+        with self._catch():
+            data: bytes = self._cov.get_data().dumps()
+        return data
+
+    def combine(self, parts: dict[str, bytes], missing: list[str]) -> None:
+        """Merge the data of every xdist worker; a missing part fails closed, never shrinks."""
+        if missing:
+            self._error = (
+                f"coverage data from {', '.join(sorted(missing))} is missing (the worker "
+                "crashed or stopped early); the figures would be too small, so none are given"
+            )
+            return
+        if not parts:
+            self._error = "no xdist worker sent coverage data"
+            return
+        if not self._create():
+            return
+        from coverage import CoverageData
+
+        with self._catch():
+            combined = self._cov.get_data()
+            for name in sorted(parts):
+                part = CoverageData(no_disk=True)
+                part.loads(parts[name])
+                combined.update(part)
+        self._workers = sorted(parts)
+
+    def adopt(self, cov: Any, origin: str) -> None:
+        """Report from a measurement someone else ran (pytest-cov) instead of tracing twice."""
+        self._adopted = origin
+        measured_branches = bool(getattr(getattr(cov, "config", None), "branch", False))
+        if self.branch and not measured_branches:
+            self._error = (
+                f"branch coverage is configured but {origin} measured lines only; "
+                "add --cov-branch (or set branch = true in the coverage configuration)"
+            )
+            return
+        self.branch = measured_branches
+        self._cov = cov
 
     def metric(self, *, weight: float = 1.0) -> EvalMetric:
         """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%."""
@@ -82,10 +143,13 @@ class CoverageSession:
         try:
             with self._catch(), tempfile.TemporaryDirectory(prefix="confgate-cov-") as tmp:
                 out = Path(tmp) / "coverage.json"
-                self._cov.json_report(outfile=str(out))
+                if self._workers and not self._cov.get_data().measured_files():
+                    return self._failed("no xdist worker measured any code in " + self._names())
+                self._cov.json_report(outfile=str(out), include=self._include())
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
+        self.files = report.get("files", {})
         if any("no-data-collected" in w or "No data was collected" in w for w in self._warnings):
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
             return self._failed(
@@ -108,6 +172,10 @@ class CoverageSession:
             source=[self._relative(p) for p in self.sources],
             missing=self._missing(report),
         )
+        if self._workers:
+            details["workers"] = self._workers
+        if self._adopted:
+            details["measured_by"] = self._adopted
         if self._warnings:
             details["warnings"] = list(self._warnings)
         return EvalMetric(
@@ -117,6 +185,12 @@ class CoverageSession:
             status=MetricStatus.OK,
             details=details,
         )
+
+    def _include(self) -> list[str] | None:
+        """Only our sources count, even when the measurement (pytest-cov's) covered more."""
+        if not self._adopted:
+            return None
+        return [f"{p}/*" if p.is_dir() else str(p) for p in self.sources]
 
     def _missing(self, report: dict[str, Any]) -> dict[str, list[int]]:
         """Missing lines per file, relative paths, for reports that point at the gaps."""

@@ -346,16 +346,6 @@ def test_without_the_flag_the_plugin_does_nothing_and_imports_nothing_heavy(
     assert "confgate" not in result.stdout.str().split("plugins:")[-1].split("\n", 1)[-1]
 
 
-def test_under_xdist_coverage_fails_closed_with_a_reason_that_says_so(
-    project: pytest.Pytester,
-) -> None:
-    result = project.runpytest("--confgate", "-n", "2", "-p", "xdist")
-    assert result.ret == 1
-    report = read_report(project)
-    assert report["tests"]["passed"] == 2
-    assert "pytest-xdist" in metric(report, "test_coverage")["reason"]
-
-
 def test_an_unwritable_report_fails_closed_without_a_traceback(project: pytest.Pytester) -> None:
     project.path.joinpath("out").write_text("a file where a folder should be", encoding="utf-8")
     result = project.runpytest("--confgate", "--confgate-report", "out/report.json")
