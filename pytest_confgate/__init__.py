@@ -10,17 +10,22 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_confgate.models import EvalMetric
+    from pytest_confgate.hookspecs import hookimpl
+    from pytest_confgate.models import Condition, EvalMetric
     from pytest_confgate.score import compute_confidence, compute_raw
 
 __all__ = [
+    "Condition",
     "EvalMetric",
     "compute_confidence",
     "compute_raw",
+    "hookimpl",
 ]
 
 _LAZY = {
+    "Condition": "pytest_confgate.models",
     "EvalMetric": "pytest_confgate.models",
+    "hookimpl": "pytest_confgate.hookspecs",
     "compute_confidence": "pytest_confgate.score",
     "compute_raw": "pytest_confgate.score",
 }

@@ -29,7 +29,5 @@ def refuse_unfinished(config: ConfgateConfig, source: str) -> None:
             problems.append(f"{where}.scope: 'changed' {_WHY}")
         if getattr(metric, "paths", None):
             problems.append(f"{where}.paths {_WHY}")
-        if metric.type in ("checklist_completion", "requirement_coverage"):
-            problems.append(f"{where}: metric type {metric.type!r} {_WHY}")
     if problems:
         raise ConfigError(problems)

@@ -8,27 +8,38 @@ in background threads while the tests run, so their cost hides behind the tests 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
 from pytest_confgate._unfinished import refuse_unfinished
+from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
 from pytest_confgate.collect.lint import collect_lint_score
+from pytest_confgate.collect.requirements import (
+    Requirement,
+    load_requirements,
+    requirement_metric,
+)
 from pytest_confgate.collect.security import collect_security_score
 from pytest_confgate.collect.signoffs import signoffs_from_env
 from pytest_confgate.collect.sources import resolve_sources
 from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import (
+    ChecklistMetricConfig,
     CoverageMetricConfig,
     LintMetricConfig,
     MetricConfig,
+    RequirementMetricConfig,
     SecurityMetricConfig,
 )
 from pytest_confgate.config_loader import LoadedConfig
-from pytest_confgate.models import EvalMetric, GateReport, MetricStatus, TestOutcomes
+from pytest_confgate.models import Condition, EvalMetric, GateReport, MetricStatus, TestOutcomes
+from pytest_confgate.plugins import PluginHost
 from pytest_confgate.policy import decide
+
+Links = Mapping[str, Sequence[tuple[str, bool]]]
 
 
 class GateRun:
@@ -39,6 +50,8 @@ class GateRun:
         loaded: LoadedConfig,
         root: Path,
         environ: Mapping[str, str],
+        *,
+        plugins: PluginHost | None = None,
     ) -> None:
         self.loaded = loaded
         self.config = loaded.config
@@ -47,6 +60,11 @@ class GateRun:
         self.environ = dict(environ)
         refuse_unfinished(self.config, self._config_name() or "configuration")
         self.sources = resolve_sources(self.root, self.config.source)
+        self._requirements = self._load_requirements()
+        if plugins is None:
+            plugins = PluginHost()
+            plugins.load_entry_points()
+        self.plugins = plugins
         self._coverage: CoverageSession | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: dict[str, Future[EvalMetric]] = {}
@@ -105,17 +123,25 @@ class GateRun:
         if self._coverage is not None:
             self._coverage.stop()
 
-    def finish(self, tests: TestOutcomes) -> GateReport:
-        """Gather every metric, apply the policy and build the report."""
+    def finish(self, tests: TestOutcomes, links: Links | None = None) -> GateReport:
+        """Gather every metric, apply the policy and build the report.
+
+        ``links`` maps requirement ids to the (test id, passed) pairs of linked tests.
+        """
         self.stop_tracing()
-        metrics = [self._metric(config, tests) for config in self.gate.metrics]
+        metrics = [self._metric(config, tests, links or {}) for config in self.gate.metrics]
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        metrics += self._plugin_metrics(metrics, tests)
         tier = self.gate.risk_tier
         found = signoffs_from_env(self.environ, self.gate.policy.signoff.approvers)
-        verdict = decide(self.gate, tier, metrics, tests, found)
+        extra = self.plugins.extra_conditions(
+            metrics=list(metrics), tests=tests, tier=tier, config=self.config
+        )
+        extra += self.plugins.problems
+        verdict = decide(self.gate, tier, metrics, tests, found, extra=extra)
         _, needed, _ = self.gate.policy.tier(tier)
-        return GateReport(
+        report = GateReport(
             tool_version=_tool_version(),
             project=self._project(),
             generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -131,6 +157,28 @@ class GateRun:
             confidence=None,
             signoffs=found.model_copy(update={"required": needed}),
         )
+        self.plugins.gate_finished(report)
+        return report
+
+    def _plugin_metrics(self, ours: list[EvalMetric], tests: TestOutcomes) -> list[EvalMetric]:
+        """Extra evidence from plugins; a plugin cannot replace a built-in metric."""
+        taken = {m.type for m in ours}
+        extra = []
+        for metric in self.plugins.collect_metrics(root=self.root, config=self.config, tests=tests):
+            if metric.type in taken:
+                self.plugins.problems.append(
+                    Condition(
+                        metric="plugin",
+                        name="plugin",
+                        passed=False,
+                        message=f"a plugin returned a second {metric.type!r} metric; "
+                        "plugins add evidence, they cannot replace it",
+                    )
+                )
+                continue
+            taken.add(metric.type)
+            extra.append(metric)
+        return extra
 
     def _tool_jobs(self) -> dict[str, Callable[[], EvalMetric]]:
         jobs: dict[str, Callable[[], EvalMetric]] = {}
@@ -144,6 +192,7 @@ class GateRun:
                     self.sources,
                     command=config.command,
                     timeout_s=config.timeout_s,
+                    cache_dir=self._cache_dir(),
                 )
             elif isinstance(config, SecurityMetricConfig):
                 jobs[config.type] = partial(
@@ -154,12 +203,38 @@ class GateRun:
                     min_confidence=config.min_confidence,
                     command=config.command,
                     timeout_s=config.timeout_s,
+                    cache_dir=self._cache_dir(),
                 )
         return jobs
 
-    def _metric(self, config: MetricConfig, tests: TestOutcomes) -> EvalMetric:
+    def _cache_dir(self) -> Path | None:
+        """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist."""
+        state = self.root / ".confgate"
+        try:
+            state.mkdir(exist_ok=True)
+            ignore = state / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Written by pytest-confgate: caches and runs.\n*\n")
+        except OSError:
+            return None  # a read-only checkout only costs speed
+        return state / "cache"
+
+    def _load_requirements(self) -> dict[str, list[Requirement]]:
+        """Read requirement files up front, so a broken one stops the run before any test."""
+        return {
+            config.requirements: load_requirements(self.root / config.requirements)
+            for config in self.gate.metrics
+            if isinstance(config, RequirementMetricConfig)
+        }
+
+    def _metric(self, config: MetricConfig, tests: TestOutcomes, links: Links) -> EvalMetric:
         if config.type == "test_pass_rate":
             metric = pass_rate_metric(tests)
+        elif isinstance(config, ChecklistMetricConfig):
+            metric = collect_checklist(config, self.root, self.environ)
+        elif isinstance(config, RequirementMetricConfig):
+            requirements = self._requirements[config.requirements]
+            metric = requirement_metric(requirements, links, source=config.requirements)
         elif config.type == "test_coverage" and self._coverage is not None:
             metric = self._coverage.metric()
         elif config.type in self._pending:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 _PLUGIN_NAME = "confgate-gate"
 _WORKER_KEY = "confgate_coverage"
+_LINKS_KEY = "confgate_requirements"
 SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 
 
@@ -51,6 +52,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="where to write the JSON report (default: confgate-report.json in the rootdir)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Registered with or without --confgate, so --strict-markers never trips on it.
+    config.addinivalue_line(
+        "markers",
+        "requirement(*ids): link this test to requirement ids for the confgate "
+        "requirement_coverage metric",
     )
 
 
@@ -154,8 +164,17 @@ class _GatePlugin:
         if report.failed:
             self.tally.add_collection_error()
 
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Carry requirement links on the report, so they reach the xdist controller too."""
+        ids = [str(i) for mark in item.iter_markers("requirement") for i in mark.args]
+        if ids:
+            item.user_properties.append((_LINKS_KEY, ids))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.tally.add_report(report.when, report.outcome, xfail=hasattr(report, "wasxfail"))
+        ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
+        if isinstance(ids, list) and (report.when == "call" or report.outcome != "passed"):
+            self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.role == WORKER:
@@ -166,6 +185,10 @@ class _GatePlugin:
             return
         self.run.stop_tracing()
         self._gather_coverage(session.config)
+        plugins = session.config.pluginmanager.get_plugins()
+        self.run.plugins.register_modules(
+            sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
+        )
         self.tests_passed = session.exitstatus == pytest.ExitCode.OK
         self._decide()
         if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
@@ -186,7 +209,7 @@ class _GatePlugin:
 
         outcomes = self.tally.outcomes(time.perf_counter() - self._started)
         try:
-            self.report = self.run.finish(outcomes)
+            self.report = self.run.finish(outcomes, self.tally.links)
             write_json_report(self.report, self.report_path)
         except ConfgateError as exc:
             self.error = str(exc)
@@ -199,8 +222,10 @@ class _GatePlugin:
     def _passed(self) -> bool:
         from pytest_confgate.models import Decision
 
-        return self.error is None and self.report is not None and (
-            self.report.decision is Decision.PASS
+        return (
+            self.error is None
+            and self.report is not None
+            and (self.report.decision is Decision.PASS)
         )
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:

@@ -27,9 +27,12 @@ _PRIORITY = {
     "evidence": 2,
     "max_high_severity": 3,
     "min": 4,
+    "checklist_required": 5,
     "max_lint_violations": 5,
-    "signoffs": 6,
+    "plugin": 6,
+    "signoffs": 9,
 }
+_PLUGIN_PRIORITY = 7  # conditions from third-party plugins: after ours, before people
 
 
 @dataclass(frozen=True)
@@ -49,8 +52,13 @@ def decide(
     signoffs: Signoffs,
     *,
     confidence_met: bool = False,
+    extra: list[Condition] | None = None,
 ) -> Verdict:
-    """Apply the tier's policy to the evidence; the order of ``reasons`` is importance."""
+    """Apply the tier's policy to the evidence; the order of ``reasons`` is importance.
+
+    ``extra`` are plugin conditions: they can add reasons to fail, never remove one, and
+    the tier decides whether they block as it does for ours.
+    """
     blocking, needed, may_advance = gate.policy.tier(tier)
     by_type = {m.type: m for m in metrics}
     conditions: list[Condition] = []
@@ -58,6 +66,10 @@ def decide(
         for check in _checks(gate, config, by_type.get(config.type), tests):
             is_blocking = (blocking or check.name == "tests_failed") and not config.advisory
             conditions.append(_condition(config.type, check, is_blocking))
+    for condition in extra or []:
+        conditions.append(
+            condition.model_copy(update={"blocking": condition.blocking and blocking})
+        )
     if needed:
         got = len(signoffs.approved_by)
         who = f" ({', '.join(signoffs.approved_by)})" if got else ""
@@ -72,9 +84,10 @@ def decide(
             )
         )
     failing = sorted(
-        (c for c in conditions if c.blocking and not c.passed), key=lambda c: _PRIORITY[c.name]
+        (c for c in conditions if c.blocking and not c.passed),
+        key=lambda c: _PRIORITY.get(c.name, _PLUGIN_PRIORITY) if c.metric != "signoff" else 9,
     )
-    if any(c.name != "signoffs" for c in failing):
+    if any(c.metric != "signoff" for c in failing):
         decision = Decision.FAIL
     elif failing:
         decision = Decision.NEEDS_SIGNOFF
@@ -116,6 +129,9 @@ def _checks(
         shown, floor = format_pair(metric.value, config.min)
         word = "meets" if ok else "is below"
         message = f"{kind}: {shown} {word} the minimum {floor}"
+        uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
+        if uncovered and not ok:
+            message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
         checks.append(_Check("min", ok, message, metric.value, config.min))
     extra = _HARD_CHECKS.get(kind)
     if extra is not None:
@@ -157,8 +173,7 @@ def _security_checks(
     ][:3]
     at = f": {', '.join(where)}" if where and high > limit else ""
     message = (
-        f"security_score: {_plural(high, 'HIGH-severity finding')} "
-        f"(max_high_severity: {limit}){at}"
+        f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
     return [_Check("max_high_severity", high <= limit, message, float(high), float(limit))]
 
@@ -174,11 +189,26 @@ def _lint_checks(
     return [_Check("max_lint_violations", count <= limit, message, float(count), float(limit))]
 
 
+def _checklist_checks(
+    _gate: GateConfig, _config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    missing = [str(m) for m in metric.details.get("required_missing", [])]
+    if not getattr(_config, "required", None):
+        return []
+    message = (
+        f"checklist_completion: required item(s) not checked: {', '.join(map(repr, missing))}"
+        if missing
+        else "checklist_completion: every required item is checked"
+    )
+    return [_Check("checklist_required", not missing, message, float(len(missing)), 0.0)]
+
+
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
 _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_pass_rate": _test_checks,
     "security_score": _security_checks,
     "lint_score": _lint_checks,
+    "checklist_completion": _checklist_checks,
 }
 
 

@@ -3,13 +3,16 @@
 ruff runs with the project's own configuration (cwd is the project root), so the gate judges
 the code by the rules the project chose. Its JSON lists only violations, so a second, cheap
 ``ruff check --show-files`` run says which files were checked: without it a clean result could
-not be told apart from a run that checked nothing.
+not be told apart from a run that checked nothing. With a cache (``tool_cache``) the listing
+comes first and ruff checks only the files whose content, version or configuration changed.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +25,20 @@ from pytest_confgate.collect._tool import (
     run_tool,
     tool_version,
 )
+from pytest_confgate.collect.tool_cache import (
+    ToolCache,
+    chunked,
+    digest_files,
+    sha256_file,
+    sha256_json,
+)
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover -- Python 3.10
+    import tomli as tomllib
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
 SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")
@@ -72,12 +87,15 @@ def collect_lint_score(
     command: list[str] | None = None,
     timeout_s: float = 300.0,
     weight: float = 1.0,
+    cache_dir: Path | None = None,
 ) -> EvalMetric:
     """Run ruff on ``paths`` and score files with no violation / files checked.
 
     ``command`` replaces the ruff executable (``["/opt/ruff"]``, ``["uvx", "ruff"]``). A ruff
     that is missing, fails, times out or checks nothing gives an ``unavailable``/``error``
     metric with the reason; it never raises and never reports a clean result (SPEC 4).
+    ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
+    the same either way.
     """
     root = root.resolve()
     prefix = list(command) if command is not None else default_ruff_command()
@@ -92,7 +110,9 @@ def collect_lint_score(
     details: dict[str, Any] = {"tool": "ruff", "version": None, "duration_s": 0.0}
     details["command"] = argv
     try:
-        return _measure(root, paths, prefix, argv, timeout_s, weight, details)
+        if cache_dir is None:
+            return _measure(root, paths, prefix, argv, timeout_s, weight, details)
+        return _measure_cached(root, paths, prefix, timeout_s, weight, details, cache_dir)
     except ToolMissing as exc:
         reason = f"{exc}: install ruff (`pip install ruff`) or fix the lint metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
@@ -119,13 +139,30 @@ def _measure(
     listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
     listing = run_tool(listing_argv, cwd=root, timeout_s=timeout_s)
     details["duration_s"] = round(check.duration_s + listing.duration_s, 6)
+    checked = _listed_files(listing, root)
+    return _scored(root, checked, findings, weight, details)
+
+
+def _listed_files(listing: ToolResult, root: Path) -> set[str]:
     _require_exit_code(listing, clean_only=True)
     checked = {display_path(line.strip(), root) for line in listing.stdout.splitlines()}
     checked.discard("")
-    checked.update(finding.file for finding in findings)
+    return checked
+
+
+def _scored(
+    root: Path,
+    checked: set[str],
+    findings: list[Finding],
+    weight: float,
+    details: dict[str, Any],
+) -> EvalMetric:
+    checked = checked | {finding.file for finding in findings}
     if not checked:
         raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
     failing = {finding.file for finding in findings}
+    # One order whether findings came from one run, several batches or the cache.
+    findings = sorted(findings, key=lambda item: (item.file, item.line, item.column))
     details.update(
         files_checked=len(checked),
         files_with_violations=len(failing),
@@ -136,6 +173,100 @@ def _measure(
     return EvalMetric(
         type="lint_score", value=value, weight=weight, status=MetricStatus.OK, details=details
     )
+
+
+def _measure_cached(
+    root: Path,
+    paths: list[Path],
+    prefix: list[str],
+    timeout_s: float,
+    weight: float,
+    details: dict[str, Any],
+    cache_dir: Path,
+) -> EvalMetric:
+    """List first (a broken config fails here, cached or not), then check only the misses."""
+    if not paths:
+        raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
+    started = time.perf_counter()
+    details["version"] = version = tool_version([*prefix, "--version"], cwd=root)
+    listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
+    listed = sorted(_listed_files(run_tool(listing_argv, cwd=root, timeout_s=timeout_s), root))
+    digests = {name: sha256_file(root / name) for name in listed}
+    # Without a version the key would not be safe: check everything, remember nothing.
+    salt = version or f"unknown-{os.urandom(8).hex()}"
+    cache = ToolCache(cache_dir, root, "ruff", salt, ruff_config_digest(root, listed))
+    findings: list[Finding] = []
+    misses: list[str] = []
+    for name in listed:
+        cached = cache.lookup(name, digests[name])
+        if cached is None:
+            misses.append(name)
+        else:
+            findings.extend(cached)
+    details["cache"] = cache.stats()  # also on an error below
+    fresh = _check_files(root, prefix, misses, timeout_s)
+    findings.extend(fresh)
+    if version is not None:
+        for name in misses:
+            cache.store(name, digests[name], [item for item in fresh if item.file == name])
+        cache.save()
+    details["duration_s"] = round(time.perf_counter() - started, 6)
+    return _scored(root, set(listed), findings, weight, details)
+
+
+def _check_files(
+    root: Path, prefix: list[str], names: list[str], timeout_s: float
+) -> list[Finding]:
+    findings: list[Finding] = []
+    for batch in chunked(names):
+        check = run_tool([*prefix, *CHECK_ARGS, *batch], cwd=root, timeout_s=timeout_s)
+        _require_exit_code(check)
+        findings.extend(parse_ruff_json(check.stdout, root))
+    return findings
+
+
+def ruff_config_digest(root: Path, listed: list[str]) -> str:
+    """Every ruff config that can apply to ``listed``, and the listing itself.
+
+    ruff reads the nearest pyproject.toml/ruff.toml/.ruff.toml above each file (and the
+    user's config when there is none), following ``extend``; hashing every such file in every
+    ancestor of every file is a superset, cheap and safe. The listing is included because
+    some rules look at other files (isort's first-party detection, INP001's ``__init__.py``).
+    """
+    folders: set[Path] = set()
+    for directory in {(root / name).parent for name in listed} | {root}:
+        folders.update([directory, *directory.parents])
+    found = [folder / name for folder in folders for name in _RUFF_CONFIGS]
+    found.extend(_user_ruff_configs())
+    configs = _with_extends([path for path in found if path.is_file()])
+    return sha256_json([digest_files(configs), listed])
+
+
+_RUFF_CONFIGS = ("pyproject.toml", "ruff.toml", ".ruff.toml")
+
+
+def _user_ruff_configs() -> list[Path]:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    return [Path(base) / "ruff" / name for name in _RUFF_CONFIGS]
+
+
+def _with_extends(configs: list[Path]) -> list[Path]:
+    seen: set[Path] = set()
+    pending = list(configs)
+    while pending:
+        path = pending.pop()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # hashed as bytes; ruff itself reports the broken file
+        section = data.get("tool", {}).get("ruff", {}) if path.name == "pyproject.toml" else data
+        extend = section.get("extend") if isinstance(section, dict) else None
+        if isinstance(extend, str):
+            pending.append(path.parent / os.path.expanduser(extend))
+    return sorted(seen)
 
 
 def _require_exit_code(result: ToolResult, *, clean_only: bool = False) -> None:

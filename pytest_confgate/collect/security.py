@@ -3,6 +3,9 @@
 bandit exits 0 even when it could not parse a file (the file lands in ``errors`` and is simply
 not checked), so its exit code alone can make an unscanned project look clean. The JSON report
 is read in full: ``errors`` make the metric an error, ``metrics`` says which files were scanned.
+With a cache (``tool_cache``) bandit scans only files whose content, version or configuration
+changed, and is not started at all when nothing did; the cache keeps every finding unfiltered
+so that changing the thresholds needs no rescan.
 """
 
 from __future__ import annotations
@@ -14,17 +17,20 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from pytest_confgate.collect._bandit_files import bandit_targets
 from pytest_confgate.collect._tool import (
     ToolMissing,
     display_path,
     run_tool,
     tool_version,
 )
+from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files, sha256_file
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
 
@@ -78,12 +84,15 @@ def collect_security_score(
     command: list[str] | None = None,
     timeout_s: float = 300.0,
     weight: float = 1.0,
+    cache_dir: Path | None = None,
 ) -> EvalMetric:
     """Run bandit on ``paths``; score files with no finding at/above both thresholds / scanned.
 
     A bandit that is missing, fails, times out, cannot parse a file or scans nothing gives an
     ``unavailable``/``error`` metric with the reason; it never raises and never reports a
     clean result (SPEC 4). ``min_severity``/``min_confidence`` are LOW, MEDIUM or HIGH.
+    ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
+    the same either way.
     """
     thresholds = (_level("min_severity", min_severity), _level("min_confidence", min_confidence))
     root = root.resolve()
@@ -94,10 +103,21 @@ def collect_security_score(
         reason = "bandit is not installed: `pip install bandit`, or set the metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
     try:
-        argv = [*prefix, *_config_args(root), "-r", *(os.fspath(path) for path in paths)]
+        config_args = _config_args(root)
+        argv = [*prefix, *config_args, "-r", *(os.fspath(path) for path in paths)]
         argv.extend(FORMAT_ARGS)
         details["command"] = argv
-        return _measure(root, paths, prefix, command is None, argv, timeout_s, weight, details)
+        targets = bandit_targets(root, paths, config_args) if cache_dir and paths else None
+        if cache_dir is None or targets is None:  # no cache, or a config discovery cannot model
+            metric = _measure(
+                root, paths, prefix, command is None, argv, timeout_s, weight, details
+            )
+            if cache_dir is not None:
+                details["cache"] = {"hits": 0, "misses": details["files_scanned"]}
+                metric = metric.model_copy(update={"details": details})
+            return metric
+        run = _CachedRun(root, prefix, config_args, timeout_s, cache_dir)
+        return run.measure(targets, _bandit_version(prefix, command is None, root), weight, details)
     except ToolMissing as exc:
         reason = f"{exc}: install bandit (`pip install bandit`) or fix the metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
@@ -151,24 +171,110 @@ def _measure(
     result = run_tool(argv, cwd=root, timeout_s=timeout_s)
     details["duration_s"] = round(result.duration_s, 6)
     details["version"] = _bandit_version(prefix, ours, root)
-    if result.returncode not in (0, 1):
-        raise EvidenceError(
-            f"bandit exited with unexpected code {result.returncode} (expected 0 or 1); run "
-            f"`bandit -r` in the project to see why\n{result.stderr_tail() or '(no stderr)'}"
-        )
+    _require_exit_code(result.returncode, result.stderr_tail())
     report = parse_bandit_json(result.stdout)
     _require_no_errors(report, root)
     scanned = {display_path(name, root) for name in report.metrics if name != "_totals"}
     scanned.update(display_path(item.filename, root) for item in report.results)
     scanned.discard("")
+    findings = [_finding(result, root) for result in report.results]
+    return _scored(root, scanned, findings, weight, details)
+
+
+def _scored(
+    root: Path, scanned: set[str], findings: list[Finding], weight: float, details: dict[str, Any]
+) -> EvalMetric:
     if not scanned:
         raise EvidenceError(f"bandit scanned no files under {root}: check `source:`")
-    _score_into(details, report, root)
+    _score_into(details, findings)
     value = (len(scanned) - details["files_with_findings"]) / len(scanned)
     details["files_scanned"] = len(scanned)
     return EvalMetric(
         type="security_score", value=value, weight=weight, status=MetricStatus.OK, details=details
     )
+
+
+class _CachedRun:
+    """One cached collection: hash the files bandit would scan, scan only the misses."""
+
+    def __init__(
+        self, root: Path, prefix: list[str], config_args: list[str], timeout_s: float, cache: Path
+    ) -> None:
+        self.root, self.prefix, self.config_args = root, prefix, config_args
+        self.timeout_s, self.cache_dir = timeout_s, cache
+
+    def measure(
+        self, targets: list[str], version: str | None, weight: float, details: dict[str, Any]
+    ) -> EvalMetric:
+        started = time.perf_counter()
+        details["version"] = version
+        spelled = {display_path(target, self.root): target for target in targets}
+        spelled.pop("", None)
+        digests = {name: sha256_file(self.root / name) for name in spelled}
+        # Without a version the key would not be safe: scan everything, remember nothing.
+        salt = version or f"unknown-{os.urandom(8).hex()}"
+        cache = ToolCache(self.cache_dir, self.root, "bandit", salt, self._config_digest())
+        findings: list[Finding] = []
+        scanned: set[str] = set()
+        misses: list[str] = []
+        for name in sorted(spelled):
+            cached = cache.lookup(name, digests[name])
+            if cached is None:
+                misses.append(name)
+            else:
+                findings.extend(cached)
+                scanned.add(name)
+        details["cache"] = cache.stats()  # also on an error below
+        if misses:  # nothing changed: bandit is not even started
+            fresh, fresh_scanned = self._scan([spelled[name] for name in misses], cache, digests)
+            findings.extend(fresh)
+            scanned.update(fresh_scanned)
+            if version is not None:
+                cache.save()
+        details["duration_s"] = round(time.perf_counter() - started, 6)
+        return _scored(self.root, scanned, findings, weight, details)
+
+    def _config_digest(self) -> str:
+        files = [
+            self.root / arg for arg in ("pyproject.toml", ".bandit") if arg in self.config_args
+        ]
+        return json.dumps([self.config_args, digest_files(files)])
+
+    def _scan(
+        self, targets: list[str], cache: ToolCache, digests: dict[str, str | None]
+    ) -> tuple[list[Finding], set[str]]:
+        """Scan in argv-sized batches; cache every file bandit really scanned, errors after."""
+        reports = []
+        for batch in chunked(targets):
+            argv = [*self.prefix, *self.config_args, *batch, *FORMAT_ARGS]
+            result = run_tool(argv, cwd=self.root, timeout_s=self.timeout_s)
+            _require_exit_code(result.returncode, result.stderr_tail())
+            reports.append(parse_bandit_json(result.stdout))
+        merged = BanditReport(
+            errors=[error for report in reports for error in report.errors],
+            metrics={name: None for report in reports for name in report.metrics},
+            results=[item for report in reports for item in report.results],
+        )
+        failed = {display_path(error.filename, self.root) for error in merged.errors}
+        scanned = {display_path(name, self.root) for name in merged.metrics if name != "_totals"}
+        findings = [_finding(result, self.root) for result in merged.results]
+        scanned.update(finding.file for finding in findings)
+        scanned.discard("")
+        for name in sorted(scanned - failed):
+            if name in digests:
+                mine = [finding for finding in findings if finding.file == name]
+                cache.store(name, digests[name], mine)
+        cache.save()  # keep what was scanned even when another file fails below
+        _require_no_errors(merged, self.root)
+        return findings, scanned
+
+
+def _require_exit_code(returncode: int, stderr_tail: str) -> None:
+    if returncode not in (0, 1):
+        raise EvidenceError(
+            f"bandit exited with unexpected code {returncode} (expected 0 or 1); run "
+            f"`bandit -r` in the project to see why\n{stderr_tail or '(no stderr)'}"
+        )
 
 
 def _bandit_version(prefix: list[str], ours: bool, root: Path) -> str | None:
@@ -196,20 +302,21 @@ def _require_no_errors(report: BanditReport, root: Path) -> None:
     )
 
 
-def _score_into(details: dict[str, Any], report: BanditReport, root: Path) -> None:
+def _score_into(details: dict[str, Any], findings: list[Finding]) -> None:
     """Count findings at/above both thresholds; ``by_severity`` applies min_confidence only."""
     min_severity = SEVERITY_ORDER[details["min_severity"]]
     min_confidence = SEVERITY_ORDER[details["min_confidence"]]
     by_severity = dict.fromkeys(("HIGH", "MEDIUM", "LOW"), 0)
     items: list[Finding] = []
-    for result in report.results:
-        severity, confidence = result.issue_severity.upper(), result.issue_confidence.upper()
+    # One order whether findings came from one run, several batches or the cache.
+    for finding in sorted(findings, key=lambda item: (item.file, item.line, item.column)):
+        severity, confidence = finding.severity or "", finding.confidence or ""
         if SEVERITY_ORDER.get(confidence, 0) < min_confidence:
             continue
         if severity in by_severity:
             by_severity[severity] += 1
         if SEVERITY_ORDER.get(severity, 0) >= min_severity:
-            items.append(_finding(result, root))
+            items.append(finding)
     details.update(
         files_with_findings=len({item.file for item in items}),
         findings=len(items),

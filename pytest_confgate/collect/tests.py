@@ -35,6 +35,16 @@ class TestTally:
         elif outcome == "skipped":
             self.counts["xfailed" if xfail else "skipped"] += 1
 
+    links: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
+    """Requirement id -> (test node id, passed) for ``@pytest.mark.requirement`` tests."""
+
+    def add_requirement_link(self, ids: list[str], nodeid: str, passed: bool) -> None:
+        """Record that a test linked to ``ids`` passed or not (its last verdict wins)."""
+        for requirement in ids:
+            tests = self.links.setdefault(requirement, [])
+            tests[:] = [entry for entry in tests if entry[0] != nodeid]
+            tests.append((nodeid, passed))
+
     def add_collection_error(self) -> None:
         """A module that failed to import or collect counts as an error, as pytest says."""
         self.counts["errors"] += 1

@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -24,7 +25,7 @@ from pytest_confgate.collect.lint import (
     parse_ruff_json,
 )
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.models import Finding, MetricStatus
+from pytest_confgate.models import EvalMetric, Finding, MetricStatus
 
 RUFF = default_ruff_command()
 needs_ruff = pytest.mark.skipif(RUFF is None, reason="ruff is a runtime dependency")
@@ -342,3 +343,70 @@ def test_parsing_ruff_output_never_crashes_on_any_text(stdout: str) -> None:
     except EvidenceError:
         return
     assert all(isinstance(finding, Finding) for finding in findings)
+
+
+def _figures(metric: EvalMetric) -> dict[str, Any]:
+    details = {k: v for k, v in metric.details.items() if k not in ("duration_s", "cache")}
+    return {"value": metric.value, "status": metric.status, "details": details}
+
+
+@needs_ruff
+def test_cached_lint_figures_equal_an_uncached_run_cold_warm_and_after_an_edit(
+    project: Path, tmp_path: Path
+) -> None:
+    cache_dir = tmp_path / "cache"
+    cold = collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+    warm = collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+    assert _figures(cold) == _figures(warm) == _figures(collect_lint_score(project, [Path("src")]))
+    assert (cold.details["cache"], warm.details["cache"]) == (
+        {"hits": 0, "misses": 3},
+        {"hits": 3, "misses": 0},
+    )
+    (project / "src" / "pkg" / "clean.py").write_text("import sys\n" + CLEAN)
+
+    edited = collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+
+    assert edited.details["cache"] == {"hits": 2, "misses": 1}
+    assert edited.value == 0.0
+    assert _figures(edited) == _figures(collect_lint_score(project, [Path("src")]))
+    assert set(cold.details) == {*collect_lint_score(project, [Path("src")]).details, "cache"}
+
+
+@needs_ruff
+def test_lint_is_an_error_on_a_broken_config_even_when_every_file_is_cached(
+    project: Path, tmp_path: Path
+) -> None:
+    cache_dir = tmp_path / "cache"
+    collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+    (project / "pyproject.toml").write_text("[tool.ruff]\nline-lenght = 100\n")
+
+    metric = collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason is not None
+    assert "ruff exited with code 2" in metric.reason
+
+
+def test_cached_lint_is_an_error_when_the_file_listing_fails(
+    project: Path, fake_tool: FakeTool, tmp_path: Path
+) -> None:
+    command = fake_tool(
+        'case "$*" in *--version*) echo "ruff 9.9.9";; *--show-files*) echo "boom" >&2; exit 2;;'
+        " *) echo '[]';; esac\n"
+    )
+
+    metric = collect_lint_score(project, [Path("src")], command=command, cache_dir=tmp_path / "c")
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason is not None
+    assert metric.reason.endswith("boom")
+
+
+@needs_ruff
+def test_cached_lint_is_an_error_when_ruff_checked_no_files(project: Path, tmp_path: Path) -> None:
+    (project / "empty").mkdir()
+
+    metric = collect_lint_score(project, [Path("empty")], cache_dir=tmp_path / "cache")
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason == f"ruff checked no files under {project.resolve()}: check `source:`"

@@ -7,11 +7,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_confgate.collect._bandit_files import BANDIT_DEFAULT_EXCLUDE, bandit_targets
+from pytest_confgate.collect._tool import display_path
 from pytest_confgate.collect.security import (
     FORMAT_ARGS,
     BanditReport,
@@ -20,7 +23,7 @@ from pytest_confgate.collect.security import (
     parse_bandit_json,
 )
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.models import MetricStatus
+from pytest_confgate.models import EvalMetric, MetricStatus
 
 BANDIT = default_bandit_command()
 needs_bandit = pytest.mark.skipif(BANDIT is None, reason="bandit is a runtime dependency")
@@ -419,3 +422,172 @@ def test_parsing_bandit_output_never_crashes_on_any_text(stdout: str) -> None:
     except EvidenceError:
         return
     assert isinstance(report, BanditReport)
+
+
+def _figures(metric: EvalMetric) -> dict[str, Any]:
+    details = {k: v for k, v in metric.details.items() if k not in ("duration_s", "cache")}
+    return {"value": metric.value, "status": metric.status, "details": details}
+
+
+@needs_bandit
+@pytest.mark.parametrize(
+    ("min_severity", "min_confidence"),
+    [("LOW", "LOW"), ("HIGH", "LOW"), ("LOW", "HIGH")],
+    ids=["low-low", "high-low", "low-high"],
+)
+def test_cached_security_figures_equal_an_uncached_run_cold_warm_and_after_an_edit(
+    project: Path, tmp_path: Path, min_severity: str, min_confidence: str
+) -> None:
+    cache_dir = tmp_path / "cache"
+
+    def score(cache: Path | None) -> EvalMetric:
+        return collect_security_score(
+            project,
+            [Path("src")],
+            min_severity=min_severity,
+            min_confidence=min_confidence,
+            cache_dir=cache,
+        )
+
+    collect_security_score(project, [Path("src")], cache_dir=cache_dir)  # cached at LOW/LOW
+    warm, uncached = score(cache_dir), score(None)
+    assert warm.details["cache"] == {"hits": 4, "misses": 0}  # thresholds need no rescan
+    assert _figures(warm) == _figures(uncached)
+    assert set(warm.details) == {*uncached.details, "cache"}
+    (project / "src" / "app" / "clean.py").write_text(CLEAN + SHELL)
+
+    edited = score(cache_dir)
+
+    assert edited.details["cache"] == {"hits": 3, "misses": 1}
+    assert _figures(edited) == _figures(score(None))
+    assert uncached.value is not None
+    assert edited.value == uncached.value - 1 / 4
+
+
+@needs_bandit
+def test_a_warm_run_with_nothing_changed_does_not_start_bandit(
+    project: Path, tmp_path: Path
+) -> None:
+    assert BANDIT is not None
+    log = tmp_path / "bandit.log"
+    wrapper = tmp_path / "bandit-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec {" ".join(BANDIT)} "$@"\n')
+    wrapper.chmod(0o755)
+    cache_dir = tmp_path / "cache"
+    collect_security_score(project, [Path("src")], command=[str(wrapper)], cache_dir=cache_dir)
+    log.write_text("")
+
+    warm = collect_security_score(
+        project, [Path("src")], command=[str(wrapper)], cache_dir=cache_dir
+    )
+
+    assert warm.details["cache"] == {"hits": 4, "misses": 0}
+    # A custom command is asked its version (part of the key); it scans nothing.
+    assert log.read_text().splitlines() == ["--version"]
+
+
+@needs_bandit
+def test_cached_security_is_an_error_on_an_unparsable_file_warm_or_cold(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "src" / "app" / "broken.py").write_text(UNPARSABLE)
+    cache_dir = tmp_path / "cache"
+
+    cold = collect_security_score(project, [Path("src")], cache_dir=cache_dir)
+    warm = collect_security_score(project, [Path("src")], cache_dir=cache_dir)
+
+    uncached = collect_security_score(project, [Path("src")])
+    assert cold.status is warm.status is MetricStatus.ERROR
+    assert cold.reason == warm.reason == uncached.reason
+    assert warm.details["cache"] == {"hits": 4, "misses": 1}  # only the broken file rescanned
+
+
+@needs_bandit
+def test_cached_security_is_an_error_when_bandit_scanned_no_files(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "empty").mkdir()
+
+    metric = collect_security_score(project, [Path("empty")], cache_dir=tmp_path / "cache")
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason == f"bandit scanned no files under {project.resolve()}: check `source:`"
+
+
+def _tricky_tree(root: Path) -> None:
+    for name in (
+        "src/pkg/mod.py",
+        "src/pkg/gui.pyw",
+        "src/pkg/notes.txt",
+        "src/pkg/__pycache__/cached.py",
+        "src/.git/hooks/hook.py",
+        "src/.tox/env.py",
+        "src/dist.egg/egg.py",
+        "src/CVSish/kept_or_not.py",
+        "src/vendored/third.py",
+        "src/vendored/deep/more.py",
+        "src/pkg/.hidden.py",
+        "top.py",
+    ):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("VALUE = 1\n")
+    (root / "__pycache__").mkdir()
+
+
+def _bandit_scanned(root: Path, *args: str) -> set[str]:
+    report = bandit_directly(root, *args)
+    metrics = report["metrics"]
+    assert isinstance(metrics, dict)
+    return {display_path(name, root) for name in metrics if name != "_totals"}
+
+
+@needs_bandit
+@pytest.mark.parametrize(
+    ("pyproject", "ini", "paths"),
+    [
+        pytest.param(None, None, ["src", "top.py"], id="defaults"),
+        pytest.param(None, None, ["."], id="the-whole-root"),
+        pytest.param('[tool.bandit]\nexclude_dirs = ["vendored"]\n', None, ["src"], id="toml"),
+        pytest.param('[tool.bandit]\ninclude = ["*.pyw"]\n', None, ["src"], id="toml-include"),
+        pytest.param(None, "[bandit]\nexclude = src/vendored,.git\n", ["src"], id="ini-exclude"),
+    ],
+)
+def test_the_files_the_cache_lists_are_the_files_bandit_really_scans(
+    tmp_path: Path, pyproject: str | None, ini: str | None, paths: list[str]
+) -> None:
+    root = tmp_path / "project"
+    _tricky_tree(root)
+    if pyproject is not None:
+        (root / "pyproject.toml").write_text(pyproject)
+    if ini is not None:
+        (root / ".bandit").write_text(ini)
+    args = [
+        *(["-c", "pyproject.toml"] if pyproject else []),
+        *(["--ini", ".bandit"] if ini else []),
+    ]
+
+    listed = bandit_targets(root, [Path(path) for path in paths], args)
+
+    assert listed is not None
+    assert {display_path(name, root) for name in listed} == _bandit_scanned(
+        root, *args, "-r", *paths
+    )
+
+
+@needs_bandit
+def test_a_dot_bandit_inside_the_scanned_folders_bypasses_the_cache(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "src" / "app" / ".bandit").write_text("[bandit]\nskips = B101\n")
+
+    metric = collect_security_score(project, [Path("src")], cache_dir=tmp_path / "cache")
+
+    assert metric.details["cache"] == {"hits": 0, "misses": 4}
+    assert _figures(metric) == _figures(collect_security_score(project, [Path("src")]))
+    assert "B101" not in {item["rule"] for item in metric.details["items"]}
+
+
+def test_the_default_excludes_are_bandits_own() -> None:
+    constants = pytest.importorskip("bandit.core.constants")
+
+    assert constants.EXCLUDE == BANDIT_DEFAULT_EXCLUDE
