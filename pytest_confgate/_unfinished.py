@@ -17,16 +17,10 @@ def refuse_unfinished(config: ConfgateConfig, source: str) -> None:
     """Raise one ``ConfigError`` naming every option that cannot be honoured yet."""
     problems = []
     gate = config.gate
-    if config.base_ref is not None:
-        problems.append(f"{source}: base_ref {_WHY}")
-    if gate.risk_rules:
-        problems.append(f"{source}: gate.risk_rules {_WHY}")
     if gate.policy.waivers:
         problems.append(f"{source}: gate.policy.waivers {_WHY}")
     for index, metric in enumerate(gate.metrics):
         where = f"{source}: gate.metrics[{index}]"
-        if getattr(metric, "scope", "all") != "all":
-            problems.append(f"{where}.scope: 'changed' {_WHY}")
         if getattr(metric, "paths", None):
             problems.append(f"{where}.paths {_WHY}")
     if problems:

@@ -77,8 +77,10 @@ def _validate(args: argparse.Namespace) -> int:
     gate = loaded.config.gate
     metrics = ", ".join(m.type for m in gate.metrics)
     if loaded.path is None:
-        print(f"no configuration file in {Path.cwd()}; the defaults apply: "
-              f"{gate.risk_tier} gate over {metrics}")
+        print(
+            f"no configuration file in {Path.cwd()}; the defaults apply: "
+            f"{gate.risk_tier} gate over {metrics}"
+        )
     else:
         print(f"{args.path or loaded.path.name}: valid ({gate.risk_tier} gate over {metrics})")
     return ExitCode.OK

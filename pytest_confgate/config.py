@@ -51,9 +51,7 @@ class CoverageMetricConfig(_MetricConfig):
 
 
 class _ToolMetricConfig(_MetricConfig):
-    command: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = (
-        None
-    )
+    command: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
     scope: Scope = "all"
 
@@ -217,9 +215,7 @@ class GateConfig(_Model):
         """The effective hard condition ``name``: the stricter of metric and policy level."""
         metric = self.metric(HARD_CONDITIONS[name])
         values: list[int] = [
-            v
-            for v in (getattr(metric, name, None), getattr(self.policy, name))
-            if v is not None
+            v for v in (getattr(metric, name, None), getattr(self.policy, name)) if v is not None
         ]
         if values:
             return min(values)

@@ -76,7 +76,13 @@ def load_config(rootdir: Path, explicit: str | None = None) -> LoadedConfig:
 
 def read_config_file(path: Path) -> ConfgateConfig:
     """Validate one file, YAML or ``pyproject.toml``, raising one ``ConfigError`` for all issues."""
-    text = _read_text(path)
+    return parse_config_text(path, _read_text(path))
+
+
+def parse_config_text(path: Path, text: str) -> ConfgateConfig:
+    """Validate configuration text; ``path`` names it in messages and picks YAML or TOML."""
+    if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}:1: the text is over the {MAX_CONFIG_BYTES} byte limit")
     if path.suffix == ".toml":
         data, lines = _parse_toml(path, text)
         tool = data.get("tool")

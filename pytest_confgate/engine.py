@@ -14,6 +14,14 @@ from functools import partial
 from pathlib import Path
 
 from pytest_confgate._unfinished import refuse_unfinished
+from pytest_confgate.changes_gate import (
+    applied_tier,
+    is_source_file,
+    load_changes,
+    narrow_coverage,
+    narrow_findings,
+    trusted_config,
+)
 from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
 from pytest_confgate.collect.lint import collect_lint_score
@@ -52,13 +60,18 @@ class GateRun:
         environ: Mapping[str, str],
         *,
         plugins: PluginHost | None = None,
+        base: str | None = None,
+        explicit_config: str | None = None,
     ) -> None:
+        self.root = root.resolve()
+        self.environ = dict(environ)
+        self.change = load_changes(self.root, loaded.config, base, self.environ)
+        loaded, self._trust_note = trusted_config(self.root, loaded, self.change, explicit_config)
         self.loaded = loaded
         self.config = loaded.config
         self.gate = loaded.config.gate
-        self.root = root.resolve()
-        self.environ = dict(environ)
         refuse_unfinished(self.config, self._config_name() or "configuration")
+        self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
         self.sources = resolve_sources(self.root, self.config.source)
         self._requirements = self._load_requirements()
         if plugins is None:
@@ -116,7 +129,14 @@ class GateRun:
         config = self.gate.metric("test_coverage")
         if not isinstance(config, CoverageMetricConfig):
             return None
-        return CoverageSession(self.root, self.sources, branch=config.branch)
+        only = None
+        if config.scope == "changed" and self.change.changes is not None:
+            only = [
+                self.root / path
+                for path in sorted(self.change.changes.paths())
+                if is_source_file(self.root / path, self.sources)
+            ]
+        return CoverageSession(self.root, self.sources, branch=config.branch, only=only)
 
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
@@ -133,7 +153,7 @@ class GateRun:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
         metrics += self._plugin_metrics(metrics, tests)
-        tier = self.gate.risk_tier
+        tier = self.tier
         found = signoffs_from_env(self.environ, self.gate.policy.signoff.approvers)
         extra = self.plugins.extra_conditions(
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
@@ -147,7 +167,8 @@ class GateRun:
             generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             config_file=self._config_name(),
             risk_tier=tier,
-            risk_reason=self._risk_reason(),
+            risk_reason=self.tier_reason,
+            change=self._change_summary(),
             decision=verdict.decision,
             reasons=verdict.reasons,
             auto_advance=verdict.auto_advance,
@@ -237,8 +258,12 @@ class GateRun:
             metric = requirement_metric(requirements, links, source=config.requirements)
         elif config.type == "test_coverage" and self._coverage is not None:
             metric = self._coverage.metric()
+            if getattr(config, "scope", "all") == "changed":
+                metric = narrow_coverage(metric, self.change, self._coverage.files_by_root())
         elif config.type in self._pending:
             metric = self._pending[config.type].result()
+            if getattr(config, "scope", "all") == "changed":
+                metric = narrow_findings(metric, self.change, self.sources, self.root)
         else:
             metric = EvalMetric(
                 type=config.type,
@@ -259,11 +284,16 @@ class GateRun:
         except ValueError:
             return str(path)
 
-    def _risk_reason(self) -> str:
-        where = self._config_name()
-        if where is not None and "risk_tier" in self.gate.model_fields_set:
-            return f"fixed by gate.risk_tier in {where}"
-        return "the default tier; set gate.risk_tier to change it"
+    def _change_summary(self) -> dict[str, object] | None:
+        view = self.change
+        if view.base_ref is None and view.changes is None:
+            return None
+        summary: dict[str, object] = {"base_ref": view.base_ref, "error": view.error}
+        if view.changes is not None:
+            summary["merge_base"] = view.changes.merge_base
+            summary["files"] = [c.path for c in view.changes.files][:500]
+        summary["config_changed"] = self._trust_note is not None
+        return summary
 
 
 def _tool_version() -> str:

@@ -157,6 +157,7 @@ class GateReport(_Frozen):
     config_file: str | None = None
     risk_tier: RiskTier
     risk_reason: str
+    change: dict[str, Any] | None = None
     decision: Decision
     reasons: list[str]
     auto_advance: bool

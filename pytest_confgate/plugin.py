@@ -48,6 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "in pyproject.toml in the rootdir; or $CONFGATE_CONFIG)",
     )
     group.addoption(
+        "--confgate-base",
+        metavar="REF",
+        default=None,
+        help="git ref the change is compared against for `scope: changed` and risk rules "
+        "(default: base_ref in the config, else GITHUB_BASE_REF)",
+    )
+    group.addoption(
         "--confgate-report",
         metavar="PATH",
         default=None,
@@ -126,7 +133,9 @@ class _GatePlugin:
         role = SERIAL
         if _distributed(options):
             role = WORKER if os.environ.get("PYTEST_XDIST_WORKER") else CONTROLLER
-        run = GateRun(loaded, root, os.environ)
+        run = GateRun(
+            loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
+        )
         return cls(run, TestTally(), report_path, role, _pytest_cov_active(options))
 
     def begin(self) -> None:

@@ -17,8 +17,9 @@ def compute_confidence(metrics: list[EvalMetric]) -> float:
     total_weight = sum(m.weight for m in metrics)
     if total_weight <= 0:
         return 0.0
-    weighted = sum(m.weight * (m.value if m.available and m.value is not None else 0.0)
-                   for m in metrics)
+    weighted = sum(
+        m.weight * (m.value if m.available and m.value is not None else 0.0) for m in metrics
+    )
     return min(1.0, max(0.0, weighted / total_weight))
 
 

@@ -34,10 +34,19 @@ _TOTAL_KEYS = (
 class CoverageSession:
     """One coverage.py measurement of the given sources: ``start``, ``stop``, ``metric``."""
 
-    def __init__(self, root: Path, sources: list[Path], *, branch: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        sources: list[Path],
+        *,
+        branch: bool = False,
+        only: list[Path] | None = None,
+    ) -> None:
         self.root = root
         self.sources = sources
         self.branch = branch
+        self.only = only
+        """Pull-request mode: trace and report just these files (the changed ones)."""
         self._cov: Any = None
         self._warnings: list[str] = []
         self._error: str | None = None
@@ -55,6 +64,9 @@ class CoverageSession:
             self._started = time.perf_counter()
 
     def _create(self) -> bool:
+        if self.only is not None and not self.only:
+            self._error = None  # nothing changed that coverage could measure
+            return False
         if not self.sources:
             self._error = (
                 f"no source code found to measure under {self.root}; "
@@ -67,9 +79,15 @@ class CoverageSession:
             dirs = [str(p) for p in self.sources if p.is_dir()]
             modules = [p.stem for p in self.sources if p.is_file()]
             with self._catch():
-                self._cov = coverage.Coverage(
-                    source=dirs + modules, branch=self.branch, data_file=None
-                )
+                if self.only is not None:
+                    # Tracing only what changed is what makes a pull-request gate cheap.
+                    self._cov = coverage.Coverage(
+                        include=[str(p) for p in self.only], branch=self.branch, data_file=None
+                    )
+                else:
+                    self._cov = coverage.Coverage(
+                        source=dirs + modules, branch=self.branch, data_file=None
+                    )
         except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
             self._error = f"coverage.py could not start: {exc}"
             self._cov = None
@@ -133,8 +151,24 @@ class CoverageSession:
         self.branch = measured_branches
         self._cov = cov
 
+    def files_by_root(self) -> dict[str, Any]:
+        """coverage.py's per-file figures keyed by rootdir-relative POSIX path."""
+        return {self._relative(Path(name)): data for name, data in self.files.items()}
+
     def metric(self, *, weight: float = 1.0) -> EvalMetric:
         """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%."""
+        if self.only is not None and not self.only:
+            return EvalMetric(
+                type="test_coverage",
+                value=1.0,
+                weight=weight,
+                details={
+                    "tool": "coverage.py",
+                    "covered_lines": 0,
+                    "num_statements": 0,
+                    "note": "no changed Python file under the measured source",
+                },
+            )
         if self._cov is None:
             return self._failed(self._error or "coverage.py did not run")
         from coverage.exceptions import CoverageException
@@ -145,12 +179,16 @@ class CoverageSession:
                 out = Path(tmp) / "coverage.json"
                 if self._workers and not self._cov.get_data().measured_files():
                     return self._failed("no xdist worker measured any code in " + self._names())
-                self._cov.json_report(outfile=str(out), include=self._include())
+                morfs = [str(p) for p in self.only] if self.only is not None else None
+                self._cov.json_report(morfs=morfs, outfile=str(out), include=self._include())
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         self.files = report.get("files", {})
-        if any("no-data-collected" in w or "No data was collected" in w for w in self._warnings):
+        no_data = any(
+            "no-data-collected" in w or "No data was collected" in w for w in self._warnings
+        )
+        if no_data and self.only is None:
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"

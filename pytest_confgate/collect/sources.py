@@ -11,8 +11,23 @@ from pathlib import Path
 from pytest_confgate.exceptions import ConfigError
 
 _NOT_SOURCE = {
-    "test", "tests", "testing", "doc", "docs", "example", "examples", "benchmarks", "bench",
-    "build", "dist", "site-packages", "node_modules", "venv", "env", "scripts", "tools",
+    "test",
+    "tests",
+    "testing",
+    "doc",
+    "docs",
+    "example",
+    "examples",
+    "benchmarks",
+    "bench",
+    "build",
+    "dist",
+    "site-packages",
+    "node_modules",
+    "venv",
+    "env",
+    "scripts",
+    "tools",
 }
 _NOT_SOURCE_FILES = {"setup.py", "conftest.py", "noxfile.py", "tasks.py", "fabfile.py"}
 

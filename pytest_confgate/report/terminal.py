@@ -18,8 +18,9 @@ def summary_lines(report: GateReport, report_path: str | None = None) -> list[st
     lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
     if report.signoffs.required:
         got = ", ".join(report.signoffs.approved_by) or "none"
-        lines.append(f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required}"
-                     f" ({got})")
+        lines.append(
+            f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required} ({got})"
+        )
     lines.append(decision_line(report))
     for reason in report.reasons[:MAX_REASONS]:
         lines.append(f"  - {reason}")

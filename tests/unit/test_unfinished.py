@@ -16,17 +16,17 @@ def test_a_config_using_only_finished_options_is_accepted() -> None:
 def test_unfinished_options_are_each_named() -> None:
     config = ConfgateConfig.model_validate(
         {
-            "base_ref": "origin/main",
             "gate": {
-                "risk_rules": [{"paths": ["src/**"], "tier": "T3"}],
-                "metrics": [{"type": "test_coverage", "scope": "changed"}],
+                "metrics": [{"type": "test_coverage", "paths": {"src/**": 0.9}}],
+                "policy": {
+                    "waivers": [{"rule": "B101", "reason": "legacy", "expires": "2030-01-01"}]
+                },
             },
         }
     )
     with pytest.raises(ConfigError) as caught:
         refuse_unfinished(config, "confgate.yml")
     assert [p.split(" is not")[0] for p in caught.value.problems] == [
-        "confgate.yml: base_ref",
-        "confgate.yml: gate.risk_rules",
-        "confgate.yml: gate.metrics[0].scope: 'changed'",
+        "confgate.yml: gate.policy.waivers",
+        "confgate.yml: gate.metrics[0].paths",
     ]

@@ -1,0 +1,376 @@
+"""Which files and lines a change touches, from git (SPEC 4 ``scope: changed``, SPEC 6 tiers).
+
+The change is everything between the merge base of ``base_ref`` and HEAD **plus the working
+tree**: staged and unstaged edits count, and untracked files that git does not ignore count as
+added files. A developer running ``pytest --confgate`` before committing is judged on what they
+are about to push; in CI the tree is clean, so this adds nothing there.
+
+git runs as argv lists, never through a shell, with ``-z`` output so that names with spaces,
+quotes or non-ASCII characters arrive verbatim. Paths are repo-relative POSIX paths from the git
+top-level (``ChangeSet.rooted`` re-expresses them relative to the pytest rootdir). A changed
+symlink also names the repository file it points to, so risk rules see through the link.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pytest_confgate.collect._tool import ToolMissing, ToolResult, run_tool, tail
+from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.scope import normalize_path
+
+ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied"]
+GIT_TIMEOUT_S = 120.0
+# T (file <-> symlink) and U (unmerged) are still edits of that path.
+_STATUS: dict[str, ChangeStatus] = dict(
+    A="added", M="modified", T="modified", U="modified", D="deleted", R="renamed", C="copied"
+)
+_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+_SHALLOW_ADVICE = (
+    "this is a shallow clone: use `fetch-depth: 0` in actions/checkout "
+    "(or run `git fetch --unshallow`)"
+)
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One changed file; ``added_lines`` are 1-based line numbers of its new version.
+
+    A deleted file keeps its old name in ``path`` and has no added lines; ``old_path`` is set
+    for renames and copies only.
+    """
+
+    path: str
+    old_path: str | None
+    status: ChangeStatus
+    binary: bool = False
+    added_lines: frozenset[int] = frozenset()
+    symlink_target: str | None = None
+    """Repo file this changed symlink points to: editing a link edits what it loads."""
+
+
+@dataclass(frozen=True)
+class ChangeSet:
+    """The change under review: ``files`` between ``merge_base`` and the working tree."""
+
+    base_ref: str
+    merge_base: str
+    files: tuple[FileChange, ...]
+    root_prefix: str = ""
+    """ROOT relative to the git top-level (``""`` when ROOT is the top-level)."""
+
+    @cached_property
+    def _by_path(self) -> dict[str, FileChange]:
+        return {change.path: change for change in self.files}
+
+    def paths(self) -> frozenset[str]:
+        """Every path the change touches: new and old names, and symlink targets."""
+        names: set[str] = set()
+        for change in self.files:
+            names.update(p for p in (change.path, change.old_path, change.symlink_target) if p)
+        return frozenset(names)
+
+    def get(self, path: str) -> FileChange | None:
+        """The change to ``path`` (its new name), if any."""
+        return self._by_path.get(path)
+
+    def lines(self, path: str) -> frozenset[int]:
+        """Added or changed lines of ``path`` in its new version; empty for deleted files."""
+        change = self._by_path.get(path)
+        if change is None or change.status == "deleted":
+            return frozenset()
+        return change.added_lines
+
+    def rooted(self) -> ChangeSet:
+        """The same change with paths relative to ROOT; files outside ROOT are dropped.
+
+        Coverage, ruff and bandit name files relative to the pytest rootdir; in a monorepo
+        that is a subfolder of the git top-level. A file renamed out of ROOT is a deletion here.
+        """
+        if not self.root_prefix:
+            return self
+        files = []
+        for change in self.files:
+            prefix = self.root_prefix
+            path, old = _strip(change.path, prefix), _strip(change.old_path, prefix)
+            target = _strip(change.symlink_target, prefix)
+            if path is not None:
+                # Renamed in from outside ROOT: here it is a new file.
+                status: ChangeStatus = "added" if change.old_path and not old else change.status
+                files.append(
+                    FileChange(path, old, status, change.binary, change.added_lines, target)
+                )
+            elif old is not None:
+                files.append(FileChange(path=old, old_path=None, status="deleted"))
+        return ChangeSet(self.base_ref, self.merge_base, tuple(files))
+
+
+def _strip(path: str | None, prefix: str) -> str | None:
+    if path is not None and path.startswith(prefix + "/"):
+        return path[len(prefix) + 1 :]
+    return None
+
+
+def resolve_base_ref(
+    cli: str | None,
+    configured: str | None,
+    environ: Mapping[str, str],
+    *,
+    root: Path | None = None,
+) -> str | None:
+    """What to compare against: ``--confgate-base`` > ``base_ref:`` > ``GITHUB_BASE_REF``.
+
+    GitHub Actions sets ``GITHUB_BASE_REF`` to a bare branch name (``main``) while
+    actions/checkout creates only remote-tracking refs, so ``origin/main`` is tried first and
+    ``main`` second. Without ``root`` (no repository to ask) the answer is ``origin/<name>``;
+    when neither ref exists it is also ``origin/<name>``, whose "unknown ref" error says what to
+    fetch. Blank values count as unset.
+    """
+    for value in (cli, configured):
+        if value is not None and value.strip():
+            return value.strip()
+    branch = environ.get("GITHUB_BASE_REF", "").strip()
+    if not branch:
+        return None
+    candidates = [f"origin/{branch}", branch]
+    if root is not None:
+        try:
+            top = _top_level(root)
+        except EvidenceError:
+            return candidates[0]
+        for candidate in candidates:
+            if _commit_of(top, candidate) is not None:
+                return candidate
+    return candidates[0]
+
+
+def collect_changes(root: Path, base_ref: str) -> ChangeSet:
+    """Files and lines changed since the merge base of ``base_ref``, working tree included.
+
+    Raises ``EvidenceError`` saying what to do when git is missing, ROOT is not in a
+    repository, the ref is unknown or a shallow clone lacks the merge base.
+    """
+    top = _top_level(root)
+    if _commit_of(top, base_ref) is None:
+        raise EvidenceError(_unknown_ref_message(top, base_ref))
+    if _commit_of(top, "HEAD") is None:
+        raise EvidenceError(f"the git repository at {top} has no commits yet: commit first")
+    merge_base = _merge_base(top, base_ref)
+    changes = [*_tracked_changes(top, merge_base), *_untracked_files(top)]
+    files = tuple(sorted((_see_through(top, c) for c in changes), key=lambda c: c.path))
+    return ChangeSet(base_ref, merge_base, files, _prefix(root, top))
+
+
+def read_at_ref(root: Path, ref: str, path: str) -> str | None:
+    """The text of ``path`` at ``ref``, or None when no such file existed there.
+
+    Used to read the trusted gate configuration from the base branch (SPEC 6: a change cannot
+    relax its own gate). ``path`` is absolute or relative to ROOT. An unknown ref is an error.
+    """
+    top = _top_level(root)
+    commit = _commit_of(top, ref)
+    if commit is None:
+        raise EvidenceError(_unknown_ref_message(top, ref))
+    absolute = Path(os.path.abspath(Path(path) if Path(path).is_absolute() else root / path))
+    # Resolve the folder, not the file: a symlinked config is read under its own name.
+    repo_path = normalize_path(os.path.relpath(absolute.parent.resolve() / absolute.name, top))
+    if repo_path.startswith("../") or repo_path in ("", ".."):
+        raise EvidenceError(f"{path} lies outside the git repository at {top}")
+    kind = _git(top, "cat-file", "-t", f"{commit}:{repo_path}")
+    if kind.returncode != 0 or kind.stdout.strip() != "blob":
+        return None
+    blob = _git(top, "cat-file", "blob", f"{commit}:{repo_path}")
+    if blob.returncode != 0:
+        raise EvidenceError(f"git could not read {repo_path} at {ref}: {tail(blob.stderr)}")
+    return blob.stdout
+
+
+def _git(cwd: Path, *args: str) -> ToolResult:
+    try:
+        return run_tool(["git", *args], cwd=cwd, timeout_s=GIT_TIMEOUT_S)
+    except ToolMissing as exc:
+        message = "git is not installed or not on PATH: install git, or drop `scope: changed`"
+        raise EvidenceError(f"{message} and `risk_rules` ({exc})") from exc
+
+
+def _top_level(root: Path) -> Path:
+    result = _git(root, "rev-parse", "--show-toplevel")
+    if result.returncode != 0:
+        raise EvidenceError(
+            f"{root} is not inside a git repository, so there is no change to compare with "
+            f"base_ref: run from a clone, or drop `scope: changed` ({tail(result.stderr)})"
+        )
+    return Path(result.stdout.rstrip("\n")).resolve()
+
+
+def _commit_of(top: Path, ref: str) -> str | None:
+    if not ref or ref.startswith("-"):  # never let a ref be read as an option
+        return None
+    result = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if result.returncode != 0:
+        return None
+    return result.stdout.strip() or None
+
+
+def _is_shallow(top: Path) -> bool:
+    return _git(top, "rev-parse", "--is-shallow-repository").stdout.strip() == "true"
+
+
+def _unknown_ref_message(top: Path, ref: str) -> str:
+    remote, _, branch = ref.partition("/")
+    if not branch or remote not in {"origin", *_git(top, "remote").stdout.split()}:
+        remote, branch = "origin", ref
+    fetch = f"git fetch {remote} {branch}"
+    message = f"base ref {ref!r} is not known to git in {top}: fetch it (`{fetch}`)"
+    if _is_shallow(top):
+        message += f"; {_SHALLOW_ADVICE}"
+    return message + ", or set `base_ref` / `--confgate-base` to a ref that exists"
+
+
+def _merge_base(top: Path, base_ref: str) -> str:
+    result = _git(top, "merge-base", base_ref, "HEAD")
+    if result.returncode == 0 and result.stdout.strip():
+        return result.stdout.strip()
+    if _is_shallow(top):
+        raise EvidenceError(f"cannot find the merge base of {base_ref} and HEAD: {_SHALLOW_ADVICE}")
+    raise EvidenceError(
+        f"{base_ref} and HEAD share no history (no merge base): set `base_ref` to the branch "
+        f"this change will merge into ({tail(result.stderr) or 'git merge-base found none'})"
+    )
+
+
+def _tracked_changes(top: Path, merge_base: str) -> list[FileChange]:
+    names = _run_diff(top, "-z", "--name-status", merge_base)
+    numstat = _run_diff(top, "-z", "--numstat", merge_base)
+    patch = _run_diff(
+        top, "-U0", "--no-color", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", merge_base
+    )
+    binary = _binary_paths(numstat)
+    lines = _added_lines(patch)
+    tokens = names.split("\0")
+    changes: list[FileChange] = []
+    i = 0
+    while i < len(tokens) and tokens[i]:
+        status = _STATUS.get(tokens[i][0], "modified")
+        if status in ("renamed", "copied"):
+            old, path, i = tokens[i + 1], tokens[i + 2], i + 3
+        else:
+            old, path, i = None, tokens[i + 1], i + 2
+        added = frozenset() if status == "deleted" else lines.get(path, frozenset())
+        changes.append(FileChange(path, old, status, path in binary, added))
+    return changes
+
+
+def _run_diff(top: Path, *args: str) -> str:
+    # -M always (whatever diff.renames says); no external diff drivers or textconv filters.
+    result = _git(top, "diff", "-M", "--no-ext-diff", *args, "--")
+    if result.returncode != 0:
+        raise EvidenceError(f"git diff failed in {top}: {tail(result.stderr)}")
+    return result.stdout
+
+
+def _binary_paths(numstat: str) -> set[str]:
+    """``-\\t-\\tpath`` records; a rename's record is ``-\\t-\\t`` then old and new names."""
+    tokens, binary, i = numstat.split("\0"), set[str](), 0
+    while i < len(tokens) and tokens[i]:
+        added, _, rest = tokens[i].split("\t", 2)
+        path, i = (tokens[i + 2], i + 3) if rest == "" else (rest, i + 1)
+        if added == "-":
+            binary.add(path)
+    return binary
+
+
+def _added_lines(patch: str) -> dict[str, frozenset[int]]:
+    """New-side line numbers per file from ``git diff -U0``, counting hunk lines exactly.
+
+    Hunk bodies are skipped by their declared sizes, so an added line that reads ``++ x``
+    is never mistaken for a ``+++`` file header.
+    """
+    found: dict[str, set[int]] = {}
+    current: str | None = None
+    pending = 0
+    for line in patch.split("\n"):  # never splitlines(): \x0c or \u2028 may be in the code
+        if pending > 0:
+            if line[:1] in ("+", "-", " "):  # a "No newline at end of file" note is no line
+                pending -= 1
+            continue
+        if line.startswith("diff --git "):
+            current = None
+        elif line.startswith("+++ "):
+            name = _unquote(line[4:].removesuffix("\t"))
+            current = name[2:] if name.startswith("b/") else None  # /dev/null: deleted
+        elif line.startswith("@@ ") and (match := _HUNK.match(line)):
+            old_count = int(match.group(1) or 1)
+            start, new_count = int(match.group(2)), int(match.group(3) or 1)
+            pending = old_count + new_count
+            if current is not None:
+                found.setdefault(current, set()).update(range(start, start + new_count))
+    return {path: frozenset(lines) for path, lines in found.items()}
+
+
+def _unquote(name: str) -> str:
+    """Undo git's C-style quoting of unusual names (``"b/\\303\\244.py"`` -> ``b/ä.py``)."""
+    if len(name) < 2 or not (name.startswith('"') and name.endswith('"')):
+        return name
+    body, out, i = name[1:-1], bytearray(), 0
+    while i < len(body):
+        char = body[i]
+        if char == "\\" and i + 1 < len(body):
+            if body[i + 1] in _ESCAPES:
+                out.append(_ESCAPES[body[i + 1]])
+                i += 2
+                continue
+            if body[i + 1 : i + 4].isdigit():
+                out.append(int(body[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+        out.extend(char.encode("utf-8"))
+        i += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def _untracked_files(top: Path) -> list[FileChange]:
+    """Untracked, non-ignored files: every line is an added line (they will be committed)."""
+    result = _git(top, "ls-files", "-z", "--others", "--exclude-standard")
+    if result.returncode != 0:
+        raise EvidenceError(f"git ls-files failed in {top}: {tail(result.stderr)}")
+    changes = []
+    for name in result.stdout.split("\0"):
+        if not name or name.endswith("/"):  # a nested repository, not a file
+            continue
+        path = top / name
+        try:
+            data = os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
+        except OSError:
+            continue  # vanished or unreadable since git listed it: nothing to judge
+        binary = b"\0" in data[:8000]  # git's own heuristic
+        count = data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
+        lines = frozenset() if binary else frozenset(range(1, count + 1))
+        changes.append(FileChange(name, None, "added", binary, lines))
+    return changes
+
+
+def _see_through(top: Path, change: FileChange) -> FileChange:
+    path = top / change.path
+    if change.status == "deleted" or not path.is_symlink():
+        return change
+    try:
+        target = Path(os.path.realpath(path)).relative_to(top).as_posix()
+    except ValueError:
+        return change  # points outside the repository: nothing of ours to match
+    return replace(change, symlink_target=target)
+
+
+def _prefix(root: Path, top: Path) -> str:
+    try:
+        relative = root.resolve().relative_to(top).as_posix()
+    except ValueError:
+        return ""
+    return "" if relative == "." else relative

@@ -1,0 +1,307 @@
+"""What a change touches, judged on plain data (SPEC 4 ``scope: changed``, SPEC 6 risk tiers).
+
+Pure: no IO, no subprocess, no clock. ``collect.changes`` asks git for the ``ChangeSet``; here
+it meets the configuration (risk rules), coverage.py's JSON figures and lint/security findings.
+
+Globs: ``**`` spans directories (``**/x.py`` also matches ``x.py``), ``*`` and ``?`` never
+cross ``/``, ``[abc]``/``[!abc]`` classes; a pattern matches the whole repo-relative path, so
+``*.py`` only matches top-level files (write ``**/*.py`` for any depth).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_confgate.collect.changes import ChangeSet
+    from pytest_confgate.config import RiskRule
+
+TIER_ORDER = ("T0", "T1", "T2", "T3")
+CONFIG_FILE_NAMES = ("confgate.yml", "confgate.yaml")
+"""Files that would become the configuration if added (discovery order, SPEC 3)."""
+
+
+def normalize_path(path: str) -> str:
+    """One spelling per path: ``/`` separators, no ``.``/empty parts, ``..`` folded in.
+
+    Lexical only; symlinks are resolved where the disk is (``collect.changes``). A leading
+    ``/`` and leading ``..`` parts are kept: they name places outside the repository and must
+    not collapse into it. ``""`` stands for the repository root itself.
+    """
+    absolute = path.startswith(("/", "\\"))
+    parts: list[str] = []
+    for part in path.replace("\\", "/").split("/"):
+        if part in ("", "."):
+            continue
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif not (part == ".." and absolute):  # "/.." is "/"
+            parts.append(part)
+    joined = "/".join(parts)
+    return "/" + joined if absolute else joined
+
+
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether normalized ``path`` matches ``pattern`` exactly (case-sensitive)."""
+    return _glob_regex(pattern).fullmatch(normalize_path(path)) is not None
+
+
+@lru_cache(maxsize=2048)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    # A leading "/" anchors at the repository root, where every pattern is anchored anyway.
+    segments = normalize_path(pattern).lstrip("/").split("/")
+    regex, previous = "", ""
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            if previous != "**":  # a/**/**/b is a/**/b, without the backtracking
+                regex += ".+" if last else "(?:[^/]+/)*"
+            elif last:
+                regex += ".+"
+        else:
+            regex += _segment_regex(segment) + ("" if last else "/")
+        previous = segment
+    try:
+        return re.compile(regex)
+    except re.error:  # e.g. a reversed range [z-a]: match the text literally, never crash
+        return re.compile(re.escape(normalize_path(pattern)))
+
+
+def _segment_regex(segment: str) -> str:
+    out, i = "", 0
+    while i < len(segment):
+        char = segment[i]
+        if char == "*":
+            out += "[^/]*"
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+        elif char == "?":
+            out += "[^/]"
+        elif char == "[" and (end := _class_end(segment, i)) > 0:
+            body = segment[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            members = "".join(c if c == "-" else re.escape(c) for c in body[negate:])
+            out += f"[^/{members}]" if negate else f"[{members}]"
+            i = end
+        else:
+            out += re.escape(char)
+        i += 1
+    return out
+
+
+def _class_end(segment: str, start: int) -> int:
+    j = start + 1
+    if j < len(segment) and segment[j] in "!^":
+        j += 1
+    if j < len(segment) and segment[j] == "]":  # a leading ] is a member, as in fnmatch
+        j += 1
+    end = segment.find("]", j)
+    return end  # -1: no closing bracket, so "[" is literal
+
+
+def _tier_rank(tier: str) -> int:
+    if tier not in TIER_ORDER:
+        raise ValueError(f"unknown risk tier {tier!r}: expected one of {', '.join(TIER_ORDER)}")
+    return TIER_ORDER.index(tier)
+
+
+def match_risk_rules(
+    rules: Sequence[RiskRule], changed_paths: Iterable[str], default_tier: str
+) -> tuple[str, str]:
+    """The tier a change gets from ``gate.risk_rules``, and a sentence saying why (SPEC 6).
+
+    The highest matching tier wins and the result is never below ``default_tier``. Each path
+    is tried as written and case-folded: on macOS and Windows ``SRC/Auth/x.py`` *is*
+    ``src/auth/x.py``, and when that is ambiguous the higher tier is the safe answer. The
+    caller passes both names of a renamed file. Ties go to the first rule, then to the first
+    path in sorted order, so the answer does not depend on the order of ``changed_paths``.
+    """
+    default_rank = _tier_rank(default_tier)
+    paths = sorted({normalize_path(p) for p in changed_paths} - {""})
+    best: tuple[int, str] | None = None
+    for index, rule in enumerate(rules):
+        rank = _tier_rank(rule.tier)
+        if best is not None and rank <= best[0]:
+            continue
+        for path in paths:
+            hit = _first_match(rule.paths, path)
+            if hit is not None:
+                best = (rank, f"{path} matched gate.risk_rules[{index}] ({hit}) -> {rule.tier}")
+                break
+    if best is None:
+        if not paths:
+            return default_tier, f"no changed files -> gate.risk_tier {default_tier}"
+        return default_tier, (
+            f"no risk rule matched the {len(paths)} changed file(s) "
+            f"-> gate.risk_tier {default_tier}"
+        )
+    if best[0] < default_rank:
+        return default_tier, f"{best[1]}, below gate.risk_tier {default_tier} -> {default_tier}"
+    return TIER_ORDER[best[0]], best[1]
+
+
+def _first_match(patterns: Sequence[str], path: str) -> str | None:
+    for pattern in patterns:
+        if glob_match(pattern, path):
+            return pattern
+    folded = path.casefold()
+    for pattern in patterns:
+        if glob_match(pattern.casefold(), folded):
+            return f"{pattern}, ignoring case"
+    return None
+
+
+@dataclass(frozen=True)
+class FilePatchCoverage:
+    """Patch coverage of one file: only its changed executable lines (and their branches)."""
+
+    path: str
+    statements: int
+    covered_lines: int
+    missing_lines: tuple[int, ...]
+    branches: int = 0
+    covered_branches: int = 0
+    partial_lines: tuple[int, ...] = ()
+    """Changed lines that ran but left a branch untaken (``branch: true`` only)."""
+
+
+@dataclass(frozen=True)
+class PatchCoverage:
+    """Covered / total over changed executable lines (+ their branches); None: nothing to measure.
+
+    ``value`` is None with a ``reason`` when no changed line is executable (docs, comments,
+    blank or excluded lines only): the caller reports "nothing to measure", neither 0% nor 100%.
+    ``not_measured`` lists changed text files the coverage data does not know at all.
+    """
+
+    value: float | None
+    covered: int
+    total: int
+    files: tuple[FilePatchCoverage, ...]
+    not_measured: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def uncovered(self) -> dict[str, list[int]]:
+        """Uncovered changed lines per file, for reports that point at the gaps."""
+        return {f.path: list(f.missing_lines) for f in self.files if f.missing_lines}
+
+
+def patch_coverage(
+    changes: ChangeSet, coverage_files: Mapping[str, Mapping[str, Any]]
+) -> PatchCoverage:
+    """Patch coverage from coverage.py's JSON ``files`` section, keyed by repo-relative path.
+
+    A changed line counts when coverage.py knows it as a statement (executed or missing, not
+    excluded); with branch data the arcs leaving changed lines count too, the same
+    ``(lines + branches)`` sum coverage.py's own total uses. A change to a continuation line of
+    a multi-line statement is not a statement line in coverage.py's data and does not count.
+    """
+    by_path = {normalize_path(name): data for name, data in coverage_files.items()}
+    files: list[FilePatchCoverage] = []
+    not_measured: list[str] = []
+    changed_lines = 0
+    for change in changes.files:
+        if change.status == "deleted" or change.binary or not change.added_lines:
+            continue
+        data = by_path.get(change.path)
+        if data is None:
+            not_measured.append(change.path)
+            continue
+        changed_lines += len(change.added_lines)
+        figures = _file_patch(change.path, change.added_lines, data)
+        if figures.statements:
+            files.append(figures)
+    covered = sum(f.covered_lines + f.covered_branches for f in files)
+    total = sum(f.statements + f.branches for f in files)
+    if total:
+        return PatchCoverage(covered / total, covered, total, tuple(files), tuple(not_measured))
+    if changed_lines:
+        reason = f"none of the {changed_lines} changed line(s) in measured files is executable"
+    else:
+        reason = "no changed file is in the coverage data"
+    return PatchCoverage(None, 0, 0, (), tuple(not_measured), f"nothing to measure: {reason}")
+
+
+def _file_patch(path: str, added: frozenset[int], data: Mapping[str, Any]) -> FilePatchCoverage:
+    executed = set(data.get("executed_lines", ()))
+    statements = (executed | set(data.get("missing_lines", ()))) - set(
+        data.get("excluded_lines", ())
+    )
+    changed = statements & added
+    covered = changed & executed
+    taken = [arc for arc in data.get("executed_branches", ()) if arc[0] in changed]
+    untaken = [arc for arc in data.get("missing_branches", ()) if arc[0] in changed]
+    return FilePatchCoverage(
+        path=path,
+        statements=len(changed),
+        covered_lines=len(covered),
+        missing_lines=tuple(sorted(changed - covered)),
+        branches=len(taken) + len(untaken),
+        covered_branches=len(taken),
+        partial_lines=tuple(sorted({arc[0] for arc in untaken} & covered)),
+    )
+
+
+def findings_on_changed_lines(
+    items: Sequence[Mapping[str, Any]], changes: ChangeSet
+) -> list[dict[str, Any]]:
+    """Only the findings the change introduced or touched (code scanning's "new alerts").
+
+    A finding with no line (0 or missing: file-level, e.g. a parse failure) counts when its
+    file has any changed line: failing closed beats hiding it.
+    """
+    kept = []
+    for item in items:
+        lines = changes.lines(normalize_path(str(item.get("file", ""))))
+        line = item.get("line")
+        if lines and (not line or line in lines):
+            kept.append(dict(item))
+    return kept
+
+
+@dataclass(frozen=True)
+class ChangedFileRate:
+    """Files with no finding on changed lines / changed files the tool checked."""
+
+    value: float | None
+    files_checked: int
+    files_with_findings: int
+    items: tuple[dict[str, Any], ...]
+    reason: str | None = None
+
+
+def rate_on_changed_files(
+    items: Sequence[Mapping[str, Any]], changes: ChangeSet, checked_files: Iterable[str]
+) -> ChangedFileRate:
+    """The lint/security "clean files / files checked" value over the changed files only.
+
+    ``checked_files`` are the files the tool really checked (SPEC 4: no "0 findings" for files
+    never scanned). Only files with added lines count: a file that only lost lines cannot carry
+    a finding on a changed line, and counting it clean would inflate the rate.
+    """
+    kept = findings_on_changed_lines(items, changes)
+    failing = {normalize_path(str(item.get("file", ""))) for item in kept}
+    checked = {p for p in map(normalize_path, checked_files) if changes.lines(p)} | failing
+    if not checked:
+        reason = "nothing to measure: the tool checked none of the changed files"
+        return ChangedFileRate(None, 0, 0, tuple(kept), reason)
+    value = (len(checked) - len(failing)) / len(checked)
+    return ChangedFileRate(value, len(checked), len(failing), tuple(kept))
+
+
+def config_changed(changes: ChangeSet, config_path: str | None) -> bool:
+    """Whether the change edits the gate's own configuration (SPEC 6: then the base decides).
+
+    Watched: the file in use (``config_path``, e.g. ``pyproject.toml`` holding
+    ``[tool.confgate]``) and ``confgate.yml``/``.yaml``, whose adding, editing or removal would
+    change which configuration applies. Compared case-folded too: raising the tier is the safe
+    side of an ambiguity.
+    """
+    watched = {name.casefold() for name in CONFIG_FILE_NAMES}
+    if config_path:
+        watched.add(normalize_path(config_path).casefold())
+    return any(normalize_path(p).casefold() in watched for p in changes.paths())

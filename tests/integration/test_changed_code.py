@@ -1,0 +1,139 @@
+"""Pull-request gates on real git repositories: changed lines, risk rules, config edits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import metric, read_report, write_config
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(path: Path, *args: str) -> None:
+    env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(project: pytest.Pytester) -> pytest.Pytester:
+    """The project committed on `main`, then checked out on a feature branch."""
+    project.path.joinpath(".gitignore").write_text(
+        "confgate-report.json\n__pycache__/\n", encoding="utf-8"
+    )
+    git(project.path, "init", "-q", "-b", "main")
+    git(project.path, "add", "-A")
+    git(project.path, "commit", "-q", "-m", "base")
+    git(project.path, "checkout", "-q", "-b", "feature")
+    return project
+
+
+def _append(pytester: pytest.Pytester, relative: str, text: str) -> None:
+    path = pytester.path / relative
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+UNTESTED = "\n\ndef divide(a, b):\n    if b == 0:\n        return None\n    return a / b\n"
+
+
+def test_patch_coverage_judges_only_the_changed_lines(repo: pytest.Pytester) -> None:
+    write_config(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed, min: 0.8}]\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "config on main")
+    git(repo.path, "branch", "-f", "main")
+    _append(repo, "calc/__init__.py", UNTESTED)
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+    assert result.ret == 1
+    cov = metric(read_report(repo), "test_coverage")
+    # def runs at import; the 3 body statements never run: 1 of 4 changed statements.
+    assert (cov["details"]["covered_lines"], cov["details"]["num_statements"]) == (1, 4)
+    assert cov["value"] == pytest.approx(0.25)
+    assert cov["details"]["scope"] == "changed"
+    assert cov["details"]["uncovered_changed_lines"] == {"calc/__init__.py": [17, 18, 19]}
+    assert cov["details"]["files_measured"] == 1  # only the changed file was traced
+
+
+def test_old_lint_debt_does_not_block_a_clean_change(repo: pytest.Pytester) -> None:
+    repo.path.joinpath("calc", "legacy.py").write_text("import os\n", encoding="utf-8")
+    write_config(repo, "gate:\n  metrics: [{type: lint_score, scope: changed, "
+                 "max_lint_violations: 0}]\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "debt on main")
+    git(repo.path, "branch", "-f", "main")
+    _append(repo, "calc/__init__.py", "\n\ndef double(x):\n    return 2 * x\n")
+    assert repo.runpytest("--confgate", "--confgate-base", "main").ret == 0
+    lint = metric(read_report(repo), "lint_score")
+    assert lint["details"]["violations"] == 0
+    assert lint["details"]["files_checked"] == 1
+
+    _append(repo, "calc/__init__.py", "import sys\n")
+    assert repo.runpytest("--confgate", "--confgate-base", "main").ret == 1
+    lint = metric(read_report(repo), "lint_score")
+    assert [(i["rule"], i["file"]) for i in lint["details"]["items"]] == [
+        ("F401", "calc/__init__.py")
+    ]
+
+
+def test_a_risk_rule_raises_the_tier_and_says_which_rule(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(repo, "gate:\n  risk_rules:\n    - {paths: ['docs/**'], tier: T0}\n"
+                 "    - {paths: ['calc/**'], tier: T3}\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "rules on main")
+    git(repo.path, "branch", "-f", "main")
+    _append(repo, "calc/__init__.py", "\n\nLIMIT = 3\n")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    result = repo.runpytest("--confgate")
+    assert result.ret == 1
+    report = read_report(repo)
+    assert report["risk_tier"] == "T3"
+    assert report["risk_reason"] == "calc/__init__.py matched gate.risk_rules[1] (calc/**) -> T3"
+    assert report["decision"] == "needs_signoff"
+    assert report["change"]["base_ref"] == "main"
+
+
+def test_a_change_that_edits_the_gate_is_judged_by_the_base_config_at_t2(
+    repo: pytest.Pytester,
+) -> None:
+    write_config(repo, "gate:\n  metrics: [{type: test_coverage, min: 1.0}]\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "strict gate on main")
+    git(repo.path, "branch", "-f", "main")
+    _append(repo, "calc/__init__.py", UNTESTED)
+    write_config(repo, "gate:\n  risk_tier: T0\n  metrics: [{type: test_coverage, min: 0.1}]\n")
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+    assert result.ret == 1
+    report = read_report(repo)
+    assert report["risk_tier"] == "T2"
+    assert "the base branch's configuration (confgate.yml at" in report["risk_reason"]
+    assert report["change"]["config_changed"] is True
+    cov = metric(report, "test_coverage")
+    assert cov["threshold"] == 1.0  # the base's floor, not the relaxed one
+    assert report["decision"] == "fail"
+
+
+def test_scope_changed_without_a_base_fails_closed_and_says_how_to_fix_it(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
+    write_config(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed}]\n")
+    assert repo.runpytest("--confgate").ret == 1
+    cov = metric(read_report(repo), "test_coverage")
+    assert cov["status"] == "error"
+    assert "set `base_ref:`" in cov["reason"]
+    assert "--confgate-base" in cov["reason"]
+
+
+def test_an_unknown_base_ref_is_a_clear_error(repo: pytest.Pytester) -> None:
+    write_config(repo, "gate:\n  metrics: [{type: lint_score, scope: changed}]\n")
+    assert repo.runpytest("--confgate", "--confgate-base", "origin/nope").ret == 1
+    lint = metric(read_report(repo), "lint_score")
+    assert lint["status"] == "error"
+    assert "origin/nope" in lint["reason"]

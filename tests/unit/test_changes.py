@@ -1,0 +1,299 @@
+"""Changed files and lines from real git repositories made in tmp_path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_confgate.collect.changes import (
+    FileChange,
+    _added_lines,
+    _unquote,
+    collect_changes,
+    read_at_ref,
+    resolve_base_ref,
+)
+from pytest_confgate.exceptions import EvidenceError
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """An identity for commits and no user or system git config: never the global one."""
+    config = tmp_path_factory.getbasetemp() / "gitconfig"
+    config.touch()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Confgate Test")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "test@example.invalid")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GITHUB_BASE_REF"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def write(root: Path, name: str, text: str | bytes) -> None:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
+
+
+def numbered(count: int, prefix: str = "x") -> str:
+    return "".join(f"{prefix}{i} = {i}\n" for i in range(1, count + 1))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """main, then a feature branch with every kind of change, then main moves on."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, ".gitignore", "*.log\n")
+    write(root, "keep.py", numbered(10))
+    write(root, "old_name.py", numbered(20))
+    write(root, "gone.py", numbered(3, "g"))
+    write(root, "image.bin", b"\x89PNG\0\0\1")
+    write(root, 'q"t.py', "a = 1\n")
+    write(root, "ü.py", "a = 1\n")
+    write(root, "nonl.py", "a = 1\nb = 2")
+    write(root, "confgate.yml", "gate: {risk_tier: T2}\n")
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    git(root, "mv", "old_name.py", "new_name.py")
+    text = numbered(20).replace("x5 = 5", "x5 = 50") + "++ b/evil.py\n"
+    write(root, "new_name.py", text)
+    git(root, "rm", "-q", "gone.py")
+    write(root, "image.bin", b"\x89PNG\0\0\2")
+    write(root, "dir with space/ä ö.py", numbered(3))
+    write(root, 'q"t.py', "a = 1\nb = 2\n")
+    write(root, "ü.py", "a = 2\n")
+    write(root, "nonl.py", "a = 1\nb = 2\nc = 3")
+    write(root, "confgate.yml", "gate: {risk_tier: T0}\n")
+    os.symlink("keep.py", root / "alias.py")
+    commit(root, "feature")
+    git(root, "checkout", "-q", "main")
+    write(root, "main_only.py", "m = 1\n")
+    commit(root, "main moves on")
+    git(root, "checkout", "-q", "feature")
+    write(root, "keep.py", numbered(10).replace("x3 = 3", "x3 = 30"))  # unstaged
+    write(root, "staged.py", "s = 1\ns = 2\n")
+    git(root, "add", "staged.py")
+    write(root, "untracked.py", "u = 1\nu = 2\n")
+    write(root, "debug.log", "ignored\n")
+    return root
+
+
+def test_committed_staged_unstaged_and_untracked_changes_since_the_merge_base(
+    repo: Path,
+) -> None:
+    changes = collect_changes(repo, "main")
+    assert changes.base_ref == "main"
+    assert changes.merge_base == git(repo, "merge-base", "main", "HEAD").strip()
+    assert {c.path: c for c in changes.files} == {
+        c.path: c
+        for c in [
+            FileChange("alias.py", None, "added", False, frozenset({1}), "keep.py"),
+            FileChange("confgate.yml", None, "modified", False, frozenset({1})),
+            FileChange("dir with space/ä ö.py", None, "added", False, frozenset({1, 2, 3})),
+            FileChange("gone.py", None, "deleted", False, frozenset()),
+            FileChange("image.bin", None, "modified", True, frozenset()),
+            FileChange("keep.py", None, "modified", False, frozenset({3})),
+            FileChange("new_name.py", "old_name.py", "renamed", False, frozenset({5, 21})),
+            FileChange("nonl.py", None, "modified", False, frozenset({2, 3})),
+            FileChange('q"t.py', None, "modified", False, frozenset({2})),
+            FileChange("staged.py", None, "added", False, frozenset({1, 2})),
+            FileChange("untracked.py", None, "added", False, frozenset({1, 2})),
+            FileChange("ü.py", None, "modified", False, frozenset({1})),
+        ]
+    }
+    assert [c.path for c in changes.files] == sorted(c.path for c in changes.files)
+
+
+def test_paths_name_both_sides_of_a_rename_and_symlink_targets(repo: Path) -> None:
+    changes = collect_changes(repo, "main")
+    paths = changes.paths()
+    assert {"new_name.py", "old_name.py", "gone.py", "alias.py", "keep.py"} <= paths
+    assert "main_only.py" not in paths
+    assert "debug.log" not in paths
+    assert changes.lines("new_name.py") == frozenset({5, 21})
+    assert changes.lines("gone.py") == frozenset()
+    assert changes.lines("old_name.py") == frozenset()
+
+
+def test_a_root_below_the_top_level_gets_paths_relative_to_itself(repo: Path) -> None:
+    changes = collect_changes(repo / "dir with space", "main")
+    assert changes.root_prefix == "dir with space"
+    assert "dir with space/ä ö.py" in changes.paths()
+    rooted = changes.rooted()
+    assert [c.path for c in rooted.files] == ["ä ö.py"]
+    assert rooted.lines("ä ö.py") == frozenset({1, 2, 3})
+
+
+def test_a_file_renamed_out_of_the_root_is_a_deletion_there(tmp_path: Path) -> None:
+    root = tmp_path / "mono"
+    write(root, "svc/confgate.yml", "a: 1\n")
+    write(root, "top.py", "t = 1\n")
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    git(root, "mv", "svc/confgate.yml", "elsewhere.yml")
+    git(root, "mv", "top.py", "svc/top.py")
+    changes = collect_changes(root / "svc", "main")
+    assert changes.files == (
+        FileChange("elsewhere.yml", "svc/confgate.yml", "renamed", False, frozenset()),
+        FileChange("svc/top.py", "top.py", "renamed", False, frozenset()),
+    )
+    assert changes.rooted().files == (
+        FileChange("confgate.yml", None, "deleted"),
+        FileChange("top.py", None, "added"),
+    )
+
+
+def test_an_unknown_base_ref_says_what_to_fetch(repo: Path) -> None:
+    with pytest.raises(EvidenceError, match=r"fetch it \(`git fetch origin nope`\)"):
+        collect_changes(repo, "origin/nope")
+    with pytest.raises(EvidenceError, match=r"\(`git fetch origin team/nope`\)"):
+        collect_changes(repo, "team/nope")
+    with pytest.raises(EvidenceError, match="base ref '-p' is not known"):
+        collect_changes(repo, "-p")
+
+
+def test_outside_a_repository_the_error_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(EvidenceError, match="is not inside a git repository"):
+        collect_changes(plain, "main")
+
+
+def test_a_missing_git_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EvidenceError, match="git is not installed or not on PATH"):
+        collect_changes(tmp_path, "main")
+
+
+def test_a_shallow_clone_without_the_merge_base_asks_for_full_history(
+    repo: Path, tmp_path: Path
+) -> None:
+    clone = tmp_path / "shallow"
+    url = repo.as_uri()
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--no-single-branch",
+        "-b",
+        "feature",
+        url,
+        "shallow",
+    )
+    with pytest.raises(EvidenceError, match=r"shallow clone: use `fetch-depth: 0`"):
+        collect_changes(clone, "origin/main")
+
+
+def test_a_single_branch_shallow_clone_says_to_fetch_the_base(repo: Path, tmp_path: Path) -> None:
+    git(tmp_path, "clone", "-q", "--depth", "1", "-b", "feature", repo.as_uri(), "single")
+    with pytest.raises(EvidenceError, match=r"git fetch origin main.*fetch-depth: 0"):
+        collect_changes(tmp_path / "single", "origin/main")
+
+
+def test_histories_without_a_merge_base_are_an_error(repo: Path) -> None:
+    git(repo, "checkout", "-q", "--orphan", "island")
+    git(repo, "commit", "-q", "-m", "island")
+    with pytest.raises(EvidenceError, match="share no history"):
+        collect_changes(repo, "main")
+
+
+def test_read_at_ref_gives_the_trusted_text_from_the_base(repo: Path) -> None:
+    assert read_at_ref(repo, "main", "confgate.yml") == "gate: {risk_tier: T2}\n"
+    assert read_at_ref(repo, "main", str(repo / "confgate.yml")) == "gate: {risk_tier: T2}\n"
+    assert read_at_ref(repo, "main", "new_name.py") is None
+    assert read_at_ref(repo, "main", "dir with space") is None
+    assert read_at_ref(repo / "dir with space", "main", "../confgate.yml") is not None
+    with pytest.raises(EvidenceError, match="is not known to git"):
+        read_at_ref(repo, "origin/nope", "confgate.yml")
+    with pytest.raises(EvidenceError, match="outside the git repository"):
+        read_at_ref(repo, "main", "../elsewhere.yml")
+
+
+@pytest.mark.parametrize(
+    ("cli", "configured", "environ", "expected"),
+    [
+        ("origin/dev", "origin/main", {"GITHUB_BASE_REF": "rel"}, "origin/dev"),
+        (None, "origin/main", {"GITHUB_BASE_REF": "rel"}, "origin/main"),
+        ("  ", "origin/main", {}, "origin/main"),
+        (None, None, {"GITHUB_BASE_REF": "rel"}, "origin/rel"),
+        (None, None, {"GITHUB_BASE_REF": ""}, None),
+        (None, None, {}, None),
+    ],
+    ids=["cli", "config", "blank-cli", "actions", "push-event", "nothing"],
+)
+def test_base_ref_precedence(
+    cli: str | None, configured: str | None, environ: dict[str, str], expected: str | None
+) -> None:
+    assert resolve_base_ref(cli, configured, environ) == expected
+
+
+def test_github_base_ref_prefers_the_remote_branch_then_the_local_one(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    environ = {"GITHUB_BASE_REF": "main"}
+    assert resolve_base_ref(None, None, environ, root=repo) == "main"  # no remote here
+    git(tmp_path, "clone", "-q", repo.as_uri(), "full")
+    assert resolve_base_ref(None, None, environ, root=tmp_path / "full") == "origin/main"
+    gone = {"GITHUB_BASE_REF": "gone"}
+    assert resolve_base_ref(None, None, gone, root=repo) == "origin/gone"
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    (tmp_path / "plain").mkdir()
+    assert resolve_base_ref(None, None, environ, root=tmp_path / "plain") == "origin/main"
+
+
+@pytest.mark.parametrize(
+    ("quoted", "plain"),
+    [
+        ('"b/\\303\\244.py"', "b/ä.py"),
+        ('"b/q\\"t.py"', 'b/q"t.py'),
+        ('"b/a\\tb\\\\c"', "b/a\tb\\c"),
+        ("b/plain.py", "b/plain.py"),
+    ],
+)
+def test_git_quoting_is_undone(quoted: str, plain: str) -> None:
+    assert _unquote(quoted) == plain
+
+
+def test_added_lines_come_from_hunk_headers_not_from_lookalike_content() -> None:
+    patch = (
+        "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n"
+        "@@ -1,0 +2,2 @@\n+++ b/evil.py\n+@@ -1 +9,9 @@\n"
+        "@@ -5 +7 @@ ctx\n-old\n\\ No newline at end of file\n+new\n"
+        "diff --git a/d.py b/d.py\n--- a/d.py\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n"
+    )
+    assert _added_lines(patch) == {"x.py": frozenset({2, 3, 7})}
+
+
+@given(st.text(alphabet='+-@ ,0123456789\n\\"ab/', max_size=200))
+def test_the_patch_parser_never_crashes(patch: str) -> None:
+    assert isinstance(_added_lines(patch), dict)
