@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from typing import Any
 
-from pytest_confgate._unfinished import refuse_unfinished
 from pytest_confgate.changes_gate import (
     applied_tier,
     is_source_file,
@@ -46,6 +46,8 @@ from pytest_confgate.config_loader import LoadedConfig
 from pytest_confgate.models import Condition, EvalMetric, GateReport, MetricStatus, TestOutcomes
 from pytest_confgate.plugins import PluginHost
 from pytest_confgate.policy import decide
+from pytest_confgate.scope import coverage_by_glob, patch_coverage
+from pytest_confgate.waivers import apply_waivers, waiver_report
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
 
@@ -70,7 +72,6 @@ class GateRun:
         self.loaded = loaded
         self.config = loaded.config
         self.gate = loaded.config.gate
-        refuse_unfinished(self.config, self._config_name() or "configuration")
         self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
         self.sources = resolve_sources(self.root, self.config.source)
         self._requirements = self._load_requirements()
@@ -150,6 +151,7 @@ class GateRun:
         """
         self.stop_tracing()
         metrics = [self._metric(config, tests, links or {}) for config in self.gate.metrics]
+        metrics, waivers, expired = self._waive(metrics)
         if self._pool is not None:
             self._pool.shutdown(wait=True)
         metrics += self._plugin_metrics(metrics, tests)
@@ -158,7 +160,7 @@ class GateRun:
         extra = self.plugins.extra_conditions(
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
         )
-        extra += self.plugins.problems
+        extra += self.plugins.problems + expired
         verdict = decide(self.gate, tier, metrics, tests, found, extra=extra)
         _, needed, _ = self.gate.policy.tier(tier)
         report = GateReport(
@@ -169,6 +171,7 @@ class GateRun:
             risk_tier=tier,
             risk_reason=self.tier_reason,
             change=self._change_summary(),
+            waivers=waivers,
             decision=verdict.decision,
             reasons=verdict.reasons,
             auto_advance=verdict.auto_advance,
@@ -180,6 +183,60 @@ class GateRun:
         )
         self.plugins.gate_finished(report)
         return report
+
+    def _waive(
+        self, metrics: list[EvalMetric]
+    ) -> tuple[list[EvalMetric], list[dict[str, Any]], list[Condition]]:
+        """Apply active waivers; expired ones excuse nothing and say so in the reasons."""
+        waivers = self.gate.policy.waivers
+        if not waivers:
+            return metrics, [], []
+        today = dt.datetime.now(dt.timezone.utc).date()
+        excused: dict[int, int] = {}
+        waived = []
+        for metric in metrics:
+            metric, counts = apply_waivers(metric, waivers, today)
+            for index, count in counts.items():
+                excused[index] = excused.get(index, 0) + count
+            waived.append(metric)
+        report = waiver_report(waivers, excused, today)
+        expired = [
+            Condition(
+                metric="waiver",
+                name="waiver_expired",
+                passed=False,
+                blocking=False,
+                message=f"waiver for {w['rule']} ({', '.join(w['paths'])}) expired on "
+                f"{w['expires']}: it excuses nothing any more",
+            )
+            for w in report
+            if w["status"] == "expired"
+        ]
+        return waived, report, expired
+
+    def _path_floors(self, metric: EvalMetric, config: CoverageMetricConfig) -> EvalMetric:
+        """Per-path coverage for ``paths:`` floors, over the same lines the metric judged."""
+        if not config.paths or not metric.available or self._coverage is None:
+            return metric
+        files = self._coverage.files_by_root()
+        if config.scope == "changed" and self.change.changes is not None:
+            patch = patch_coverage(self.change.changes, files)
+            per_file = {
+                f.path: (f.covered_lines + f.covered_branches, f.statements + f.branches)
+                for f in patch.files
+            }
+        else:
+            per_file = {
+                path: (
+                    data["summary"].get("covered_lines", 0)
+                    + data["summary"].get("covered_branches", 0),
+                    data["summary"].get("num_statements", 0)
+                    + data["summary"].get("num_branches", 0),
+                )
+                for path, data in files.items()
+            }
+        paths = coverage_by_glob(per_file, config.paths)
+        return metric.model_copy(update={"details": {**metric.details, "paths": paths}})
 
     def _plugin_metrics(self, ours: list[EvalMetric], tests: TestOutcomes) -> list[EvalMetric]:
         """Extra evidence from plugins; a plugin cannot replace a built-in metric."""
@@ -260,6 +317,8 @@ class GateRun:
             metric = self._coverage.metric()
             if getattr(config, "scope", "all") == "changed":
                 metric = narrow_coverage(metric, self.change, self._coverage.files_by_root())
+            if isinstance(config, CoverageMetricConfig):
+                metric = self._path_floors(metric, config)
         elif config.type in self._pending:
             metric = self._pending[config.type].result()
             if getattr(config, "scope", "all") == "changed":

@@ -163,6 +163,7 @@ class GateReport(_Frozen):
     auto_advance: bool
     metrics: list[EvalMetric]
     conditions: list[Condition]
+    waivers: list[dict[str, Any]] = Field(default_factory=list)
     tests: TestOutcomes
     confidence: dict[str, Any] | None = None
     signoffs: Signoffs

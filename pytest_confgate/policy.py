@@ -203,12 +203,35 @@ def _checklist_checks(
     return [_Check("checklist_required", not missing, message, float(len(missing)), 0.0)]
 
 
+def _coverage_path_checks(
+    _gate: GateConfig, config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    floors: dict[str, float] = getattr(config, "paths", {})
+    figures = metric.details.get("paths", {})
+    checks = []
+    for pattern, floor in floors.items():
+        value = figures.get(pattern, {}).get("value")
+        if value is None:
+            message = (
+                f"test_coverage[{pattern}]: no measured file matches; fix the path or "
+                "remove the floor"
+            )
+            checks.append(_Check("min", False, message, None, floor))
+            continue
+        shown, wanted = format_pair(value, floor)
+        word = "meets" if value >= floor else "is below"
+        message = f"test_coverage[{pattern}]: {shown} {word} the minimum {wanted}"
+        checks.append(_Check("min", value >= floor, message, value, floor))
+    return checks
+
+
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
 _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_pass_rate": _test_checks,
     "security_score": _security_checks,
     "lint_score": _lint_checks,
     "checklist_completion": _checklist_checks,
+    "test_coverage": _coverage_path_checks,
 }
 
 

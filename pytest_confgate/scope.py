@@ -305,3 +305,26 @@ def config_changed(changes: ChangeSet, config_path: str | None) -> bool:
     if config_path:
         watched.add(normalize_path(config_path).casefold())
     return any(normalize_path(p).casefold() in watched for p in changes.paths())
+
+
+def coverage_by_glob(
+    per_file: Mapping[str, tuple[int, int]], globs: Iterable[str]
+) -> dict[str, dict[str, Any]]:
+    """Covered / total for each glob over ``{path: (covered, total)}`` (per-path floors).
+
+    A glob that matches no measured file gets ``value`` None: a floor over nothing is a
+    configuration that no longer describes the code, and the policy fails it, naming it.
+    """
+    result: dict[str, dict[str, Any]] = {}
+    for pattern in globs:
+        matched = {p: v for p, v in per_file.items() if glob_match(pattern, normalize_path(p))}
+        covered = sum(c for c, _ in matched.values())
+        total = sum(t for _, t in matched.values())
+        value = covered / total if total else (1.0 if matched else None)
+        result[pattern] = {
+            "value": value,
+            "covered": covered,
+            "total": total,
+            "files": len(matched),
+        }
+    return result

@@ -356,3 +356,44 @@ def test_an_unwritable_report_fails_closed_without_a_traceback(project: pytest.P
     assert "confgate: PASS" not in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
     assert "INTERNALERROR" not in result.stdout.str()
+
+
+def test_a_waiver_excuses_a_high_finding_until_it_expires(project: pytest.Pytester) -> None:
+    project.path.joinpath("calc", "shell.py").write_text(
+        "import subprocess\n\n\ndef run(cmd):\n    return subprocess.call(cmd, shell=True)\n",
+        encoding="utf-8",
+    )
+    waiver = "{rule: B602, paths: ['calc/shell.py'], reason: 'sandboxed, ticket 7', expires: %s}"
+    write_config(project, f"gate:\n  policy:\n    waivers: [{waiver % '2999-01-01'}]\n")
+    assert project.runpytest("--confgate").ret == 0
+    report = read_report(project)
+    assert report["waivers"][0]["excused"] == 1
+    assert report["waivers"][0]["status"] == "active"
+
+    write_config(project, f"gate:\n  policy:\n    waivers: [{waiver % '2020-01-01'}]\n")
+    assert project.runpytest("--confgate").ret == 1
+    reasons = read_report(project)["reasons"]
+    assert reasons[0].startswith("security_score: 1 HIGH-severity finding")
+    assert (
+        "advisory: waiver for B602 (calc/shell.py) expired on 2020-01-01: "
+        "it excuses nothing any more"
+    ) in reasons
+
+
+def test_per_path_coverage_floors_name_each_failing_path(project: pytest.Pytester) -> None:
+    project.path.joinpath("calc", "extra.py").write_text(
+        "def unused(x):\n    return x\n", encoding="utf-8"
+    )
+    write_config(
+        project,
+        "gate:\n  metrics:\n    - type: test_coverage\n      paths: {'calc/__init__.py': 0.9, "
+        "'calc/extra.py': 0.9, 'nowhere/**': 0.5}\n",
+    )
+    assert project.runpytest("--confgate").ret == 1
+    report = read_report(project)
+    assert report["reasons"] == [
+        "test_coverage[calc/extra.py]: 0.00% is below the minimum 90.00%",
+        "test_coverage[nowhere/**]: no measured file matches; fix the path or remove the floor",
+    ]
+    passed = [c["message"] for c in report["conditions"] if c["passed"] and c["name"] == "min"]
+    assert passed == ["test_coverage[calc/__init__.py]: 100.00% meets the minimum 90.00%"]
