@@ -34,7 +34,7 @@ class MetricStatus(str, Enum):
 class Decision(str, Enum):
     """The gate's verdict (SPEC 6)."""
 
-    PASS = "pass"  # noqa: S105 -- a verdict, not a password
+    PASS = "pass"  # noqa: S105  # nosec B105 -- a verdict, not a password
     FAIL = "fail"
     NEEDS_SIGNOFF = "needs_signoff"
 

@@ -133,9 +133,9 @@ def _checks(
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
         checks.append(_Check("min", ok, message, metric.value, config.min))
-    extra = _HARD_CHECKS.get(kind)
-    if extra is not None:
-        checks.extend(extra(gate, config, metric, tests))
+    hard_checks = _HARD_CHECKS.get(kind)
+    if hard_checks is not None:
+        checks.extend(hard_checks(gate, config, metric, tests))
     return checks
 
 
