@@ -103,8 +103,15 @@ class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
     def __init__(
-        self, run: GateRun, tally: TestTally, report_path: Path, role: str, borrow_cov: bool
+        self,
+        config: pytest.Config,
+        run: GateRun,
+        tally: TestTally,
+        report_path: Path,
+        role: str,
+        borrow_cov: bool,
     ) -> None:
+        self.config = config
         self.run = run
         self.tally = tally
         self.report_path = report_path
@@ -136,7 +143,7 @@ class _GatePlugin:
         run = GateRun(
             loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
         )
-        return cls(run, TestTally(), report_path, role, _pytest_cov_active(options))
+        return cls(config, run, TestTally(), report_path, role, _pytest_cov_active(options))
 
     def begin(self) -> None:
         """Start what this process's (provisional) role measures."""
@@ -180,7 +187,8 @@ class _GatePlugin:
             item.user_properties.append((_LINKS_KEY, ids))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.tally.add_report(report.when, report.outcome, xfail=hasattr(report, "wasxfail"))
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        self.tally.add_category(str(status[0]) if status else "")
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
         if isinstance(ids, list) and (report.when == "call" or report.outcome != "passed"):
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)

@@ -179,6 +179,9 @@ class CoverageSession:
                 out = Path(tmp) / "coverage.json"
                 if self._workers and not self._cov.get_data().measured_files():
                     return self._failed("no xdist worker measured any code in " + self._names())
+                # Flush the tracer's pending data first: with [coverage:paths] remapping,
+                # json_report copies the data before it would flush it, and sees none.
+                self._cov.get_data()
                 morfs = [str(p) for p in self.only] if self.only is not None else None
                 self._cov.json_report(morfs=morfs, outfile=str(out), include=self._include())
                 report = json.loads(out.read_text(encoding="utf-8"))

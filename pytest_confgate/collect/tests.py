@@ -1,7 +1,7 @@
 """Tally test outcomes into ``test_pass_rate``, counted as pytest's own summary line counts.
 
-The plugin feeds plain strings (``when``, ``outcome``, whether it was an xfail) so this module
-needs no pytest import and the same tally serves ``confgate merge``.
+The plugin feeds the category pytest gives each report, so this module needs no pytest
+import and the same tally serves ``confgate merge``.
 """
 
 from __future__ import annotations
@@ -9,6 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
+
+
+_CATEGORIES = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+}
 
 
 @dataclass
@@ -23,17 +33,17 @@ class TestTally:
         )
     )
 
-    def add_report(self, when: str, outcome: str, *, xfail: bool = False) -> None:
-        """Count one test report (setup, call or teardown phase)."""
-        if when == "call":
-            if xfail and outcome != "failed":
-                self.counts["xfailed" if outcome == "skipped" else "xpassed"] += 1
-            else:
-                self.counts[{"passed": "passed", "failed": "failed"}.get(outcome, "skipped")] += 1
-        elif outcome == "failed":
-            self.counts["errors"] += 1
-        elif outcome == "skipped":
-            self.counts["xfailed" if xfail else "skipped"] += 1
+    def add_category(self, category: str) -> None:
+        """Count one report by the category pytest's own summary puts it in.
+
+        The plugin asks pytest (``pytest_report_teststatus``) for the category, as the
+        terminal reporter does, so subtests, xfails and plugins' own statuses are counted
+        exactly as the ``N passed, M failed`` line counts them. ``""`` (a passing setup or
+        teardown) and categories that are not tests (``subtests passed``) count nothing.
+        """
+        key = _CATEGORIES.get(category)
+        if key is not None:
+            self.counts[key] += 1
 
     links: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)
     """Requirement id -> (test node id, passed) for ``@pytest.mark.requirement`` tests."""

@@ -397,3 +397,40 @@ def test_per_path_coverage_floors_name_each_failing_path(project: pytest.Pyteste
     ]
     passed = [c["message"] for c in report["conditions"] if c["passed"] and c["name"] == "min"]
     assert passed == ["test_coverage[calc/__init__.py]: 100.00% meets the minimum 90.00%"]
+
+
+def test_subtests_are_counted_as_pytests_summary_counts_them(project: pytest.Pytester) -> None:
+    project.path.joinpath("tests", "test_sub.py").write_text(
+        "import unittest\n\n\n"
+        "class TestMany(unittest.TestCase):\n"
+        "    def test_each(self):\n"
+        "        for i in range(5):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertLess(i, 10)\n\n"
+        "    def test_one_bad(self):\n"
+        "        for i in range(3):\n"
+        "            with self.subTest(i=i):\n"
+        "                self.assertNotEqual(i, 1)\n",
+        encoding="utf-8",
+    )
+    result = project.runpytest("--confgate")
+    outcomes = result.parseoutcomes()
+    tests = read_report(project)["tests"]
+    assert (tests["passed"], tests["failed"]) == (outcomes["passed"], outcomes["failed"])
+    # pytest says "1 failed, 4 passed": four test functions, one failing subtest. The six
+    # passing subtests are not tests of their own; counting them would give 10 passed.
+    assert (tests["passed"], tests["failed"]) == (4, 1)
+
+
+def test_coverage_path_remapping_in_the_projects_config_still_gives_figures(
+    project: pytest.Pytester,
+) -> None:
+    project.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.paths]\nsource = ["calc", "*/site-packages/calc"]\n',
+        encoding="utf-8",
+    )
+    assert project.runpytest("--confgate").ret == 0
+    cov = metric(read_report(project), "test_coverage")
+    assert cov["status"] == "ok"
+    assert (cov["details"]["covered_lines"], cov["details"]["num_statements"]) == (7, 7)
