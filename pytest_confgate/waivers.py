@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_confgate.config import Waiver
 from pytest_confgate.models import EvalMetric
-from pytest_confgate.scope import glob_match, normalize_path
+from pytest_confgate.paths import glob_match, normalize_path
 
 _COUNTS = {
     "lint_score": ("violations", "files_checked", "files_with_violations"),

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pytest_confgate.collect._tool import ToolMissing, ToolResult, run_tool, tail
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.scope import normalize_path
+from pytest_confgate.paths import normalize_path
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied"]
 GIT_TIMEOUT_S = 120.0

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
 
-
 _CATEGORIES = {
     "passed": "passed",
     "failed": "failed",
