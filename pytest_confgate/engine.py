@@ -160,7 +160,7 @@ class GateRun:
         extra = self.plugins.extra_conditions(
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
         )
-        extra += self.plugins.problems + expired
+        extra += self.plugins.problems + expired + self._unverified_change()
         verdict = decide(self.gate, tier, metrics, tests, found, extra=extra)
         _, needed, _ = self.gate.policy.tier(tier)
         report = GateReport(
@@ -183,6 +183,25 @@ class GateRun:
         )
         self.plugins.gate_finished(report)
         return report
+
+    def _unverified_change(self) -> list[Condition]:
+        """A change is being judged but git cannot say what it touched: fail closed.
+
+        Without the diff there is no telling whether the change edits the gate's own
+        configuration, and a change must never be able to relax its gate (SPEC 6).
+        """
+        view = self.change
+        if view.base_ref is None or view.changes is not None:
+            return []
+        return [
+            Condition(
+                metric="change",
+                name="evidence",
+                passed=False,
+                message=f"change: cannot verify that the change leaves the gate's configuration "
+                f"alone: {view.error}",
+            )
+        ]
 
     def _waive(
         self, metrics: list[EvalMetric]

@@ -137,3 +137,18 @@ def test_an_unknown_base_ref_is_a_clear_error(repo: pytest.Pytester) -> None:
     lint = metric(read_report(repo), "lint_score")
     assert lint["status"] == "error"
     assert "origin/nope" in lint["reason"]
+
+
+def test_a_change_git_cannot_diff_fails_closed_even_without_changed_scope(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pull request in a shallow clone: the base is named but cannot be diffed, so nothing
+    # proves the change left the gate's configuration alone.
+    monkeypatch.setenv("GITHUB_BASE_REF", "no-such-branch")
+    result = repo.runpytest("--confgate")
+    assert result.ret == 1
+    reasons = read_report(repo)["reasons"]
+    assert reasons[0].startswith(
+        "change: cannot verify that the change leaves the gate's configuration alone: "
+    )
+    assert "no-such-branch" in reasons[0]
