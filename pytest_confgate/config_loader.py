@@ -8,7 +8,6 @@ keys and object-building tags; TOML with ``tomllib``. Every problem becomes one 
 from __future__ import annotations
 
 import difflib
-import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -21,11 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.exceptions import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from pytest_confgate.textfile import read_text_file, tomllib
 
 MAX_CONFIG_BYTES = 1024 * 1024
 YAML_NAMES = ("confgate.yml", "confgate.yaml")
@@ -110,24 +105,7 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"{path}:1: the file is {size} bytes, over the {MAX_CONFIG_BYTES} byte limit "
-                "for a configuration file; is this the right file?"
-            )
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror}); check the path") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            f"{path}:{line}: the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}); "
-            "save it as UTF-8"
-        ) from None
+    return read_text_file(path, MAX_CONFIG_BYTES, "configuration file", "check the path")
 
 
 # --- YAML -------------------------------------------------------------------------------

@@ -15,14 +15,10 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover -- Python 3.10
-    import tomli as tomllib
+from pytest_confgate.textfile import tomllib
 
 # bandit.core.constants.EXCLUDE (a test keeps them equal): importing bandit costs its start-up.
 BANDIT_DEFAULT_EXCLUDE = (

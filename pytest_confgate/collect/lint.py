@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -34,11 +33,7 @@ from pytest_confgate.collect.tool_cache import (
 )
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover -- Python 3.10
-    import tomli as tomllib
+from pytest_confgate.textfile import tomllib
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
 SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")

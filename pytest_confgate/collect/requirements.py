@@ -30,6 +30,7 @@ from pytest_confgate.collect.checklist import markdown_lines
 from pytest_confgate.config import RequirementMetricConfig
 from pytest_confgate.exceptions import ConfigError
 from pytest_confgate.models import EvalMetric, MetricStatus
+from pytest_confgate.textfile import read_text_file
 
 METRIC_TYPE = "requirement_coverage"
 MAX_REQUIREMENTS_BYTES = 4 * 1024 * 1024
@@ -72,26 +73,9 @@ def load_requirements(path: Path) -> list[Requirement]:
 
 
 def _read_text(path: Path) -> str:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_REQUIREMENTS_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: the requirements file cannot be read ({exc.strerror}); check `requirements:`"
-        ) from None
-    if len(raw) > MAX_REQUIREMENTS_BYTES:
-        raise ConfigError(
-            f"{path}:1: the requirements file is over the {MAX_REQUIREMENTS_BYTES} byte "
-            "limit; is this the right file?"
-        )
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(
-            f"{path}:{line}: the requirements file is not valid UTF-8 "
-            f"(byte 0x{raw[exc.start]:02x}); save it as UTF-8"
-        ) from None
+    return read_text_file(
+        path, MAX_REQUIREMENTS_BYTES, "requirements file", "check `requirements:`"
+    )
 
 
 def _from_markdown(path: Path, text: str) -> list[Requirement]:

@@ -33,11 +33,7 @@ from pytest_confgate.collect._tool import (
 from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files, sha256_file
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover -- Python 3.10
-    import tomli as tomllib
+from pytest_confgate.textfile import tomllib
 
 FORMAT_ARGS = ("-f", "json", "-q")
 _MAX_NAMED_ERRORS = 5

@@ -243,7 +243,9 @@ def test_validate_refuses_a_non_utf8_file_with_its_line(
     code, out, err = run(capsys, "validate", "gate.yml")
 
     assert (code, out) == (ExitCode.USAGE_ERROR, "")
-    assert err == "gate.yml:2: the file is not valid UTF-8 (byte 0xe9); save it as UTF-8\n"
+    assert err == (
+        "gate.yml:2: the configuration file is not valid UTF-8 (byte 0xe9); save it as UTF-8\n"
+    )
 
 
 def test_validate_refuses_a_file_over_one_mebibyte(
@@ -255,8 +257,8 @@ def test_validate_refuses_a_file_over_one_mebibyte(
 
     assert (code, out) == (ExitCode.USAGE_ERROR, "")
     assert err == (
-        "gate.yml:1: the file is 1048577 bytes, over the 1048576 byte limit for a "
-        "configuration file; is this the right file?\n"
+        "gate.yml:1: the configuration file is over the 1048576 byte limit; "
+        "is this the right file?\n"
     )
 
 

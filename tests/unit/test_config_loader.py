@@ -634,7 +634,7 @@ def test_a_non_utf8_file_is_refused_at_the_line_of_the_first_bad_byte(tmp_path: 
     path.write_bytes(b"version: 1\ngate:\n  risk_tier: T1\nproject: caf\xe9\n")
 
     assert the_one_problem(tmp_path) == (
-        f"{path}:4: the file is not valid UTF-8 (byte 0xe9); save it as UTF-8"
+        f"{path}:4: the configuration file is not valid UTF-8 (byte 0xe9); save it as UTF-8"
     )
 
 
@@ -643,7 +643,7 @@ def test_a_utf16_file_is_refused_as_not_utf8(tmp_path: Path) -> None:
     path.write_bytes("version: 1\n".encode("utf-16"))
 
     assert the_one_problem(tmp_path) == (
-        f"{path}:1: the file is not valid UTF-8 (byte 0xff); save it as UTF-8"
+        f"{path}:1: the configuration file is not valid UTF-8 (byte 0xff); save it as UTF-8"
     )
 
 
@@ -653,11 +653,10 @@ def test_a_file_over_one_mebibyte_is_refused_without_being_parsed(
 ) -> None:
     # Not valid YAML or TOML either: the size check must come first.
     path = write(tmp_path, name, "[tool.confgate]\n" + "{" * MAX_CONFIG_BYTES)
-    size = path.stat().st_size
-
+    assert path.stat().st_size == MAX_CONFIG_BYTES + len("[tool.confgate]\n")
     assert the_one_problem(tmp_path) == (
-        f"{path}:1: the file is {size} bytes, over the {MAX_CONFIG_BYTES} byte limit for a "
-        "configuration file; is this the right file?"
+        f"{path}:1: the configuration file is over the {MAX_CONFIG_BYTES} byte limit; "
+        "is this the right file?"
     )
 
 
