@@ -26,6 +26,7 @@ from pytest_confgate.collect._tool import (
 )
 from pytest_confgate.collect.tool_cache import (
     ToolCache,
+    cached_tool_version,
     chunked,
     digest_files,
     sha256_file,
@@ -183,7 +184,9 @@ def _measure_cached(
     if not paths:
         raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
     started = time.perf_counter()
-    details["version"] = version = tool_version([*prefix, "--version"], cwd=root)
+    details["version"] = version = cached_tool_version(
+        [*prefix, "--version"], cache_dir, lambda argv: tool_version(argv, cwd=root)
+    )
     listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
     listed = sorted(_listed_files(run_tool(listing_argv, cwd=root, timeout_s=timeout_s), root))
     digests = {name: sha256_file(root / name) for name in listed}

@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -198,3 +198,45 @@ def _locked(lock_path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def cached_tool_version(
+    argv: Sequence[str], cache_dir: Path, ask: Callable[[Sequence[str]], str | None]
+) -> str | None:
+    """``ask(argv)``'s answer, remembered while the executable's file stays the same.
+
+    Starting ``ruff --version`` costs a process on every warm run, more than the cached lint
+    itself. Only a lone executable path is remembered, keyed by its resolved path, size and
+    mtime (a reinstall changes them); a launcher such as ``uvx ruff`` may pick another version
+    each time, so it is always asked.
+    """
+    if len(argv) != 2 or not os.path.isabs(argv[0]):
+        return ask(argv)
+    try:
+        real = os.path.realpath(argv[0])
+        info = os.stat(real)
+    except OSError:
+        return ask(argv)
+    key = sha256_json([SCHEMA, real, info.st_size, info.st_mtime_ns, info.st_ino, list(argv)])
+    path = cache_dir / "versions.json"
+    known = _read_versions(path)
+    if isinstance(known.get(key), str):
+        return str(known[key])
+    version = ask(argv)
+    if version is not None:
+        with contextlib.suppress(OSError):
+            cache_dir.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError), _locked(path.with_suffix(".lock")):
+            known = _read_versions(path)
+            known[key] = version
+            # A handful of tools; drop the oldest entries so reinstalls cannot grow the file.
+            _write_atomically(path, json.dumps(dict(list(known.items())[-32:])))
+    return version
+
+
+def _read_versions(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

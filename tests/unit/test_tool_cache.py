@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,12 @@ import pytest
 
 from pytest_confgate.collect.lint import collect_lint_score, default_ruff_command
 from pytest_confgate.collect.security import collect_security_score, default_bandit_command
-from pytest_confgate.collect.tool_cache import ToolCache, chunked, sha256_file
+from pytest_confgate.collect.tool_cache import (
+    ToolCache,
+    cached_tool_version,
+    chunked,
+    sha256_file,
+)
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
 
 needs_ruff = pytest.mark.skipif(default_ruff_command() is None, reason="ruff is a dependency")
@@ -268,3 +274,46 @@ def test_explicit_file_lists_are_split_into_argv_sized_batches() -> None:
     assert [name for batch in batches for name in batch] == names
     assert len(batches) > 1
     assert all(sum(len(name) + 1 for name in batch) <= 100_001 for batch in batches)
+
+
+def test_a_tool_version_is_asked_once_until_the_executable_changes(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho tool 1.0\n")
+    asked: list[list[str]] = []
+
+    def ask(argv: Sequence[str]) -> str | None:
+        asked.append(list(argv))
+        return tool.read_text().split()[-1]
+
+    cache = tmp_path / "cache"
+    argv = [str(tool), "--version"]
+    assert cached_tool_version(argv, cache, ask) == "1.0"
+    assert cached_tool_version(argv, cache, ask) == "1.0"
+    assert len(asked) == 1  # the second answer came from the cache
+    tool.write_text("#!/bin/sh\necho tool 2.0.1\n")  # a reinstall: new size and mtime
+    assert cached_tool_version(argv, cache, ask) == "2.0.1"
+    assert len(asked) == 2
+
+
+def test_a_launcher_or_an_unknown_version_is_never_remembered(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def ask(argv: Sequence[str]) -> str | None:
+        calls.append(argv[0])
+        return None if argv[0] == sys.executable else "0.9"
+
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        assert cached_tool_version(["uvx", "ruff", "--version"], cache, ask) == "0.9"
+        assert cached_tool_version([sys.executable, "--version"], cache, ask) is None
+    assert calls == ["uvx", sys.executable] * 2
+
+
+def test_an_unreadable_version_cache_is_asked_again_and_rewritten(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "versions.json").write_text("[not a mapping")
+    argv = [sys.executable, "--version"]
+    assert cached_tool_version(argv, cache, lambda _: "3.11") == "3.11"
+    assert cached_tool_version(argv, cache, lambda _: "never asked") == "3.11"
