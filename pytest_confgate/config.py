@@ -7,9 +7,10 @@ in ``config_loader``; this module only says what a valid configuration is.
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pytest_confgate.models import RiskTier, Severity
 
@@ -19,10 +20,63 @@ Text = Annotated[str, Field(min_length=1)]
 Glob = Annotated[str, Field(min_length=1, max_length=500)]
 Scope = Literal["all", "changed"]
 """``changed``: only what the change touched since ``base_ref`` counts (SPEC 4, issue 3)."""
+AgentName = Annotated[str, Field(min_length=1, max_length=100)]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=200)]
+Milliseconds = Annotated[int, Field(gt=0, le=3_600_000)]
+Condition_ = Annotated[str, Field(min_length=1, max_length=1000)]
+"""An exit condition (CEL, compiled by the overlays); capped so no expression is huge."""
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _AgentConfig(_Model):
+    timeout_ms: Milliseconds = 30_000
+    """One call's limit; a call past it is a failure of that call, never a long wait."""
+
+
+class CommandAgentConfig(_AgentConfig):
+    """An agent that is a program: the prompt on stdin, the answer on stdout."""
+
+    provider: Literal["command"]
+    command: Annotated[list[Text], Field(min_length=1)]
+    timeout_ms: Milliseconds = 600_000
+    max_output_bytes: Annotated[int, Field(gt=0, le=64 * 1024 * 1024)] = 1024 * 1024
+
+
+class LlmAgentConfig(_AgentConfig):
+    model: Text
+    base_url: Text | None = None
+    max_tokens: Annotated[int, Field(gt=0, le=200_000)] = 300
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    deadline_ms: Milliseconds | None = None
+    """All attempts together; default three times ``timeout_ms``."""
+
+
+class OpenAIAgentConfig(LlmAgentConfig):
+    """Any OpenAI-compatible server (OpenAI, Azure with ``api_version``, vLLM, Ollama)."""
+
+    provider: Literal["openai"]
+    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 0.1
+    api_key_env: EnvName = "OPENAI_API_KEY"
+    api_version: Text | None = None
+    """Set for Azure OpenAI: ``base_url`` is then the Azure endpoint."""
+
+
+class AnthropicAgentConfig(LlmAgentConfig):
+    """Anthropic's Messages API, or a server speaking it at ``base_url``."""
+
+    provider: Literal["anthropic"]
+    temperature: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
+    """Sent only when set: recent Claude models refuse any value but their default."""
+    api_key_env: EnvName = "ANTHROPIC_API_KEY"
+
+
+AgentConfig = Annotated[
+    CommandAgentConfig | OpenAIAgentConfig | AnthropicAgentConfig,
+    Field(discriminator="provider"),
+]
 
 
 class _MetricConfig(_Model):
@@ -86,8 +140,31 @@ class RequirementMetricConfig(_MetricConfig):
     """``requirement_coverage``: requirements with a passing linked test / all."""
 
     type: Literal["requirement_coverage"]
-    requirements: Text
+    requirements: Text | None = None
     """A YAML file (``[{id, title}]``) or Markdown with IDs in headings."""
+
+
+DEFAULT_JUDGE_CRITERIA = (
+    "The change does what the task asks, completely.",
+    "The change is correct: no bugs, unhandled cases or regressions are visible.",
+    "The change is tested, and the tests would catch its breakage.",
+    "The change is safe and maintainable: no security problem, clear code.",
+)
+
+
+class LlmJudgeMetricConfig(_MetricConfig):
+    """An independent evaluator agent scores the change (SPEC 4); never the task's author."""
+
+    type: Literal["llm_judge"]
+    evaluator_agent: AgentName | None = None
+    """Required (checked with the seed's exact message by ``cross_check``)."""
+    criteria: Annotated[list[Text], Field(min_length=1, max_length=50)] = Field(
+        default_factory=lambda: list(DEFAULT_JUDGE_CRITERIA)
+    )
+    repeats: Annotated[int, Field(ge=1, le=9)] = 1
+    task: Text | None = None
+    """What the change is for; default: the pull request's title and body, else the commits."""
+    max_diff_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 60_000
 
 
 MetricConfig = Annotated[
@@ -96,7 +173,8 @@ MetricConfig = Annotated[
     | LintMetricConfig
     | SecurityMetricConfig
     | ChecklistMetricConfig
-    | RequirementMetricConfig,
+    | RequirementMetricConfig
+    | LlmJudgeMetricConfig,
     Field(discriminator="type"),
 ]
 
@@ -109,6 +187,20 @@ HARD_CONDITIONS: dict[str, str] = {
 
 DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity": 0}
 """Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
+
+
+def _checked_metrics(metrics: list[MetricConfig]) -> list[MetricConfig]:
+    seen: dict[str, int] = {}
+    for index, metric in enumerate(metrics):
+        if metric.type in seen:
+            raise ValueError(
+                f"metric type {metric.type!r} is listed twice (entries {seen[metric.type]} "
+                f"and {index}); keep one entry"
+            )
+        seen[metric.type] = index
+    if metrics and not any(m.weight > 0 for m in metrics):
+        raise ValueError("metric weights are all zero; give at least one a weight > 0")
+    return metrics
 
 
 def default_metrics() -> list[MetricConfig]:
@@ -183,29 +275,103 @@ class PolicyConfig(_Model):
         )
 
 
+class HybridWeights(_Model):
+    """``method: hybrid`` mixes the formula and the LLM's score; the weights sum to 1."""
+
+    formula_weight: Fraction = 0.6
+    llm_weight: Fraction = 0.4
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> HybridWeights:
+        total = self.formula_weight + self.llm_weight
+        if abs(total - 1.0) > 0.001:
+            raise ValueError(
+                f"formula_weight + llm_weight must be 1.0 (+-0.001), got {total:g}; "
+                "for example formula_weight: 0.6, llm_weight: 0.4"
+            )
+        return self
+
+
+class LlmSettings(_Model):
+    """Per-use overrides of the evaluator agent's settings for the ``llm`` confidence call."""
+
+    timeout_ms: Milliseconds | None = 2000
+    max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
+
+
+class ConfidenceConfig(_Model):
+    """``gate.confidence`` (SPEC 5): an advisory score, off by default, never a verdict."""
+
+    enabled: bool = False
+    method: Literal["formula", "llm", "hybrid"] = "formula"
+    mode: Literal["composite", "raw"] = "composite"
+    threshold: Fraction = 0.8
+    hybrid: HybridWeights = Field(default_factory=HybridWeights)
+    evaluator_agent: AgentName | None = None
+    """Who gives the ``llm`` score; required for ``llm`` and ``hybrid``, never the author."""
+    prompt: Text | None = None
+    """A template file with ``{task}``, ``{diff}`` and ``{metrics}``; default: built in."""
+    llm_settings: LlmSettings = Field(default_factory=LlmSettings)
+
+
+class ConfidenceLoopConfig(ConfidenceConfig):
+    """``tasks.<name>.overlays.confidence_loop`` (seed 000): iterate until confident."""
+
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 3
+    metrics: list[MetricConfig] = Field(default_factory=default_metrics)
+    exit_conditions: list[Condition_] = Field(default_factory=list)
+
+    @field_validator("metrics")
+    @classmethod
+    def _check_metrics(cls, metrics: list[MetricConfig]) -> list[MetricConfig]:
+        return _checked_metrics(metrics)
+
+
+class PairedWorkflowConfig(_Model):
+    """``tasks.<name>.overlays.paired_workflow`` (seed 001): a driver and a challenger."""
+
+    enabled: bool = False
+    driver_agent: AgentName | None = None
+    challenger_agent: AgentName | None = None
+    role_switch: Literal["session", "subtask", "checkpoint"] = "session"
+    checkpoints: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 5
+    exit_conditions: list[Condition_] = Field(default_factory=list)
+
+
+class OverlaysConfig(_Model):
+    confidence_loop: ConfidenceLoopConfig = Field(default_factory=ConfidenceLoopConfig)
+    paired_workflow: PairedWorkflowConfig = Field(default_factory=PairedWorkflowConfig)
+
+
+class TaskConfig(_Model):
+    """One agent task for ``confgate run`` (SPEC 8)."""
+
+    agent: AgentName | None = None
+    prompt: Text | None = None
+    artifact: Text | None = None
+    subtasks: list[Text] = Field(default_factory=list)
+    hil: bool = False
+    overlays: OverlaysConfig = Field(default_factory=OverlaysConfig)
+
+
 class GateConfig(_Model):
     """``gate``: what ``pytest --confgate`` evaluates and how strictly."""
 
+    agent: AgentName | None = None
+    """Who authored the change: an ``llm_judge`` evaluator must be someone else."""
     risk_tier: RiskTier = "T1"
     risk_rules: list[RiskRule] = Field(default_factory=list)
     metrics: list[MetricConfig] = Field(default_factory=default_metrics)
+    confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
 
     @field_validator("metrics")
     @classmethod
     def _check_metrics(cls, metrics: list[MetricConfig]) -> list[MetricConfig]:
         # A field validator (not a model one) so the error names ``gate.metrics`` and its line.
-        seen: dict[str, int] = {}
-        for index, metric in enumerate(metrics):
-            if metric.type in seen:
-                raise ValueError(
-                    f"metric type {metric.type!r} is listed twice (entries {seen[metric.type]} "
-                    f"and {index}); keep one entry"
-                )
-            seen[metric.type] = index
-        if metrics and not any(m.weight > 0 for m in metrics):
-            raise ValueError("metric weights are all zero; give at least one a weight > 0")
-        return metrics
+        return _checked_metrics(metrics)
 
     def metric(self, metric_type: str) -> MetricConfig | None:
         """The configured entry for ``metric_type``, if any."""
@@ -230,4 +396,75 @@ class ConfgateConfig(_Model):
     source: list[Annotated[str, Field(min_length=1)]] | None = None
     base_ref: Text | None = None
     """What ``scope: changed`` and ``risk_rules`` compare against (else ``GITHUB_BASE_REF``)."""
+    agents: dict[AgentName, AgentConfig] = Field(default_factory=dict)
     gate: GateConfig = Field(default_factory=GateConfig)
+    tasks: dict[AgentName, TaskConfig] = Field(default_factory=dict)
+
+
+JUDGE_NEEDS_EVALUATOR = "llm_judge metric requires evaluator_agent to be set."
+JUDGE_NOT_AUTHOR = "llm_judge evaluator_agent must differ from task agent."
+KeyPath = tuple[str | int, ...]
+
+
+def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
+    """Rules that span keys (SPEC 3): agents that exist, judges that are not the author.
+
+    Returned as (key path, message) so the loader can name the line; the two ``llm_judge``
+    messages are the seeds' exact words.
+    """
+    problems: list[tuple[KeyPath, str]] = []
+    known = sorted(config.agents)
+
+    def agent(path: KeyPath, name: str | None) -> None:
+        if name is not None and name not in config.agents:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            defined = ", ".join(known) if known else "none"
+            problems.append(
+                (path, f"agent {name!r} is not defined under agents{hint}; defined: {defined}")
+            )
+
+    def metrics(path: KeyPath, items: list[MetricConfig], author: str | None) -> None:
+        for index, metric in enumerate(items):
+            if not isinstance(metric, LlmJudgeMetricConfig):
+                continue
+            at = (*path, index)
+            if metric.evaluator_agent is None:
+                problems.append((at, JUDGE_NEEDS_EVALUATOR))
+            elif metric.evaluator_agent == author:
+                problems.append(((*at, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+            else:
+                agent((*at, "evaluator_agent"), metric.evaluator_agent)
+
+    def confidence(path: KeyPath, block: ConfidenceConfig, author: str | None) -> None:
+        if block.method == "formula":
+            agent((*path, "evaluator_agent"), block.evaluator_agent)
+        elif block.evaluator_agent is None:
+            problems.append(
+                ((*path, "evaluator_agent"), f"method {block.method!r} needs evaluator_agent: "
+                 "the agent that gives the LLM's confidence (never the author)")
+            )
+        elif block.evaluator_agent == author:
+            problems.append(((*path, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+        else:
+            agent((*path, "evaluator_agent"), block.evaluator_agent)
+
+    agent(("gate", "agent"), config.gate.agent)
+    for index, item in enumerate(config.gate.metrics):
+        if isinstance(item, RequirementMetricConfig) and item.requirements is None:
+            problems.append(
+                (("gate", "metrics", index), "requirement_coverage needs `requirements: PATH`, "
+                 "a YAML file of {id, title} or Markdown with IDs in its headings")
+            )
+    metrics(("gate", "metrics"), config.gate.metrics, config.gate.agent)
+    confidence(("gate", "confidence"), config.gate.confidence, config.gate.agent)
+    for name, task in config.tasks.items():
+        at: KeyPath = ("tasks", name)
+        agent((*at, "agent"), task.agent)
+        loop = task.overlays.confidence_loop
+        metrics((*at, "overlays", "confidence_loop", "metrics"), loop.metrics, task.agent)
+        confidence((*at, "overlays", "confidence_loop"), loop, task.agent)
+        pair = task.overlays.paired_workflow
+        agent((*at, "overlays", "paired_workflow", "driver_agent"), pair.driver_agent)
+        agent((*at, "overlays", "paired_workflow", "challenger_agent"), pair.challenger_agent)
+    return problems

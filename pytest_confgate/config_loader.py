@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_confgate.config import ConfgateConfig
+from pytest_confgate.config import ConfgateConfig, cross_check
 from pytest_confgate.exceptions import ConfigError
 from pytest_confgate.textfile import read_text_file, tomllib
 
@@ -99,9 +99,17 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
             f"{path}:1: the configuration must be a mapping of keys, not {type(data).__name__}"
         )
     try:
-        return ConfgateConfig.model_validate(data)
+        config = ConfgateConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(path, exc, lines)) from None
+    found = sorted(
+        ((_line_for(at, lines), _dotted(at), message) for at, message in cross_check(config)),
+        key=lambda item: item[0],
+    )
+    problems = [f"{path}:{line}: {key}: {message}" for line, key, message in found]
+    if problems:
+        raise ConfigError(problems)
+    return config
 
 
 def _read_text(path: Path) -> str:
@@ -289,10 +297,11 @@ def _message(error: Mapping[str, Any], data_path: Path_, allowed: list[str] | No
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         tags = _union_tags(data_path)
         tag = error.get("ctx", {}).get("tag") if kind == "union_tag_invalid" else None
+        what, key = ("agent", "provider") if "agents" in data_path else ("metric", "type")
         if tag is None:
-            return f"each metric needs a 'type'; known types: {', '.join(tags)}"
+            return f"each {what} needs a {key!r}; known {key}s: {', '.join(tags)}"
         hint = _did_you_mean(str(tag), tags)
-        return f"unknown metric type {tag!r}{hint}; known types: {', '.join(tags)}"
+        return f"unknown {what} {key} {tag!r}{hint}; known {key}s: {', '.join(tags)}"
     message = str(error["msg"]).removeprefix("Value error, ")
     if isinstance(value, (str, int, float, bool)) or value is None:
         return f"{message} (got {value!r})"
@@ -366,10 +375,15 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _tag(model: Any) -> str | None:
-    is_model = isinstance(model, type) and issubclass(model, BaseModel)
-    field = model.model_fields.get("type") if is_model else None
-    args = typing.get_args(field.annotation) if field else ()
-    return str(args[0]) if args else None
+    """The literal a union member is picked by: a metric's ``type``, an agent's ``provider``."""
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return None
+    for name in ("type", "provider"):
+        field = model.model_fields.get(name)
+        args = typing.get_args(field.annotation) if field else ()
+        if args:
+            return str(args[0])
+    return None
 
 
 def _union_tags(data_path: Path_) -> list[str]:

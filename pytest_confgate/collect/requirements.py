@@ -220,6 +220,8 @@ def collect_requirement_coverage(
 
     Raises ``ConfigError`` for an unusable requirements file, as ``load_requirements`` does.
     """
+    if config.requirements is None:
+        raise ConfigError("requirement_coverage needs `requirements: PATH`")
     return requirement_metric(
         load_requirements(root / config.requirements), links, source=config.requirements
     )

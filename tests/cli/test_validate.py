@@ -133,7 +133,7 @@ def test_validate_without_any_configuration_says_the_defaults_apply(
 
 UNKNOWN_PROJEKT = (
     "projekt: unknown key 'projekt' (did you mean 'project'?); "
-    "allowed keys: base_ref, gate, project, source, version"
+    "allowed keys: agents, base_ref, gate, project, source, tasks, version"
 )
 
 
@@ -158,7 +158,7 @@ UNKNOWN_PROJEKT = (
             ["gate.yml"],
             [
                 "gate.yml:4: gate.metrics[0]: unknown metric type 'lint_scor' (did you mean "
-                "'lint_score'?); known types: checklist_completion, lint_score, "
+                "'lint_score'?); known types: checklist_completion, lint_score, llm_judge, "
                 "requirement_coverage, security_score, test_coverage, test_pass_rate"
             ],
         ),

@@ -19,8 +19,8 @@ from pytest_confgate.exceptions import ConfigError
 
 DEFAULT_METRICS = ["test_pass_rate", "test_coverage", "lint_score", "security_score"]
 KNOWN_TYPES = (
-    "known types: checklist_completion, lint_score, requirement_coverage, security_score, "
-    "test_coverage, test_pass_rate"
+    "known types: checklist_completion, lint_score, llm_judge, requirement_coverage, "
+    "security_score, test_coverage, test_pass_rate"
 )
 PROBLEM_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>[0-9]+): (?P<rest>[^\n]*)$")
 
@@ -276,14 +276,14 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             3,
             "projekt",
             "unknown key 'projekt' (did you mean 'project'?); "
-            "allowed keys: base_ref, gate, project, source, version",
+            "allowed keys: agents, base_ref, gate, project, source, tasks, version",
         ),
         (
             "gate:\n  risk_tier: T1\n  metricz: []\n",
             5,
             "gate.metricz",
             "unknown key 'metricz' (did you mean 'metrics'?); "
-            "allowed keys: metrics, policy, risk_rules, risk_tier",
+            "allowed keys: agent, confidence, metrics, policy, risk_rules, risk_tier",
         ),
         (
             "gate:\n  metrics:\n    - type: lint_score\n      weigth: 2\n",
@@ -303,7 +303,8 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             "colour: blue\n",
             3,
             "colour",
-            "unknown key 'colour'; allowed keys: base_ref, gate, project, source, version",
+            "unknown key 'colour'; allowed keys: agents, base_ref, gate, project, source, tasks, "
+            "version",
         ),
         (
             "gate:\n  metrics:\n    - type: test_pass_rate\n    - type: lint_scor\n",
@@ -312,10 +313,10 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             f"unknown metric type 'lint_scor' (did you mean 'lint_score'?); {KNOWN_TYPES}",
         ),
         (
-            "gate:\n  metrics:\n    - type: llm_judge\n",
+            "gate:\n  metrics:\n    - type: llm_jugde\n",
             5,
             "gate.metrics[0]",
-            f"unknown metric type 'llm_judge'; {KNOWN_TYPES}",
+            f"unknown metric type 'llm_jugde' (did you mean 'llm_judge'?); {KNOWN_TYPES}",
         ),
         (
             "gate:\n  metrics:\n    - weight: 2\n",
