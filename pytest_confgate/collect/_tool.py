@@ -84,7 +84,12 @@ def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float) -> ToolResult:
     )
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc``'s whole process group (start it with ``start_new_session=True``).
+
+    Shared with the command agent (``agents/command.py``): a hung tool or agent must not leave
+    its children behind. The caller still reaps ``proc``.
+    """
     killpg = getattr(os, "killpg", None)  # POSIX only; elsewhere kill the process itself
     try:
         if killpg is not None:
@@ -93,6 +98,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
     except ProcessLookupError:
         pass  # it finished between the timeout and the kill
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    kill_process_group(proc)
     try:
         # Reap it; a grandchild that escaped the group may still hold the pipes open.
         proc.communicate(timeout=5.0)

@@ -1,0 +1,199 @@
+"""Provider ``command``: an agent that is a program (SPEC 3).
+
+The prompt goes to stdin (after the ``system`` text and a blank line, when there is one:
+a command-line agent has no other place for it) and the answer is stdout. The program gets
+an argv list, never a shell, and its own session: a timeout kills its whole process group.
+
+Output past ``max_output_bytes`` is an error, not a truncated answer: the program is killed
+and the call fails, because a judge parsing half an answer could pass a change it never read.
+Invalid UTF-8 in the answer is replaced (U+FFFD), never fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import time
+from collections.abc import Mapping
+from typing import IO, cast
+
+from pytest_confgate.agents import AgentReply
+from pytest_confgate.collect._tool import kill_process_group
+from pytest_confgate.config import CommandAgentConfig
+from pytest_confgate.exceptions import AgentError
+
+STDERR_TAIL_CHARS = 2000
+_CHUNK = 64 * 1024
+
+
+class _TimedOut(Exception):
+    """The deadline passed before the program closed its output and exited."""
+
+
+class _TooMuchOutput(Exception):
+    """The program printed more than ``max_output_bytes``."""
+
+
+class CommandAgent:
+    """Runs ``config.command`` once per ``ask``; ``environ`` (default: ours) is its environment."""
+
+    def __init__(
+        self, name: str, config: CommandAgentConfig, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.name = name
+        self._config = config
+        self._env = dict(environ) if environ is not None else None
+
+    def __repr__(self) -> str:
+        return f"CommandAgent(name={self.name!r}, command={self._config.command!r})"
+
+    def ask(self, prompt: str, *, system: str | None = None) -> AgentReply:
+        """Run the program with the prompt on stdin; its stdout is the answer."""
+        text = f"{system}\n\n{prompt}" if system else prompt
+        timeout_s = self._config.timeout_ms / 1000
+        started = time.perf_counter()
+        proc = self._start()
+        try:
+            out, err = _exchange(
+                proc,
+                text.encode("utf-8", errors="replace"),  # a lone surrogate must not crash a call
+                started + timeout_s,
+                self._config.max_output_bytes,
+            )
+        except (_TimedOut, _TooMuchOutput) as stop:
+            _kill(proc)
+            raise AgentError(self._stop_message(stop)) from None
+        except BaseException:
+            _kill(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
+            raise
+        finally:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        latency_s = time.perf_counter() - started
+        if proc.returncode != 0:
+            raise AgentError(self._exit_message(proc.returncode, err))
+        return AgentReply(
+            text=out.decode("utf-8", errors="replace"),
+            latency_s=latency_s,
+            input_tokens=None,
+            output_tokens=None,
+            model=None,
+            attempts=1,
+        )
+
+    @property
+    def _program(self) -> str:
+        return repr(self._config.command[0])
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        try:
+            return subprocess.Popen(  # an argv list, never a shell (S603 is ignored project-wide)
+                self._config.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self._env,
+                start_new_session=True,  # its own process group, killed whole on timeout
+            )
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            problem = "was not found on PATH"
+            raise AgentError(self._start_message(problem)) from exc
+        except PermissionError as exc:
+            raise AgentError(self._start_message("is not executable")) from exc
+
+    def _start_message(self, problem: str) -> str:
+        return (
+            f"agent {self.name!r}: command {self._program} {problem}; install it or give its"
+            f" full path in agents.{self.name}.command"
+        )
+
+    def _stop_message(self, stop: Exception) -> str:
+        config = self._config
+        if isinstance(stop, _TooMuchOutput):
+            what = f"printed more than max_output_bytes ({config.max_output_bytes} bytes)"
+            advice = f"raise agents.{self.name}.max_output_bytes if that much output is right"
+        else:
+            what = f"did not answer within {config.timeout_ms / 1000:g} s (timeout_ms)"
+            advice = f"raise agents.{self.name}.timeout_ms or make the program faster"
+        return (
+            f"agent {self.name!r}: command {self._program} {what} and was killed with its"
+            f" process group; {advice}"
+        )
+
+    def _exit_message(self, returncode: int, err: bytes) -> str:
+        how = f"exited with status {returncode}"
+        if returncode < 0:
+            how = f"was killed by signal {-returncode}"
+        stderr = err.decode("utf-8", errors="replace").strip()
+        tail = f"; stderr ends with:\n{stderr[-STDERR_TAIL_CHARS:]}" if stderr else ""
+        return f"agent {self.name!r}: command {self._program} {how}{tail}"
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], data: bytes, deadline: float, cap: int
+) -> tuple[bytes, bytes]:
+    """Feed ``data`` to stdin while reading stdout and stderr, until exit or the deadline.
+
+    One thread with a selector (as ``Popen.communicate`` does on POSIX), so that output can
+    be capped while it arrives and no reader thread outlives a killed program.
+    """
+    # All three are pipes (see ``_start``), never None.
+    stdin, stdout, stderr = (cast("IO[bytes]", s) for s in (proc.stdin, proc.stdout, proc.stderr))
+    out, err = bytearray(), bytearray()
+    pending = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        if pending:
+            os.set_blocking(stdin.fileno(), False)
+            selector.register(stdin, selectors.EVENT_WRITE)
+        else:
+            stdin.close()
+        selector.register(stdout, selectors.EVENT_READ)
+        selector.register(stderr, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _ in selector.select(_remaining(deadline)):
+                stream: IO[bytes] = key.fileobj  # type: ignore[assignment]  # we registered IO[bytes]
+                if stream is stdin:
+                    pending = _write_some(stdin, pending)
+                    if not pending:
+                        selector.unregister(stdin)
+                        stdin.close()
+                    continue
+                chunk = os.read(key.fd, _CHUNK)
+                if not chunk:
+                    selector.unregister(stream)
+                    continue
+                if stream is stdout:
+                    out += chunk
+                    if len(out) > cap:
+                        raise _TooMuchOutput
+                else:
+                    err = (err + chunk)[-STDERR_TAIL_CHARS * 4 :]  # enough for the tail we quote
+    try:
+        proc.wait(_remaining(deadline))
+    except subprocess.TimeoutExpired:
+        raise _TimedOut from None  # it closed its output but kept running
+    return bytes(out), bytes(err)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    kill_process_group(proc)
+    proc.wait()
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise _TimedOut
+    return left
+
+
+def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
+    try:
+        written = os.write(stdin.fileno(), pending[:_CHUNK])
+    except BlockingIOError:
+        return pending
+    except BrokenPipeError:  # the program stopped reading: what it has read is its prompt
+        return pending[:0]
+    return pending[written:]

@@ -1,0 +1,165 @@
+"""The ``command`` provider with real programs: the prompt on stdin, the answer on stdout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_confgate.agents import Agent, build_agent
+from pytest_confgate.config import CommandAgentConfig
+from pytest_confgate.exceptions import AgentError
+
+
+def _agent(*command: str, **fields: Any) -> Agent:
+    config = CommandAgentConfig(provider="command", command=list(command), **fields)
+    return build_agent("dev", config)
+
+
+def _python(code: str, **fields: Any) -> Agent:
+    return _agent(sys.executable, "-c", code, **fields)
+
+
+def test_the_prompt_goes_to_stdin_and_stdout_is_the_answer() -> None:
+    agent = _python("import sys; sys.stdout.write(sys.stdin.read().upper())")
+
+    reply = agent.ask("fix the bug", system="be brief")
+
+    assert reply.text == "BE BRIEF\n\nFIX THE BUG"
+    assert reply.attempts == 1
+    assert (reply.input_tokens, reply.output_tokens, reply.model) == (None, None, None)
+    assert 0 < reply.latency_s < 2
+
+
+def test_a_large_prompt_and_answer_stream_through_without_deadlock() -> None:
+    prompt = "x" * (3 * 1024 * 1024)  # far beyond a pipe buffer, both ways at once
+
+    reply = _agent("cat", max_output_bytes=4 * 1024 * 1024, timeout_ms=5000).ask(prompt)
+
+    assert reply.text == prompt
+
+
+def test_a_program_that_ignores_its_stdin_still_answers() -> None:
+    reply = _python("print('done')").ask("y" * (1024 * 1024))
+
+    assert reply.text == "done\n"
+
+
+def test_the_environment_given_is_the_programs_environment() -> None:
+    environ = {"PATH": os.environ.get("PATH", ""), "GREETING": "hello from the gate"}
+    agent = build_agent(
+        "dev",
+        CommandAgentConfig(
+            provider="command",
+            command=[sys.executable, "-c", "import os; print(os.environ['GREETING'])"],
+        ),
+        environ=environ,
+    )
+
+    assert agent.ask("").text == "hello from the gate\n"
+
+
+def test_a_non_zero_exit_is_an_error_quoting_the_end_of_stderr() -> None:
+    code = "import sys; sys.stderr.write('noise ' * 2000 + 'the real cause'); sys.exit(3)"
+
+    with pytest.raises(AgentError) as caught:
+        _python(code).ask("hello")
+
+    message = str(caught.value)
+    assert message.startswith(f"agent 'dev': command {sys.executable!r} exited with status 3;")
+    assert message.endswith("noise the real cause")
+    assert len(message) < 2300  # the tail, not 12 000 characters of noise
+
+
+def test_a_program_killed_by_a_signal_says_which() -> None:
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+
+    with pytest.raises(AgentError, match="was killed by signal 15"):
+        _python(code).ask("hello")
+
+
+def test_invalid_utf8_in_the_answer_is_replaced_not_fatal() -> None:
+    reply = _python(r"import sys; sys.stdout.buffer.write(b'ok \xff\xfe end')").ask("hello")
+
+    assert reply.text == "ok \ufffd\ufffd end"
+
+
+def test_output_up_to_the_cap_is_accepted() -> None:
+    reply = _python("print('a' * 999)", max_output_bytes=1000).ask("")
+
+    assert len(reply.text) == 1000
+
+
+def test_output_past_the_cap_is_an_error() -> None:
+    with pytest.raises(AgentError, match=r"printed more than max_output_bytes \(1000 bytes\)"):
+        _python("print('a' * 1000)", max_output_bytes=1000).ask("")
+
+
+def test_endless_output_is_cut_off_quickly() -> None:
+    code = "import sys\nwhile True: sys.stdout.write('x' * 65536)"
+
+    started = time.perf_counter()
+    with pytest.raises(AgentError, match="max_output_bytes"):
+        _python(code, max_output_bytes=200_000, timeout_ms=10_000).ask("")
+
+    assert time.perf_counter() - started < 2
+
+
+def test_a_slow_program_times_out_fast() -> None:
+    started = time.perf_counter()
+    with pytest.raises(AgentError, match=r"did not answer within 0\.3 s \(timeout_ms\)"):
+        _agent("sleep", "30", timeout_ms=300).ask("hello")
+
+    assert time.perf_counter() - started < 1.5
+
+
+def test_a_program_that_closes_stdout_but_keeps_running_times_out() -> None:
+    code = "import os, time; os.close(1); time.sleep(30)"
+
+    with pytest.raises(AgentError, match="did not answer within"):
+        _python(code, timeout_ms=500).ask("hello")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+def test_a_timeout_kills_the_programs_whole_process_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    script = tmp_path / "spawner"
+    script.write_text(f'#!/bin/sh\nsleep 30 &\necho $! > "{pidfile}"\nwait\n')
+    script.chmod(0o755)
+
+    with pytest.raises(AgentError, match="killed with its process group"):
+        _agent(str(script), timeout_ms=300).ask("hello")
+
+    assert _gone(int(pidfile.read_text()))
+
+
+def test_a_missing_program_is_an_error_saying_what_to_do() -> None:
+    with pytest.raises(AgentError, match="'no-such-agent-program' was not found on PATH; install"):
+        _agent("no-such-agent-program").ask("hello")
+
+
+def test_a_file_that_is_not_executable_is_an_error(tmp_path: Path) -> None:
+    program = tmp_path / "agent"
+    program.write_text("#!/bin/sh\necho hi\n")
+
+    with pytest.raises(AgentError, match="is not executable"):
+        _agent(str(program)).ask("hello")
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie waiting for init to reap it counts as gone)."""
+    for _ in range(100):  # SIGKILL is asynchronous: give the kernel a moment, not a deadline
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)  # do not leave it behind if the assertion fails
+    return False
