@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.agent_evidence import AgentEvidence
 from pytest_confgate.changes_gate import (
     applied_tier,
     is_source_file,
@@ -38,6 +39,7 @@ from pytest_confgate.config import (
     ChecklistMetricConfig,
     CoverageMetricConfig,
     LintMetricConfig,
+    LlmJudgeMetricConfig,
     MetricConfig,
     RequirementMetricConfig,
     SecurityMetricConfig,
@@ -75,6 +77,8 @@ class GateRun:
         self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
         self.sources = resolve_sources(self.root, self.config.source)
         self._requirements = self._load_requirements()
+        self.agents = AgentEvidence(self.config, self.root, self.environ, self.change, loaded.path)
+        self.agents.preflight()  # a missing key or SDK stops the run before any test
         if plugins is None:
             plugins = PluginHost()
             plugins.load_entry_points()
@@ -150,7 +154,19 @@ class GateRun:
         ``links`` maps requirement ids to the (test id, passed) pairs of linked tests.
         """
         self.stop_tracing()
-        metrics = [self._metric(config, tests, links or {}) for config in self.gate.metrics]
+        measured = {
+            index: self._metric(config, tests, links or {})
+            for index, config in enumerate(self.gate.metrics)
+            if not isinstance(config, LlmJudgeMetricConfig)
+        }
+        # The judge reads the other measurements, so it is asked last (and only once).
+        for index, config in enumerate(self.gate.metrics):
+            if isinstance(config, LlmJudgeMetricConfig):
+                judged = self.agents.judge(config, list(measured.values()))
+                measured[index] = judged.model_copy(
+                    update={"weight": config.weight, "threshold": config.min}
+                )
+        metrics = [measured[index] for index in range(len(self.gate.metrics))]
         metrics, waivers, expired = self._waive(metrics)
         if self._pool is not None:
             self._pool.shutdown(wait=True)
@@ -162,6 +178,7 @@ class GateRun:
         )
         extra += self.plugins.problems + expired + self._unverified_change()
         verdict = decide(self.gate, tier, metrics, tests, found, extra=extra)
+        confidence = self.agents.confidence(metrics)  # advisory: computed after the decision
         _, needed, _ = self.gate.policy.tier(tier)
         report = GateReport(
             tool_version=_tool_version(),
@@ -178,7 +195,7 @@ class GateRun:
             metrics=metrics,
             conditions=verdict.conditions,
             tests=tests,
-            confidence=None,
+            confidence=confidence,
             signoffs=found.model_copy(update={"required": needed}),
         )
         self.plugins.gate_finished(report)
@@ -321,7 +338,7 @@ class GateRun:
         return {
             config.requirements: load_requirements(self.root / config.requirements)
             for config in self.gate.metrics
-            if isinstance(config, RequirementMetricConfig)
+            if isinstance(config, RequirementMetricConfig) and config.requirements is not None
         }
 
     def _metric(self, config: MetricConfig, tests: TestOutcomes, links: Links) -> EvalMetric:
@@ -329,7 +346,7 @@ class GateRun:
             metric = pass_rate_metric(tests)
         elif isinstance(config, ChecklistMetricConfig):
             metric = collect_checklist(config, self.root, self.environ)
-        elif isinstance(config, RequirementMetricConfig):
+        elif isinstance(config, RequirementMetricConfig) and config.requirements is not None:
             requirements = self._requirements[config.requirements]
             metric = requirement_metric(requirements, links, source=config.requirements)
         elif config.type == "test_coverage" and self._coverage is not None:

@@ -147,6 +147,21 @@ class Verdict(_Frozen):
     auto_advance: bool = False
 
 
+class ConfidenceResult(_Frozen):
+    """The advisory score (SPEC 5): reported beside the verdict, never part of it."""
+
+    enabled: bool = True
+    method: Literal["formula", "llm", "hybrid"]
+    mode: Literal["composite", "raw"]
+    score: float = Field(ge=0.0, le=1.0)
+    scores: dict[str, float]
+    """Each metric's own value (unavailable counts as 0.0), by metric type."""
+    threshold: float = Field(ge=0.0, le=1.0)
+    advisory: str | None = None
+    """``"confidence threshold met"`` or None; an advice, never a promotion."""
+    breakdown: dict[str, Any] = Field(default_factory=dict)
+
+
 class GateReport(_Frozen):
     """The JSON report (SPEC 10): everything a person or a later step needs to trust a verdict."""
 
@@ -165,5 +180,5 @@ class GateReport(_Frozen):
     conditions: list[Condition]
     waivers: list[dict[str, Any]] = Field(default_factory=list)
     tests: TestOutcomes
-    confidence: dict[str, Any] | None = None
+    confidence: ConfidenceResult | None = None
     signoffs: Signoffs

@@ -374,3 +374,31 @@ def _prefix(root: Path, top: Path) -> str:
     except ValueError:
         return ""
     return "" if relative == "." else relative
+
+
+def change_diff(root: Path, merge_base: str | None, max_chars: int) -> str:
+    """The change as a unified diff for a reviewer: since ``merge_base`` (else HEAD), working
+    tree included, untracked files named; cut at ``max_chars`` (the reader says so).
+
+    Raises ``EvidenceError`` when git cannot produce it.
+    """
+    top = _top_level(root)
+    against = merge_base or "HEAD"
+    if _commit_of(top, against) is None:
+        raise EvidenceError(f"there is no commit {against!r} in {top} to diff against")
+    text = _run_diff(
+        top, "--no-color", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", against
+    )
+    untracked = [change.path for change in _untracked_files(top)]
+    if untracked:
+        text += "".join(f"new untracked file: {name}\n" for name in untracked)
+    return text[: max_chars + 1]
+
+
+def change_story(root: Path, merge_base: str | None, max_chars: int = 20_000) -> str:
+    """The commit messages of the change (``merge_base..HEAD``), newest first, or ''."""
+    if merge_base is None:
+        return ""
+    top = _top_level(root)
+    result = _git(top, "log", "--no-color", "--format=%s%n%n%b", f"{merge_base}..HEAD")
+    return result.stdout[:max_chars] if result.returncode == 0 else ""

@@ -22,6 +22,8 @@ def summary_lines(report: GateReport, report_path: str | None = None) -> list[st
             f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required} ({got})"
         )
     lines.append(decision_line(report))
+    if report.confidence is not None:
+        lines.append(confidence_line(report))
     for reason in report.reasons[:MAX_REASONS]:
         lines.append(f"  - {reason}")
     if len(report.reasons) > MAX_REASONS:
@@ -39,6 +41,19 @@ def decision_line(report: GateReport) -> str:
         Decision.NEEDS_SIGNOFF: "NEEDS SIGN-OFF",
     }[report.decision]
     return f"confgate: {word}"
+
+
+def confidence_line(report: GateReport) -> str:
+    """The advisory score, worded so nobody mistakes it for the verdict (SPEC 5)."""
+    result = report.confidence
+    assert result is not None  # noqa: S101 -- callers check
+    score, threshold = format_pair(result.score, result.threshold)
+    advice = result.advisory or "threshold not met"
+    fallback = " (LLM failed: formula used)" if "fallback" in result.breakdown else ""
+    return (
+        f"confidence {score} vs {threshold} ({result.method}, {result.mode}){fallback}: "
+        f"{advice}; advisory only, the decision above is the policy's"
+    )
 
 
 def verdict_line(report: GateReport) -> str | None:
@@ -73,6 +88,8 @@ def _note(metric: EvalMetric) -> str:
         return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
     if metric.type == "security_score":
         return f"  ({_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')})"
+    if metric.type == "llm_judge":
+        return f"  (judged by {d.get('evaluator_agent')}, spread {d.get('spread', 0):.2f})"
     return ""
 
 

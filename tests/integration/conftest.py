@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -77,3 +79,28 @@ def fake_tool(pytester: pytest.Pytester, name: str, body: str) -> list[str]:
     script = pytester.path / f"{name}.py"
     script.write_text(textwrap.dedent(body), encoding="utf-8")
     return [sys.executable, str(script)]
+
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(path: Path, *args: str) -> None:
+    env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
+    subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(project: pytest.Pytester) -> pytest.Pytester:
+    """The project committed on `main`, then checked out on a feature branch."""
+    project.path.joinpath(".gitignore").write_text(
+        "confgate-report.json\n__pycache__/\n", encoding="utf-8"
+    )
+    git(project.path, "init", "-q", "-b", "main")
+    git(project.path, "add", "-A")
+    git(project.path, "commit", "-q", "-m", "base")
+    git(project.path, "checkout", "-q", "-b", "feature")
+    return project

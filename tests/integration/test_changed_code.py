@@ -2,36 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
-from conftest import metric, read_report, write_config
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(path: Path, *args: str) -> None:
-    env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
-
-
-@pytest.fixture
-def repo(project: pytest.Pytester) -> pytest.Pytester:
-    """The project committed on `main`, then checked out on a feature branch."""
-    project.path.joinpath(".gitignore").write_text(
-        "confgate-report.json\n__pycache__/\n", encoding="utf-8"
-    )
-    git(project.path, "init", "-q", "-b", "main")
-    git(project.path, "add", "-A")
-    git(project.path, "commit", "-q", "-m", "base")
-    git(project.path, "checkout", "-q", "-b", "feature")
-    return project
+from conftest import git, metric, read_report, write_config
 
 
 def _append(pytester: pytest.Pytester, relative: str, text: str) -> None:

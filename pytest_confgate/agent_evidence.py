@@ -1,0 +1,174 @@
+"""The gate's calls to agents: the ``llm_judge`` metric and the ``llm`` confidence score.
+
+Agents are checked before any test runs (a missing key or SDK is a configuration error, found
+in milliseconds), and asked only after every other metric is in, so the judge sees the gate's
+own measurements. What the judge reads is the change itself: the pull request's title and
+body (else the commit messages) as the task, and the diff since the merge base.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_confgate.collect.changes import change_diff, change_story
+from pytest_confgate.config import (
+    ConfgateConfig,
+    LlmAgentConfig,
+    LlmJudgeMetricConfig,
+    LlmSettings,
+)
+from pytest_confgate.exceptions import AgentError, ConfigError, EvidenceError
+from pytest_confgate.models import ConfidenceResult, EvalMetric, MetricStatus
+
+if TYPE_CHECKING:
+    from pytest_confgate.agents import Agent
+    from pytest_confgate.changes_gate import ChangeView
+    from pytest_confgate.confidence import LlmScore, LlmScorer
+
+MAX_EVENT_BYTES = 32 * 1024 * 1024
+NO_TASK = "(no description: the pull request has none and the change has no commits yet)"
+
+
+class AgentEvidence:
+    """Builds the agents the gate needs and asks them; one per gate run."""
+
+    def __init__(
+        self,
+        config: ConfgateConfig,
+        root: Path,
+        environ: Mapping[str, str],
+        change: ChangeView,
+        config_file: Path | None = None,
+    ) -> None:
+        self.config = config
+        self.root = root
+        self.environ = environ
+        self.change = change
+        self.config_file = config_file
+        self._agents: dict[str, Agent] = {}
+        self._task_text: str | None = None
+        self._diffs: dict[int, str] = {}
+
+    def needed(self) -> list[str]:
+        """The agents this gate will ask, in config order."""
+        names = [
+            m.evaluator_agent
+            for m in self.config.gate.metrics
+            if isinstance(m, LlmJudgeMetricConfig) and m.evaluator_agent is not None
+        ]
+        confidence = self.config.gate.confidence
+        if confidence.enabled and confidence.method != "formula" and confidence.evaluator_agent:
+            names.append(confidence.evaluator_agent)
+        return list(dict.fromkeys(names))
+
+    def preflight(self) -> None:
+        """Raise ``ConfigError`` naming each agent that could not answer (key, SDK, program)."""
+        from pytest_confgate.agents import preflight
+
+        where = self.config_file or "configuration"
+        problems = []
+        for name in self.needed():
+            problem = preflight(name, self.config.agents[name], self.environ)
+            if problem is not None:
+                problems.append(f"{where}: agents.{name}: {problem}")
+        if problems:
+            raise ConfigError(problems)
+
+    def judge(self, config: LlmJudgeMetricConfig, metrics: list[EvalMetric]) -> EvalMetric:
+        """The ``llm_judge`` metric over the change; failures become a 0.0 ``error`` metric."""
+        from pytest_confgate.confidence import summary
+        from pytest_confgate.judge import judge_change
+
+        name = config.evaluator_agent or ""
+        try:
+            agent = self._agent(name)
+            diff = self._diff(config.max_diff_chars)
+        except (AgentError, EvidenceError) as exc:
+            return EvalMetric(
+                type="llm_judge",
+                value=0.0,
+                status=MetricStatus.ERROR,
+                reason=f"the judge could not be asked: {exc}; the score counts as 0.0",
+                details={"tool": "llm_judge", "evaluator_agent": name, "duration_s": 0.0},
+            )
+        return judge_change(
+            agent, config, task=self._task(), diff=diff, metrics_summary=summary(metrics)
+        )
+
+    def confidence(self, metrics: list[EvalMetric]) -> ConfidenceResult | None:
+        """The advisory score when ``gate.confidence.enabled``; None (not computed) otherwise."""
+        settings = self.config.gate.confidence
+        if not settings.enabled:
+            return None
+        from pytest_confgate.confidence import evaluate_confidence, llm_scorer, load_prompt
+
+        scorer = None
+        if settings.method != "formula" and settings.evaluator_agent is not None:
+            try:
+                agent = self._agent(settings.evaluator_agent, overrides=settings.llm_settings)
+                template = load_prompt(settings.prompt, self.root)
+                diff = self._diff(60_000)
+            except (AgentError, EvidenceError, ConfigError) as exc:
+                scorer = _failing(str(exc))  # the formula stands in, and the breakdown says why
+            else:
+                scorer = llm_scorer(agent, template, task=self._task(), diff=diff, metrics=metrics)
+        return evaluate_confidence(settings, metrics, scorer)
+
+    def _agent(self, name: str, overrides: LlmSettings | None = None) -> Agent:
+        from pytest_confgate.agents import build_agent
+
+        key = name if overrides is None else f"{name}\0confidence"
+        if key not in self._agents:
+            config = self.config.agents[name]
+            if overrides is not None and isinstance(config, LlmAgentConfig):
+                changes = {k: v for k, v in overrides.model_dump().items() if v is not None}
+                config = config.model_copy(update=changes)
+            self._agents[key] = build_agent(name, config, self.environ)
+        return self._agents[key]
+
+    def _task(self) -> str:
+        if self._task_text is None:
+            text = _pull_request_text(self.environ)
+            if not text:
+                try:
+                    text = change_story(self.root, self._merge_base())
+                except EvidenceError:
+                    text = ""
+            self._task_text = text.strip() or NO_TASK
+        return self._task_text
+
+    def _diff(self, max_chars: int) -> str:
+        if max_chars not in self._diffs:
+            self._diffs[max_chars] = change_diff(self.root, self._merge_base(), max_chars)
+        return self._diffs[max_chars]
+
+    def _merge_base(self) -> str | None:
+        return self.change.changes.merge_base if self.change.changes is not None else None
+
+
+def _pull_request_text(environ: Mapping[str, str]) -> str:
+    """The pull request's title and body from the GitHub event file, or '' when there is none."""
+    path = environ.get("GITHUB_EVENT_PATH", "")
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_EVENT_BYTES + 1)
+        event = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_EVENT_BYTES else None
+    except (OSError, ValueError):
+        return ""
+    pull = event.get("pull_request") if isinstance(event, dict) else None
+    if not isinstance(pull, dict):
+        return ""
+    parts = [pull.get("title"), pull.get("body")]
+    return "\n\n".join(part for part in parts if isinstance(part, str) and part.strip())
+
+
+def _failing(error: str) -> LlmScorer:
+    def ask() -> LlmScore:
+        raise AgentError(error)
+
+    return ask
