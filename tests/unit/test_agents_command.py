@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.processes import process_gone
 
 from pytest_confgate.agents import Agent, build_agent
 from pytest_confgate.config import CommandAgentConfig
@@ -135,7 +135,7 @@ def test_a_timeout_kills_the_programs_whole_process_group(tmp_path: Path) -> Non
     with pytest.raises(AgentError, match="killed with its process group"):
         _agent(str(script), timeout_ms=300).ask("hello")
 
-    assert _gone(int(pidfile.read_text()))
+    assert process_gone(int(pidfile.read_text()))
 
 
 def test_a_missing_program_is_an_error_saying_what_to_do() -> None:
@@ -149,17 +149,3 @@ def test_a_file_that_is_not_executable_is_an_error(tmp_path: Path) -> None:
 
     with pytest.raises(AgentError, match="is not executable"):
         _agent(str(program)).ask("hello")
-
-
-def _gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie waiting for init to reap it counts as gone)."""
-    for _ in range(100):  # SIGKILL is asynchronous: give the kernel a moment, not a deadline
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.02)
-    os.kill(pid, signal.SIGKILL)  # do not leave it behind if the assertion fails
-    return False

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.processes import process_gone
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -274,21 +272,7 @@ def test_a_timeout_kills_the_tools_whole_process_group(tmp_path: Path) -> None:
     with pytest.raises(ToolTimeout):
         run_tool([str(script)], cwd=tmp_path, timeout_s=1.0)
 
-    assert _gone(int(pidfile.read_text()))
-
-
-def _gone(pid: int) -> bool:
-    """Whether ``pid`` has exited (a zombie waiting for init to reap it counts as gone)."""
-    for _ in range(200):  # SIGKILL is asynchronous: give the kernel a moment, not a deadline
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)  # do not leave it behind if the assertion fails
-    return False
+    assert process_gone(int(pidfile.read_text()))
 
 
 def test_a_real_python_fake_can_stand_in_for_ruff(project: Path, tmp_path: Path) -> None:
