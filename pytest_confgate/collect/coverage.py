@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.line_probes import LineProbes
 from pytest_confgate.models import EvalMetric, MetricStatus
 
 _TOTAL_KEYS = (
@@ -53,15 +54,35 @@ class CoverageSession:
         self._started = 0.0
         self._workers: list[str] = []
         self._adopted: str | None = None
+        self._probes: LineProbes | None = None
+        self.engine = "coverage.py"
+        """``line probes`` when pull-request mode measured without a tracer."""
         self.files: dict[str, Any] = {}
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
 
     def start(self) -> None:
-        """Begin tracing; a failure is remembered and reported as an error metric later."""
-        if self._create():
-            with self._catch():
-                self._cov.start()
-            self._started = time.perf_counter()
+        """Begin measuring; a failure is remembered and reported as an error metric later.
+
+        Pull-request mode with line coverage only compiles the changed modules with probes
+        instead of starting a tracer (``line_probes``): the rest of the suite runs at full
+        speed. A changed module imported already, or branch coverage, needs the tracer.
+        """
+        if not self._create():
+            return
+        if self.only is not None and not self.branch:
+            probes = LineProbes(self.only)
+            missed = probes.missed_modules()
+            if not missed:
+                probes.install()
+                self._probes, self.engine = probes, "line probes"
+                self._started = time.perf_counter()
+                return
+            self._warnings.append(
+                "traced with coverage.py: imported before the gate started: " + ", ".join(missed)
+            )
+        with self._catch():
+            self._cov.start()
+        self._started = time.perf_counter()
 
     def _create(self) -> bool:
         if self.only is not None and not self.only:
@@ -95,8 +116,13 @@ class CoverageSession:
         return True
 
     def stop(self) -> None:
-        """Stop tracing; safe to call twice or when start failed."""
-        if self._cov is not None:
+        """Stop measuring; safe to call twice or when start failed."""
+        if self._probes is not None:
+            probes, self._probes = self._probes, None
+            probes.uninstall()
+            if self._cov is not None:
+                self._cov.get_data().add_lines(probes.lines())
+        elif self._cov is not None:
             with self._catch():
                 self._cov.stop()
 
@@ -209,6 +235,7 @@ class CoverageSession:
             duration_s=round(elapsed, 6),
             branch=self.branch,
             percent_covered=totals.get("percent_covered"),
+            engine=self.engine,
             files_measured=len(report.get("files", {})),
             source=[self._relative(p) for p in self.sources],
             missing=self._missing(report),
