@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from enum import IntEnum
 from pathlib import Path
+
+REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept lazy
 
 
 class ExitCode(IntEnum):
@@ -61,6 +64,34 @@ def _parser() -> argparse.ArgumentParser:
     validate.set_defaults(handler=_validate)
     schema = commands.add_parser("schema", help="print the JSON Schema of the gate report")
     schema.set_defaults(handler=_schema)
+    report = commands.add_parser(
+        "report", help="render a saved JSON gate report as Markdown, HTML, SARIF or JSON"
+    )
+    report.add_argument(
+        "--format", required=True, choices=REPORT_FORMATS, dest="fmt",
+        help="md: step summary / PR comment, html: one self-contained page, sarif: code scanning",
+    )
+    report.add_argument("report", metavar="REPORT.json", help="a report `pytest --confgate` wrote")
+    report.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+    report.set_defaults(handler=_report)
+    merge = commands.add_parser(
+        "merge",
+        help="combine the JSON reports of CI shards and decide once (exit 0 pass, 1 fail or "
+        "needs sign-off, 2 bad input)",
+    )
+    merge.add_argument("shards", nargs="+", metavar="SHARD.json", help="one report per shard")
+    merge.add_argument("-o", "--output", required=True, help="where to write the merged report")
+    merge.add_argument("--expect", type=int, help="the number of shards the CI job started")
+    merge.add_argument(
+        "--coverage",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="DATA",
+        help="each shard's coverage.py data file (.coverage); coverage is re-measured from them",
+    )
+    merge.add_argument("--config", help="the confgate configuration (default: found in cwd)")
+    merge.set_defaults(handler=_merge)
     return parser
 
 
@@ -91,3 +122,44 @@ def _schema(_: argparse.Namespace) -> int:
 
     print(json.dumps(report_schema(), indent=2))
     return ExitCode.OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.writers import load_report, render, write_text_atomic
+
+    try:
+        text = render(load_report(Path(args.report)), args.fmt)
+        if args.output:
+            write_text_atomic(text, Path(args.output))
+        else:
+            sys.stdout.write(text)
+    except ReportError as exc:
+        print(f"confgate report: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from pytest_confgate.exceptions import ConfgateError
+    from pytest_confgate.merge import run_merge
+    from pytest_confgate.models import Decision
+    from pytest_confgate.report.terminal import summary_lines
+
+    try:
+        report, path, notes = run_merge(
+            args.shards,
+            output=args.output,
+            root=Path.cwd(),
+            environ=os.environ,
+            expect=args.expect,
+            coverage=args.coverage,
+            config=args.config,
+        )
+    except ConfgateError as exc:
+        print(f"confgate merge: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    for note in notes:
+        print(note)
+    print("\n".join(summary_lines(report, str(path))))
+    return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED

@@ -52,13 +52,21 @@ def write_json_report(report: GateReport, path: Path) -> None:
 
 def write_json_atomic(data: Any, path: Path) -> None:
     """Never leave a half-written file: readers see the old file or the new one."""
+    write_text_atomic(json.dumps(data, indent=2, sort_keys=False) + "\n", path)
+
+
+def write_text_atomic(text: str, path: Path) -> None:
+    """A temporary file beside ``path``, then ``os.replace``: readers see old or new, never half.
+
+    Readable by others (0644): a report is meant to be shared and never holds a secret.
+    """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=2, sort_keys=False)
-                handle.write("\n")
+            os.fchmod(fd, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from fakes.reports import gate_report
 
 from pytest_confgate.exceptions import ReportError
-from pytest_confgate.models import Decision, EvalMetric, GateReport, Signoffs, TestOutcomes
+from pytest_confgate.models import EvalMetric, GateReport
 from pytest_confgate.report.json_report import (
     generate_report_schema,
     report_schema,
@@ -20,19 +21,8 @@ from pytest_confgate.report.json_report import (
 
 
 def _report() -> GateReport:
-    return GateReport(
-        tool_version="0.1.0",
-        project="demo",
-        generated_at="2026-11-22T00:00:00+00:00",
-        risk_tier="T1",
-        risk_reason="the default tier",
-        decision=Decision.PASS,
-        reasons=[],
-        auto_advance=False,
+    return gate_report(
         metrics=[EvalMetric(type="lint_score", value=0.5, details={"violations": 3})],
-        conditions=[],
-        tests=TestOutcomes(passed=1),
-        signoffs=Signoffs(),
     )
 
 

@@ -1,0 +1,145 @@
+"""One self-contained HTML page of the report, with an inline SVG chart (SPEC 10).
+
+No network: no scripts, fonts, stylesheets or images from anywhere, so the page opens the same
+from a CI artifact years later. Every piece of text goes through ``html.escape``; findings and
+reasons are untrusted.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from pytest_confgate.models import Decision, GateReport
+from pytest_confgate.policy import format_pair
+from pytest_confgate.report.markdown import count_findings, metric_display, report_findings
+
+MAX_FINDINGS = 200
+_VERDICT = {
+    Decision.PASS: ("PASS", "pass"),
+    Decision.FAIL: ("FAIL", "fail"),
+    Decision.NEEDS_SIGNOFF: ("NEEDS SIGN-OFF", "signoff"),
+}
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:72rem}
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #d0d7de;padding:.3rem .6rem}
+th{background:#f6f8fa;text-align:left}.num{text-align:right}
+.verdict{padding:.6rem 1rem;border-radius:.4rem;color:#fff}
+.pass{background:#1a7f37}.fail{background:#cf222e}.signoff{background:#9a6700}
+.bar-ok{fill:#1a7f37}.bar-bad{fill:#cf222e}.bar-na{fill:#8c959f}.tick{stroke:#1f2328}
+.advisory{border-left:4px solid #8c959f;padding-left:1rem;color:#57606a}
+"""
+_ROW = 28
+_LABEL_W = 160
+_BAR_W = 400
+
+
+def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
+    """The verdict, an evidence table and chart, reasons, advisory confidence and findings."""
+    word, css = _VERDICT[report.decision]
+    title = f"confgate: {word} - {report.project}"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
+        f'<h1 class="verdict {css}">confgate: {escape(word)} '
+        f"(tier {escape(report.risk_tier)})</h1>",
+        f"<p>Risk tier {escape(report.risk_tier)}: {escape(report.risk_reason)}. "
+        f"Project {escape(report.project)}, confgate {escape(report.tool_version)}, "
+        f"{escape(report.generated_at)}.</p>",
+        _evidence_table(report),
+        evidence_chart(report),
+        _list("Reasons", report.reasons),
+        _confidence(report),
+        _findings(report, max_findings),
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+def evidence_chart(report: GateReport) -> str:
+    """One bar per metric (its value) with a tick at its threshold; titled for screen readers."""
+    height = _ROW * max(len(report.metrics), 1) + 10
+    width = _LABEL_W + _BAR_W + 90
+    rows = []
+    for index, metric in enumerate(report.metrics):
+        shown = metric_display(metric)
+        y = index * _ROW + 5
+        css = {True: "bar-ok", False: "bar-bad", None: "bar-ok"}[shown.passed]
+        if metric.value is None:
+            css = "bar-na"
+        length = round((metric.value or 0.0) * _BAR_W, 2)
+        label = f"{metric.type}: {shown.value} against threshold {shown.threshold}"
+        rows.append(
+            f'<g class="metric"><title>{escape(label)}</title>'
+            f'<text x="0" y="{y + 16}">{escape(metric.type)}</text>'
+            f'<rect class="bar {css}" x="{_LABEL_W}" y="{y}" width="{length}" height="20"/>'
+            f'{_tick(metric.threshold, y)}'
+            f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 16}">{escape(shown.value)}</text></g>'
+        )
+    return (
+        f'<svg role="img" aria-labelledby="chart-title" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
+        '<title id="chart-title">Each metric\'s value (bar) against its threshold (tick)</title>'
+        + "".join(rows)
+        + "</svg>"
+    )
+
+
+def _tick(threshold: float | None, y: int) -> str:
+    if threshold is None:
+        return ""
+    x = round(_LABEL_W + threshold * _BAR_W, 2)
+    return f'<line class="tick" x1="{x}" x2="{x}" y1="{y - 3}" y2="{y + 23}" stroke-width="2"/>'
+
+
+def _evidence_table(report: GateReport) -> str:
+    rows = []
+    for metric in report.metrics:
+        shown = metric_display(metric)
+        rows.append(
+            f"<tr><td>{escape(shown.name)}</td><td class=num>{escape(shown.value)}</td>"
+            f"<td class=num>{escape(shown.threshold)}</td><td>{escape(shown.status)}</td></tr>"
+        )
+    return (
+        "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>threshold</th>"
+        "<th>status</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def _list(heading: str, items: list[str]) -> str:
+    if not items:
+        return ""
+    body = "".join(f"<li>{escape(item)}</li>" for item in items)
+    return f"<h2>{escape(heading)}</h2><ul>{body}</ul>"
+
+
+def _confidence(report: GateReport) -> str:
+    result = report.confidence
+    if result is None:
+        return ""
+    score, threshold = format_pair(result.score, result.threshold)
+    advice = result.advisory or "threshold not met"
+    return (
+        '<h2>Confidence (advisory only)</h2><p class="advisory">'
+        f"{escape(score)} against {escape(threshold)} ({escape(result.method)}, "
+        f"{escape(result.mode)}): {escape(advice)}. Advisory only: the decision above is the "
+        "policy's, not this score's.</p>"
+    )
+
+
+def _findings(report: GateReport, max_findings: int) -> str:
+    total = count_findings(report)
+    if not total:
+        return ""
+    found = report_findings(report, max_findings)
+    rows = "".join(
+        f"<tr><td>{escape(f.file)}:{f.line}</td><td>{escape(f.tool)}</td>"
+        f"<td>{escape(f.rule)}</td><td>{escape(f.severity or '')}</td>"
+        f"<td>{escape(f.message)}</td></tr>"
+        for f in found
+    )
+    return (
+        f"<h2>Findings ({len(found)} of {total})</h2><table><thead><tr>"
+        "<th>location</th><th>tool</th><th>rule</th><th>severity</th><th>message</th></tr>"
+        f"</thead><tbody>{rows}</tbody></table>"
+    )

@@ -1,0 +1,245 @@
+"""Markdown for ``$GITHUB_STEP_SUMMARY`` and the sticky PR comment (SPEC 10).
+
+Rendered only from a ``GateReport``, so any saved report can be rendered again. Text that comes
+from findings, reasons or waivers is untrusted: it is escaped so it cannot break a table, inject
+HTML or links, mention people, or start a line (a workflow command such as ``::error::``). The
+output stays under ``limit_bytes`` (GitHub refuses a step summary over 1 MiB) and then ends with
+a pointer to the full report.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
+from pytest_confgate.policy import format_fraction, format_pair
+
+MARKER = "<!-- confgate-report -->"
+STEP_SUMMARY_LIMIT = 1_000_000
+MAX_FINDINGS = 50
+MAX_CELL = 300
+FINDING_METRICS = ("lint_score", "security_score")
+
+_VERDICT = {
+    Decision.PASS: "✅ confgate: PASS",
+    Decision.FAIL: "❌ confgate: FAIL",
+    Decision.NEEDS_SIGNOFF: "✋ confgate: NEEDS SIGN-OFF",
+}
+_MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class MetricDisplay:
+    """A metric as people read it; shared by the Markdown and HTML writers."""
+
+    name: str
+    value: str
+    threshold: str
+    status: str
+    passed: bool | None
+    """True/False against the threshold, ``None`` when there is nothing to compare."""
+
+
+def metric_display(metric: EvalMetric) -> MetricDisplay:
+    """Value and threshold via ``format_pair``: a failing value never shows equal to its floor."""
+    if metric.value is not None and metric.threshold is not None:
+        value, threshold = format_pair(metric.value, metric.threshold)
+    else:
+        value = format_fraction(metric.value) if metric.value is not None else "-"
+        threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
+    if not metric.available:
+        status = metric.status.value if metric.status else "unavailable"
+        reason = metric.reason.splitlines()[0] if metric.reason else ""
+        label = f"{status}: {reason}" if reason else status
+        return MetricDisplay(metric.type, value, threshold, label, False)
+    if metric.threshold is None or metric.value is None:
+        return MetricDisplay(metric.type, value, threshold, "ok", None)
+    passed = metric.value >= metric.threshold  # raw floats, never the rounded text
+    return MetricDisplay(metric.type, value, threshold, "ok" if passed else "below", passed)
+
+
+def report_findings(report: GateReport, limit: int | None = None) -> list[Finding]:
+    """Lint and security findings in report order (the first ``limit``); bad items are skipped."""
+    found: list[Finding] = []
+    for item in _items(report):
+        if limit is not None and len(found) >= limit:
+            break
+        finding = _finding(item)
+        if finding is not None:
+            found.append(finding)
+    return found
+
+
+def count_findings(report: GateReport) -> int:
+    """How many lint and security findings the report holds, without parsing them all."""
+    return len(_items(report))
+
+
+def _items(report: GateReport) -> list[Any]:
+    items: list[Any] = []
+    for metric in report.metrics:
+        if metric.type in FINDING_METRICS:
+            items.extend(metric.details.get("items", []) or [])
+    return items
+
+
+def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
+    """Inline, inert Markdown: one line, no HTML, no table breaks, links, code or mentions."""
+    value = _CONTROL.sub("", _NEWLINES.sub(" ", str(text))).strip()
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    value = _MD_SPECIAL.sub(r"\\\1", value)
+    return value.replace("@", "@\u2060")  # a word joiner: no @mention, no ping
+
+
+def render_markdown(
+    report: GateReport,
+    *,
+    report_link: str | None = None,
+    limit_bytes: int = STEP_SUMMARY_LIMIT,
+    max_findings: int = MAX_FINDINGS,
+) -> str:
+    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings."""
+    if limit_bytes < 1024:
+        raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
+    lines = chain(
+        _header(report),
+        _evidence(report),
+        _reasons(report),
+        _signoffs(report),
+        _confidence(report),
+        _findings(report, max_findings),
+        _waivers(report),
+    )
+    return _capped(lines, limit_bytes, report_link)
+
+
+def _header(report: GateReport) -> list[str]:
+    tier = escape_markdown(report.risk_tier)
+    return [
+        MARKER,
+        f"## {_VERDICT[report.decision]} (tier {tier})",
+        "",
+        f"Risk tier {tier}: {escape_markdown(report.risk_reason)}. "
+        f"Project {escape_markdown(report.project)}, "
+        f"confgate {escape_markdown(report.tool_version)}, {escape_markdown(report.generated_at)}.",
+        "",
+    ]
+
+
+def _evidence(report: GateReport) -> list[str]:
+    lines = ["### Evidence", "", "| metric | value | threshold | status |", "|---|---:|---:|---|"]
+    for metric in report.metrics:
+        shown = metric_display(metric)
+        mark = {True: "✅", False: "❌", None: "-"}[shown.passed]
+        lines.append(
+            f"| {escape_markdown(shown.name)} | {shown.value} | {shown.threshold} | "
+            f"{mark} {escape_markdown(shown.status)} |"
+        )
+    t = report.tests
+    lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
+              f"{t.skipped} skipped.", ""]
+    return lines
+
+
+def _reasons(report: GateReport) -> list[str]:
+    if not report.reasons:
+        return []
+    return ["### Reasons", "", *(f"- {escape_markdown(r, 1000)}" for r in report.reasons), ""]
+
+
+def _signoffs(report: GateReport) -> list[str]:
+    signoffs = report.signoffs
+    if not signoffs.required:
+        return []
+    got = len(signoffs.approved_by)
+    names = ", ".join(escape_markdown(name, 100) for name in signoffs.approved_by) or "none"
+    lines = ["### Sign-offs", "", f"{got}/{signoffs.required} approved ({names})."]
+    if got < signoffs.required:
+        lines.append(f"**Missing {signoffs.required - got} sign-off(s)** for tier "
+                     f"{escape_markdown(report.risk_tier)}.")
+    return [*lines, ""]
+
+
+def _confidence(report: GateReport) -> list[str]:
+    result = report.confidence
+    if result is None:
+        return []
+    score, threshold = format_pair(result.score, result.threshold)
+    advice = escape_markdown(result.advisory or "threshold not met")
+    return [
+        "### Confidence (advisory only)",
+        "",
+        f"> {score} against {threshold} ({result.method}, {result.mode}): {advice}. "
+        "Advisory only: the decision above is the policy's, not this score's.",
+        "",
+    ]
+
+
+def _findings(report: GateReport, max_findings: int) -> Iterator[str]:
+    """Lazily, so a report with 100,000 findings costs only the rows that fit the budget."""
+    items = _items(report)
+    if not items:
+        return
+    yield f"### Top findings ({min(len(items), max_findings)} of {len(items)})"
+    yield from ("", "| location | tool | rule | message |", "|---|---|---|---|")
+    for item in items[:max_findings]:
+        finding = _finding(item)
+        if finding is None:
+            continue
+        where = escape_markdown(f"{finding.file}:{finding.line}")
+        severity = f" ({escape_markdown(finding.severity)})" if finding.severity else ""
+        yield (
+            f"| {where} | {escape_markdown(finding.tool)} | {escape_markdown(finding.rule)}"
+            f"{severity} | {escape_markdown(finding.message)} |"
+        )
+    yield ""
+
+
+def _waivers(report: GateReport) -> list[str]:
+    if not report.waivers:
+        return []
+    lines = ["### Waivers", "", "| rule | paths | status | expires | excused | reason |",
+             "|---|---|---|---|---:|---|"]
+    for waiver in report.waivers:
+        paths = ", ".join(str(p) for p in waiver.get("paths", []) or [])
+        cells = [_cell(waiver, "rule"), escape_markdown(paths), _cell(waiver, "status"),
+                 _cell(waiver, "expires"), _cell(waiver, "excused"), _cell(waiver, "reason")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def _cell(data: dict[str, Any], key: str) -> str:
+    return escape_markdown(data.get(key, ""))
+
+
+def _capped(lines: Iterable[str], limit_bytes: int, report_link: str | None) -> str:
+    """Whole lines until the budget is spent, keeping room for the pointer to the full report."""
+    where = escape_markdown(report_link, 2000) if report_link else "the JSON report"
+    footer = f"\n**Truncated** to stay under {limit_bytes} bytes: the full report is {where}.\n"
+    budget = limit_bytes - len(footer.encode("utf-8"))
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        size = len(line.encode("utf-8")) + 1
+        if used + size > budget:
+            return "\n".join(out) + "\n" + footer
+        out.append(line)
+        used += size
+    return "\n".join(out) + "\n"
+
+
+def _finding(item: Any) -> Finding | None:
+    if isinstance(item, Finding):
+        return item
+    try:
+        return Finding.model_validate(item)
+    except ValueError:  # pydantic's ValidationError is a ValueError
+        return None

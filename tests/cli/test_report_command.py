@@ -1,0 +1,121 @@
+"""``confgate report`` through ``main(argv)``: re-render a saved report (SPEC 10, 12)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakes.reports import gate_report
+
+from pytest_confgate.cli import REPORT_FORMATS, ExitCode, main
+from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
+from pytest_confgate.report.json_report import write_json_report
+from pytest_confgate.report.writers import FORMATS
+
+
+def _report() -> GateReport:
+    finding = Finding(tool="bandit", rule="B602", file="pkg/a.py", line=4, column=0,
+                      message="subprocess call with shell=True", severity="HIGH",
+                      confidence="HIGH")
+    return gate_report(
+        decision=Decision.FAIL,
+        reasons=["security_score 50.00% is below 100.00%"],
+        metrics=[EvalMetric(type="security_score", value=0.5, threshold=1.0,
+                            details={"tool": "bandit", "items": [finding.model_dump()]})],
+    )
+
+
+@pytest.fixture
+def saved(tmp_path: Path) -> Path:
+    path = tmp_path / "confgate-report.json"
+    write_json_report(_report(), path)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_cli_offers_every_writer() -> None:
+    assert set(REPORT_FORMATS) == set(FORMATS)
+
+
+def test_markdown_goes_to_stdout(capsys: pytest.CaptureFixture[str], saved: Path) -> None:
+    code, out, err = run(capsys, "report", "--format", "md", str(saved))
+    assert (code, err) == (ExitCode.OK, "")
+    assert out.splitlines()[:2] == ["<!-- confgate-report -->", "## ❌ confgate: FAIL (tier T1)"]
+
+
+def test_sarif_is_written_atomically_to_a_file(
+    capsys: pytest.CaptureFixture[str], saved: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "out" / "confgate.sarif"
+    code, out, err = run(capsys, "report", "--format", "sarif", str(saved), "-o", str(target))
+    assert (code, out, err) == (ExitCode.OK, "", "")
+    log = json.loads(target.read_text(encoding="utf-8"))
+    assert log["runs"][0]["results"][0]["ruleId"] == "B602"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["confgate.sarif"]
+
+
+def test_html_and_json_render_too(capsys: pytest.CaptureFixture[str], saved: Path) -> None:
+    code, out, _ = run(capsys, "report", "--format", "html", str(saved))
+    assert code == ExitCode.OK
+    assert out.startswith("<!DOCTYPE html>")
+    code, out, _ = run(capsys, "report", "--format", "json", str(saved))
+    assert code == ExitCode.OK
+    assert GateReport.model_validate_json(out) == _report()
+
+
+def test_a_missing_file_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = tmp_path / "nope.json"
+    code, out, err = run(capsys, "report", "--format", "md", str(missing))
+    assert (code, out) == (ExitCode.USAGE_ERROR, "")
+    assert err.splitlines() == [
+        f"confgate report: {missing}: no such file; give the JSON report `pytest --confgate` wrote"
+    ]
+
+
+def test_invalid_json_names_the_file_and_the_place(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"decision": ', encoding="utf-8")
+    code, _, err = run(capsys, "report", "--format", "md", str(bad))
+    assert code == ExitCode.USAGE_ERROR
+    assert len(err.splitlines()) == 1
+    assert f"{bad}: not valid JSON (line 1, column 14" in err
+
+
+def test_json_that_is_not_a_gate_report_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    other = tmp_path / "package.json"
+    other.write_text('{"name": "left-pad"}', encoding="utf-8")
+    code, _, err = run(capsys, "report", "--format", "sarif", str(other))
+    assert code == ExitCode.USAGE_ERROR
+    assert len(err.splitlines()) == 1
+    assert f"{other}: not a confgate gate report (" in err
+    assert "give the JSON report `pytest --confgate` wrote" in err
+
+
+def test_an_unknown_format_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], saved: Path
+) -> None:
+    code, out, err = run(capsys, "report", "--format", "pdf", str(saved))
+    assert (code, out) == (ExitCode.USAGE_ERROR, "")
+    assert "invalid choice: 'pdf'" in err
+
+
+def test_an_unwritable_output_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], saved: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    code, _, err = run(capsys, "report", "--format", "md", str(saved), "-o", str(blocker / "x.md"))
+    assert code == ExitCode.USAGE_ERROR
+    assert "the report cannot be written" in err

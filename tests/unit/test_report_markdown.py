@@ -1,0 +1,157 @@
+"""The Markdown summary (SPEC 10): verdict first, inert untrusted text, under GitHub's 1 MiB."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from pytest_confgate.models import (
+    ConfidenceResult,
+    Decision,
+    EvalMetric,
+    Finding,
+    GateReport,
+    MetricStatus,
+    Signoffs,
+    TestOutcomes,
+)
+from pytest_confgate.report.markdown import MARKER, escape_markdown, render_markdown
+
+HOSTILE = "a | b\n::error::pwned\r\n`rm -rf` <script>alert(1)</script> [x](javascript:1) @team"
+
+
+def _finding(index: int = 0, message: str = HOSTILE, **extra: Any) -> dict[str, Any]:
+    base = {"tool": "ruff", "rule": "F401", "file": f"pkg/mod{index}.py", "line": index + 1,
+            "column": 1, "message": message}
+    return Finding(**{**base, **extra}).model_dump()
+
+
+def _report(
+    decision: Decision = Decision.FAIL, items: list[dict[str, Any]] | None = None, **extra: Any
+) -> GateReport:
+    fields: dict[str, Any] = {
+        "tool_version": "0.1.0",
+        "project": "demo",
+        "generated_at": "2026-11-22T00:00:00+00:00",
+        "risk_tier": "T2",
+        "risk_reason": "touches auth/",
+        "decision": decision,
+        "reasons": ["lint_score 69.96% is below 70.00%", HOSTILE],
+        "auto_advance": False,
+        "metrics": [
+            EvalMetric(type="lint_score", value=0.6996, threshold=0.7,
+                       details={"items": items if items is not None else [_finding()]}),
+            EvalMetric(type="test_coverage", value=0.95, threshold=0.8),
+            EvalMetric(type="security_score", status=MetricStatus.ERROR,
+                       reason="bandit crashed\ntraceback"),
+        ],
+        "conditions": [],
+        "tests": TestOutcomes(passed=3, failed=1),
+        "signoffs": Signoffs(required=2, approved_by=["alice"]),
+        "waivers": [{"rule": "B602", "paths": ["a|b.py"], "reason": "legacy <b>", "status":
+                     "active", "expires": "2027-01-01", "excused": 1}],
+    }
+    fields.update(extra)
+    return GateReport(**fields)
+
+
+def test_the_marker_and_the_verdict_come_first() -> None:
+    lines = render_markdown(_report()).splitlines()
+    assert lines[0] == MARKER
+    assert lines[1] == "## ❌ confgate: FAIL (tier T2)"
+
+
+@pytest.mark.parametrize(
+    ("decision", "heading"),
+    [
+        (Decision.PASS, "## ✅ confgate: PASS"),
+        (Decision.NEEDS_SIGNOFF, "## ✋ confgate: NEEDS SIGN-OFF"),
+    ],
+)
+def test_each_decision_has_its_own_heading(decision: Decision, heading: str) -> None:
+    assert render_markdown(_report(decision)).splitlines()[1].startswith(heading)
+
+
+def test_a_failing_value_is_never_shown_equal_to_its_threshold() -> None:
+    text = render_markdown(_report())
+    assert "| lint_score | 69.96% | 70.00% | ❌ below |" in text
+    assert "| test_coverage | 95.00% | 80.00% | ✅ ok |" in text
+    assert "| security_score | - | - | ❌ error: bandit crashed |" in text
+
+
+def test_untrusted_text_cannot_break_out() -> None:
+    text = render_markdown(_report())
+    assert "<script>" not in text
+    assert "&lt;script&gt;" in text
+    assert not any(line.startswith("::") for line in text.splitlines())
+    assert re.search(r"(?<!\\)`", text) is None  # no backtick opens a code span
+    assert "\\`rm -rf\\`" in text
+    assert "@team" not in text  # no mention pings anyone
+    assert "\\[x\\]" in text
+    finding_rows = [line for line in text.splitlines() if line.startswith("| pkg/mod0.py:1 |")]
+    assert len(finding_rows) == 1
+    # every unescaped pipe is a column border: 4 columns -> 5 borders
+    assert finding_rows[0].replace("\\|", "").count("|") == 5
+
+
+def test_escape_markdown_makes_one_inert_line() -> None:
+    assert escape_markdown("a|b\nc") == "a\\|b c"
+    assert escape_markdown("<img src=x>") == "&lt;img src=x&gt;"
+    assert escape_markdown("x" * 500, limit=10) == "x" * 9 + "…"
+
+
+def test_reasons_signoffs_confidence_findings_and_waivers_are_reported() -> None:
+    confidence = ConfidenceResult(method="formula", mode="composite", score=0.81, scores={},
+                                  threshold=0.8, advisory="confidence threshold met")
+    text = render_markdown(_report(confidence=confidence))
+    assert "### Reasons" in text
+    assert "- lint_score 69.96% is below 70.00%" in text
+    assert "1/2 approved (alice)" in text
+    assert "**Missing 1 sign-off(s)** for tier T2." in text
+    assert "### Confidence (advisory only)" in text
+    assert "81.00% against 80.00%" in text
+    assert "decision above is the policy's" in text
+    assert "### Top findings (1 of 1)" in text
+    assert "| pkg/mod0.py:1 | ruff | F401 |" in text
+    assert "### Waivers" in text
+    assert "a\\|b.py" in text
+
+
+def test_a_pass_without_findings_is_short() -> None:
+    report = _report(Decision.PASS, items=[], reasons=[], signoffs=Signoffs(), waivers=[])
+    text = render_markdown(report)
+    assert "Top findings" not in text
+    assert "Reasons" not in text
+    assert "Truncated" not in text
+
+
+def test_only_the_top_findings_are_listed() -> None:
+    report = _report(items=[_finding(i, "unused import") for i in range(120)])
+    text = render_markdown(report, max_findings=10)
+    assert "### Top findings (10 of 120)" in text
+    assert "pkg/mod9.py" in text
+    assert "pkg/mod10.py" not in text
+
+
+def test_a_huge_report_stays_under_the_step_summary_limit_and_points_to_the_full_one() -> None:
+    row = _finding(0, HOSTILE * 3)
+    items = [{**row, "file": f"pkg/mod{i}.py", "line": i + 1} for i in range(100_000)]
+    report = _report(items=items)
+    text = render_markdown(
+        report, report_link="https://example.invalid/run/1", max_findings=100_000
+    )
+    assert len(text.encode("utf-8")) <= 1_000_000
+    last = text.rstrip("\n").splitlines()[-1]
+    assert last.startswith("**Truncated** to stay under 1000000 bytes")
+    assert "https://example.invalid/run/1" in last
+
+
+def test_a_custom_limit_is_kept_and_a_tiny_one_refused() -> None:
+    items = [_finding(i) for i in range(1000)]
+    text = render_markdown(_report(items=items), limit_bytes=4096, max_findings=1000)
+    assert len(text.encode("utf-8")) <= 4096
+    assert "the full report is the JSON report." in text
+    with pytest.raises(ValueError, match="at least 1024"):
+        render_markdown(_report(), limit_bytes=100)

@@ -1,0 +1,128 @@
+"""SARIF 2.1.0 (SPEC 10): valid against the OASIS schema, tools' own rule ids, relative paths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from fakes.reports import gate_report
+
+from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
+from pytest_confgate.report.sarif import render_sarif
+
+SCHEMA_PATH = Path(__file__).parent.parent / "data" / "sarif-schema-2.1.0.json"
+HOSTILE = "a | b\n::error::pwned `x` <script>alert(1)</script>"
+
+
+def _item(tool: str, rule: str, file: str, line: int = 3, column: int = 5, **extra: Any) -> Any:
+    return Finding(tool=tool, rule=rule, file=file, line=line, column=column,
+                   message=extra.pop("message", HOSTILE), **extra).model_dump()
+
+
+def _report(lint: list[Any], security: list[Any]) -> GateReport:
+    return gate_report(
+        decision=Decision.FAIL,
+        metrics=[
+            EvalMetric(type="test_coverage", value=0.9),
+            EvalMetric(type="lint_score", value=0.5,
+                       details={"tool": "ruff", "version": "0.6.9", "items": lint}),
+            EvalMetric(type="security_score", value=0.5,
+                       details={"tool": "bandit", "version": "1.7.10", "items": security}),
+        ],
+    )
+
+
+def _sample() -> GateReport:
+    lint = [
+        _item("ruff", "F401", "pkg/a.py", url="https://docs.astral.sh/ruff/rules/unused-import"),
+        _item("ruff", "syntax-error", "pkg\\win.py", line=0, column=0),
+        _item("ruff", "F401", "./pkg/b c.py"),
+    ]
+    security = [
+        _item("bandit", "B602", "pkg/a.py", line=7, column=0, severity="HIGH", confidence="HIGH"),
+        _item("bandit", "B101", "pkg/t.py", severity="LOW", confidence="HIGH"),
+        _item("bandit", "B301", "pkg/p.py", severity="MEDIUM", confidence="HIGH"),
+    ]
+    return _report(lint, security)
+
+
+@pytest.fixture(scope="module")
+def sarif_schema() -> Any:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def test_the_log_is_valid_sarif_2_1_0(sarif_schema: Any, tmp_path: Path) -> None:
+    log = render_sarif(_sample(), repo_root=tmp_path)
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+    assert log["version"] == "2.1.0"
+    assert json.loads(json.dumps(log)) == log  # plain JSON data
+    log["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):  # the schema really checks
+        jsonschema.Draft4Validator(sarif_schema).validate(log)
+
+
+def test_one_run_per_tool_with_its_own_rule_ids() -> None:
+    runs = render_sarif(_sample())["runs"]
+    assert [run["tool"]["driver"]["name"] for run in runs] == ["ruff", "bandit"]
+    assert [run["tool"]["driver"]["version"] for run in runs] == ["0.6.9", "1.7.10"]
+    ruff, bandit = runs
+    assert [rule["id"] for rule in ruff["tool"]["driver"]["rules"]] == ["F401", "syntax-error"]
+    assert [r["ruleId"] for r in ruff["results"]] == ["F401", "syntax-error", "F401"]
+    assert [r["ruleIndex"] for r in ruff["results"]] == [0, 1, 0]
+    assert ruff["tool"]["driver"]["rules"][0]["helpUri"].endswith("/unused-import")
+    assert [r["ruleId"] for r in bandit["results"]] == ["B602", "B101", "B301"]
+
+
+def test_levels_follow_severity() -> None:
+    ruff, bandit = render_sarif(_sample())["runs"]
+    assert [r["level"] for r in ruff["results"]] == ["warning", "error", "warning"]
+    assert [r["level"] for r in bandit["results"]] == ["error", "note", "warning"]
+
+
+def test_locations_are_relative_with_forward_slashes_and_one_based(tmp_path: Path) -> None:
+    ruff, bandit = render_sarif(_sample(), repo_root=tmp_path)["runs"]
+    locations = [r["locations"][0]["physicalLocation"] for r in ruff["results"]]
+    assert [loc["artifactLocation"]["uri"] for loc in locations] == [
+        "pkg/a.py", "pkg/win.py", "pkg/b%20c.py",
+    ]
+    assert {loc["artifactLocation"]["uriBaseId"] for loc in locations} == {"%SRCROOT%"}
+    assert locations[0]["region"] == {"startLine": 3, "startColumn": 5}
+    assert locations[1]["region"] == {"startLine": 1}  # a file-level finding
+    bandit_region = bandit["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert bandit_region == {"startLine": 7, "startColumn": 1}  # bandit counts from 0
+    assert ruff["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"
+
+
+def test_an_absolute_path_inside_the_repo_becomes_relative(tmp_path: Path) -> None:
+    inside = str(tmp_path / "src" / "m.py")
+    report = _report([_item("ruff", "E501", inside)], [])
+    run = render_sarif(report, repo_root=tmp_path)["runs"][0]
+    artifact = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "src/m.py", "uriBaseId": "%SRCROOT%"}
+
+
+def test_messages_keep_the_text_as_data() -> None:
+    result = render_sarif(_sample())["runs"][0]["results"][0]
+    assert result["message"]["text"] == HOSTILE
+
+
+def test_results_are_capped_per_run_and_the_cut_is_noted(sarif_schema: Any) -> None:
+    row = _item("ruff", "F401", "pkg/a.py", message="unused")
+    lint = [{**row, "line": i + 1} for i in range(30)]
+    log = render_sarif(_report(lint, []), max_results=25)
+    ruff, bandit = log["runs"]
+    assert len(ruff["results"]) == 25
+    assert ruff["properties"] == {"truncated": True, "totalResults": 30, "reportedResults": 25}
+    assert bandit["properties"]["truncated"] is False
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+
+
+def test_the_default_cap_is_githubs_25000() -> None:
+    row = _item("ruff", "F401", "pkg/a.py", message="unused")
+    lint = [{**row, "line": i + 1} for i in range(25_010)]
+    ruff = render_sarif(_report(lint, []))["runs"][0]
+    assert len(ruff["results"]) == 25_000
+    assert ruff["properties"]["totalResults"] == 25_010
