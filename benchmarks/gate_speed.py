@@ -117,14 +117,28 @@ def _timed_variants(ws: rp.Workspace, rounds: int) -> list[tuple[str, float, str
         "pytest --confgate (PR mode)": (_pytest(ws, "--confgate"), _with_config(ws, PR_MODE)),
     }
     seconds: dict[str, list[float]] = {name: [] for name in variants}
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, (argv, prepare) in variants.items():
             prepare()
-            seconds[name].append(ws.run(argv).require(0, 1).seconds)
+            run = ws.run(argv).require(0, 1)
+            seconds[name].append(run.seconds)
+            cpu[name].append(run.cpu_seconds)
             if name.endswith("(PR mode)"):
                 _require_pull_request_mode(ws)
     median = {name: statistics.median(values) for name, values in seconds.items()}
+    median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     return [
+        (
+            "CPU time: pytest --confgate / pytest --cov",
+            median_cpu["pytest --confgate"] / median_cpu["pytest --cov"],
+            "(steadier)",
+        ),
+        (
+            "CPU time: PR mode / bare pytest",
+            median_cpu["pytest --confgate (PR mode)"] / median_cpu["bare pytest"],
+            "(steadier)",
+        ),
         (
             "pytest --confgate / pytest --cov",
             median["pytest --confgate"] / median["pytest --cov"],
