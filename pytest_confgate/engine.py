@@ -32,7 +32,7 @@ from pytest_confgate.collect.requirements import (
     requirement_metric,
 )
 from pytest_confgate.collect.security import collect_security_score
-from pytest_confgate.collect.signoffs import signoffs_from_env
+from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources
 from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import (
@@ -172,7 +172,7 @@ class GateRun:
             self._pool.shutdown(wait=True)
         metrics += self._plugin_metrics(metrics, tests)
         tier = self.tier
-        found = signoffs_from_env(self.environ, self.gate.policy.signoff.approvers)
+        found = collect_signoffs(self.environ, self.gate.policy.signoff.approvers)
         extra = self.plugins.extra_conditions(
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
         )

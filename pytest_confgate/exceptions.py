@@ -8,6 +8,7 @@ and a message (never a traceback)::
     ├── EvidenceError    a tool or data source could not produce trustworthy evidence
     ├── ReportError      a report cannot be written or read
     ├── AgentError       an agent (LLM or command) failed
+    ├── GitHubError      a GitHub REST call failed (status and GitHub's message, never the token)
     └── StoreError       the trust store cannot be used
 """
 
@@ -36,6 +37,17 @@ class ReportError(ConfgateError):
 
 class AgentError(ConfgateError):
     """An agent call that failed (timeout, non-zero exit, unusable answer)."""
+
+
+class GitHubError(ConfgateError):
+    """A GitHub REST call that failed; sign-off from reviews then fails closed.
+
+    ``status`` is the HTTP status when GitHub answered (404 is how it says "not a member").
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
 
 
 class StoreError(ConfgateError):

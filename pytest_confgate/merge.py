@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_confgate.collect.signoffs import signoffs_from_env
+from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import CoverageMetricConfig, MetricConfig
 from pytest_confgate.config_loader import LoadedConfig
@@ -216,7 +216,7 @@ def merge_reports(
     extra_types = [t for t in _metric_types(shards) if t not in configured]
     metrics += [agreed_metric(kind, shards) for kind in extra_types]
     extra = _carried_conditions(shards, configured)
-    found = signoffs_from_env(environ, gate.policy.signoff.approvers)
+    found = collect_signoffs(environ, gate.policy.signoff.approvers)
     verdict = decide(gate, tier, metrics, tests, found, extra=extra)
     _, needed, _ = gate.policy.tier(tier)
     first = shards[0][1]

@@ -1,4 +1,4 @@
-"""Fixtures shared by every test folder: fake LLM servers on 127.0.0.1 (``tests/fakes``).
+"""Fixtures shared by every test folder: fake LLM and GitHub servers on 127.0.0.1 (``tests/fakes``).
 
 ``tests/`` is on ``sys.path`` while this file is imported (pytest's default ``prepend``
 import mode for a conftest outside any package), so the fakes import as ``fakes.*``.
@@ -9,7 +9,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from fakes.github_server import FakeGitHubServer
 from fakes.llm_servers import FakeAnthropicServer, FakeOpenAIServer
+
+RUNNER_VARIABLES = (
+    "GITHUB_ACTIONS", "GITHUB_BASE_REF", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY",
+    "GITHUB_TOKEN", "GITHUB_API_URL", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
+    "CONFGATE_GITHUB_TOKEN", "CONFGATE_SIGNOFFS", "CONFGATE_AUTHOR", "CONFGATE_CONFIG",
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_runner_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests see no CI runner's variables unless they set them: the same results in CI."""
+    for name in RUNNER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture
@@ -23,4 +37,11 @@ def openai_server() -> Iterator[FakeOpenAIServer]:
 def anthropic_server() -> Iterator[FakeAnthropicServer]:
     """A real HTTP server speaking the Anthropic Messages API at ``base_url``."""
     with FakeAnthropicServer() as server:
+        yield server
+
+
+@pytest.fixture
+def github_server() -> Iterator[FakeGitHubServer]:
+    """A real HTTP server speaking the GitHub REST API the gate uses, at ``api_url``."""
+    with FakeGitHubServer() as server:
         yield server
