@@ -92,6 +92,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--config", help="the confgate configuration (default: found in cwd)")
     merge.set_defaults(handler=_merge)
+    github = commands.add_parser("github", help="GitHub Actions integration").add_subparsers(
+        title="github commands", metavar="COMMAND"
+    )
+    publish = github.add_parser(
+        "publish",
+        help="job summary, step outputs, annotations and the sticky PR comment from a report "
+        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report)",
+    )
+    publish.add_argument("report", metavar="REPORT.json", help="a report `pytest --confgate` wrote")
+    publish.add_argument(
+        "--comment",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="post or update the sticky PR comment (needs a token and a pull_request event)",
+    )
+    publish.add_argument(
+        "--annotations-cap",
+        type=int,
+        default=10,
+        metavar="N",
+        help="annotations per level; GitHub shows 10 per step, the rest go to the summary",
+    )
+    publish.set_defaults(handler=_github_publish)
     return parser
 
 
@@ -163,3 +186,16 @@ def _merge(args: argparse.Namespace) -> int:
         print(note)
     print("\n".join(summary_lines(report, str(path))))
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def _github_publish(args: argparse.Namespace) -> int:
+    from pytest_confgate.github_publish import publish
+
+    return publish(
+        args.report,
+        environ=os.environ,
+        comment=args.comment,
+        annotations_cap=max(args.annotations_cap, 0),
+        out=sys.stdout,
+        err=sys.stderr,
+    )

@@ -1,0 +1,232 @@
+"""``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
+
+The Action's last step. From the JSON report it appends the Markdown to the job summary, writes
+the step outputs, prints annotations for lint and security findings on the changed files, and
+posts or updates one sticky PR comment. Everything it prints is a workflow command it built
+itself, with GitHub's escaping, or a line prefixed ``confgate:`` whose text is escaped: text from
+the report (findings, PR text, paths) can never start a command such as ``::set-output``.
+The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from pytest_confgate.models import Decision, Finding, GateReport
+from pytest_confgate.report.markdown import MARKER, render_markdown, report_findings
+
+__all__ = [
+    "ANNOTATIONS_CAP",
+    "annotation_commands",
+    "escape_data",
+    "escape_property",
+    "publish",
+    "step_outputs",
+    "write_outputs",
+]
+
+ANNOTATIONS_CAP = 10  # GitHub shows at most 10 annotations of each level per step
+COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
+_ERROR_SEVERITIES = frozenset({"high", "critical", "error"})
+
+
+def escape_data(text: object) -> str:
+    """A workflow command's message: ``%``, CR and LF encoded, so it stays one inert line."""
+    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: object) -> str:
+    """A workflow command's property value: also ``:`` and ``,``, which end a property."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def log_line(text: object) -> str:
+    """A line of our own prose for the log: prefixed and escaped, so it is never a command."""
+    return f"confgate: {escape_data(text)}"
+
+
+@dataclass(frozen=True)
+class Annotations:
+    """The commands to print and how many findings did not fit under the cap."""
+
+    commands: list[str]
+    omitted: int
+
+
+def annotation_commands(report: GateReport, cap: int = ANNOTATIONS_CAP) -> Annotations:
+    """``::warning``/``::error`` per finding on the changed files, at most ``cap`` per level.
+
+    The report names changed *files* (``change.files``), not lines; the engine has already
+    narrowed findings to changed lines when the policy's scope is ``changed``. Without a change
+    every finding is annotated.
+    """
+    changed = _changed_files(report)
+    shown: dict[str, int] = {"warning": 0, "error": 0}
+    commands: list[str] = []
+    omitted = 0
+    for finding in report_findings(report):
+        if changed is not None and finding.file not in changed:
+            continue
+        level = "error" if (finding.severity or "").lower() in _ERROR_SEVERITIES else "warning"
+        if shown[level] >= cap:
+            omitted += 1
+            continue
+        shown[level] += 1
+        commands.append(_annotation(level, finding))
+    return Annotations(commands, omitted)
+
+
+def _annotation(level: str, finding: Finding) -> str:
+    props = [f"file={escape_property(finding.file)}"]
+    if finding.line:
+        props.append(f"line={finding.line}")
+    if finding.column:
+        props.append(f"col={finding.column}")
+    props.append(f"title={escape_property(f'{finding.tool} {finding.rule}')}")
+    return f"::{level} {','.join(props)}::{escape_data(finding.message)}"
+
+
+def _changed_files(report: GateReport) -> frozenset[str] | None:
+    files = (report.change or {}).get("files")
+    if not isinstance(files, list):
+        return None
+    return frozenset(str(f) for f in files)
+
+
+def step_outputs(report: GateReport, report_path: str) -> dict[str, str]:
+    """The Action's outputs; ``escalated`` is false until reports carry an escalation."""
+    confidence = report.confidence
+    return {
+        "decision": report.decision.value,
+        "confidence": repr(confidence.score) if confidence is not None else "",
+        "auto_advance": "true" if report.auto_advance else "false",
+        "escalated": "false",
+        "report": report_path,
+    }
+
+
+def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
+    """Append ``name<<DELIM`` blocks; each delimiter is random and absent from its value.
+
+    A fixed or guessable delimiter would let a value (a path, a message) end its block early
+    and set outputs of its own.
+    """
+    blocks: list[str] = []
+    for name, value in outputs.items():
+        delimiter = _delimiter()
+        while delimiter in value or delimiter in name:  # refuse, pick another
+            delimiter = _delimiter()
+        blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write("".join(blocks))
+
+
+def _delimiter() -> str:
+    return f"ghadelimiter_{secrets.token_hex(16)}"
+
+
+def publish(
+    report_path: str,
+    *,
+    environ: Mapping[str, str],
+    comment: bool = True,
+    annotations_cap: int = ANNOTATIONS_CAP,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    """Summary, outputs, annotations and the sticky comment; returns the exit status."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        report = load_report(Path(report_path))
+    except ReportError as exc:
+        print(log_line(f"github publish: {exc}"), file=err)
+        return 2
+    annotations = annotation_commands(report, annotations_cap)
+    for command in annotations.commands:
+        print(command, file=out)
+    summary = render_markdown(report)
+    if annotations.omitted:
+        summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
+    _write_env_file(environ, "GITHUB_STEP_SUMMARY", summary, err)
+    if environ.get("GITHUB_OUTPUT"):
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), step_outputs(report, report_path))
+    else:
+        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+    if comment:
+        body = render_markdown(report, limit_bytes=COMMENT_LIMIT)
+        for note in post_sticky_comment(body, environ):
+            print(log_line(note), file=err)
+    print(log_line(f"decision {report.decision.value}"), file=out)
+    return 0 if report.decision is Decision.PASS else 1
+
+
+def _write_env_file(environ: Mapping[str, str], name: str, text: str, err: TextIO) -> None:
+    target = environ.get(name)
+    if not target:
+        print(log_line(f"{name} is not set: no job summary written"), file=err)
+        return
+    with Path(target).open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write(text)
+
+
+def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
+    """Create or update the one PR comment that starts with ``MARKER``; returns notes to log.
+
+    Never fails the step: without a token, outside a pull request, or when GitHub refuses,
+    the notes say why and the gate's decision stands.
+    """
+    from pytest_confgate.exceptions import GitHubError
+    from pytest_confgate.github_api import GitHubClient
+
+    number, why = pull_request_number(environ)
+    repository = environ.get("GITHUB_REPOSITORY", "").strip()
+    if number is None:
+        return [f"no PR comment: {why}"]
+    if repository.count("/") != 1:
+        return ["no PR comment: GITHUB_REPOSITORY is not set to OWNER/REPO"]
+    try:
+        client = GitHubClient.from_env(environ)
+        if client is None:
+            return ["no PR comment: no token (set the github-token input or GITHUB_TOKEN)"]
+        path = f"repos/{repository}/issues/{number}/comments"
+        existing = _marked_comment(client.paginate(path))
+        if existing is None:
+            client.post(path, {"body": body})
+            return [f"PR comment created on #{number}"]
+        client.patch(f"repos/{repository}/issues/comments/{existing}", {"body": body})
+        return [f"PR comment updated on #{number}"]
+    except GitHubError as exc:
+        return [f"no PR comment: {exc}"]
+
+
+def _marked_comment(comments: Iterable[Any]) -> int | None:
+    for item in comments:
+        if not isinstance(item, dict):
+            continue
+        body, ident = item.get("body"), item.get("id")
+        if isinstance(body, str) and body.startswith(MARKER) and isinstance(ident, int):
+            return ident
+    return None
+
+
+def pull_request_number(environ: Mapping[str, str]) -> tuple[int | None, str]:
+    """The PR number from the event file (``GITHUB_EVENT_PATH``), or None and why not."""
+    event_path = environ.get("GITHUB_EVENT_PATH", "")
+    if not event_path:
+        return None, "GITHUB_EVENT_PATH is not set (not running in GitHub Actions)"
+    try:
+        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return None, f"cannot read the event file {event_path}: {exc}"
+    pull_request = event.get("pull_request") if isinstance(event, dict) else None
+    number = pull_request.get("number") if isinstance(pull_request, dict) else None
+    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        return None, "the event is not a pull_request event"
+    return number, ""

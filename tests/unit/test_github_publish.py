@@ -1,0 +1,281 @@
+"""``confgate github publish``: outputs, annotations, summary and the sticky PR comment."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes.github_server import FakeGitHubServer
+from fakes.reports import gate_report
+
+from pytest_confgate import action_run, github_publish
+from pytest_confgate.cli import main
+from pytest_confgate.github_publish import (
+    annotation_commands,
+    escape_data,
+    escape_property,
+    publish,
+    step_outputs,
+    write_outputs,
+)
+from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport
+from pytest_confgate.report.markdown import MARKER
+
+EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
+_HEADER = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]*)<<(?P<delim>ghadelimiter_[0-9a-f]{32})")
+
+
+def parse_github_output(text: str) -> dict[str, str]:
+    """GitHub's multiline ``name<<DELIM`` syntax, strictly: anything else is an error."""
+    lines = text.split("\n")
+    assert lines.pop() == "", "the file ends with a newline"
+    outputs: dict[str, str] = {}
+    i = 0
+    while i < len(lines):
+        header = _HEADER.fullmatch(lines[i])
+        assert header, f"not a name<<delimiter line: {lines[i]!r}"
+        end = lines.index(header["delim"], i + 1)
+        assert header["name"] not in outputs, f"output {header['name']} set twice"
+        outputs[header["name"]] = "\n".join(lines[i + 1 : end])
+        i = end + 1
+    return outputs
+
+
+def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
+            rule: str = "B101") -> dict[str, Any]:
+    return {"tool": "bandit", "rule": rule, "file": file, "line": line, "column": 3,
+            "message": message, "severity": severity}
+
+
+def with_findings(items: list[dict[str, Any]], **fields: Any) -> GateReport:
+    metric = EvalMetric(type="security_score", value=0.5, details={"items": items})
+    return gate_report(metrics=[metric], **fields)
+
+
+def save(report: GateReport, tmp_path: Path) -> Path:
+    path = tmp_path / "confgate-report.json"
+    path.write_text(report.model_dump_json(), encoding="utf-8")
+    return path
+
+
+def run_publish(path: Path, environ: dict[str, str], **kwargs: Any) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = publish(str(path), environ=environ, out=out, err=err, **kwargs)
+    return status, out.getvalue(), err.getvalue()
+
+
+def runner_env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "out").write_text("", encoding="utf-8")
+    (tmp_path / "summary.md").write_text("", encoding="utf-8")
+    return {"GITHUB_OUTPUT": str(tmp_path / "out"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+
+
+def assert_no_foreign_commands(log: str, ours: list[str]) -> None:
+    for line in log.splitlines():
+        assert not line.lstrip().startswith("::") or line in ours, line
+
+
+def test_escaping_follows_github_toolkit() -> None:
+    assert escape_data("50%\r\nx:y,z") == "50%25%0D%0Ax:y,z"
+    assert escape_property("50%\r\nx:y,z") == "50%25%0D%0Ax%3Ay%2Cz"
+
+
+def test_annotations_error_for_high_warning_otherwise_and_escaped() -> None:
+    report = with_findings([finding("a.py", 4, severity="HIGH", message=EVIL, rule="B6:02,x"),
+                            finding("b.py", 0)])
+    result = annotation_commands(report)
+    assert result.commands == [
+        "::error file=a.py,line=4,col=3,title=bandit B6%3A02%2Cx::bad%0A::set-output "
+        "name=decision::pass%0D%0A::error::owned %250A, x: y",
+        "::warning file=b.py,col=3,title=bandit B101::m",
+    ]
+    assert result.omitted == 0
+
+
+def test_annotations_only_on_changed_files_when_the_report_has_a_change() -> None:
+    report = with_findings([finding("old.py", 1), finding("new.py", 2)],
+                           change={"base_ref": "main", "files": ["new.py"]})
+    assert [c.split(",")[0] for c in annotation_commands(report).commands] == [
+        "::warning file=new.py"
+    ]
+
+
+def test_annotations_capped_per_level_and_the_rest_counted() -> None:
+    items = [finding("a.py", n) for n in range(1, 14)] + [finding("a.py", 99, severity="HIGH")]
+    result = annotation_commands(with_findings(items), cap=10)
+    assert sum(c.startswith("::warning") for c in result.commands) == 10
+    assert sum(c.startswith("::error") for c in result.commands) == 1
+    assert result.omitted == 3
+
+
+def test_outputs_round_trip_with_random_delimiters(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    tricky = "line1\nghadelimiter_0\nEOF\n" + EVIL
+    write_outputs(path, {"decision": "fail", "report": tricky, "confidence": ""})
+    text = path.read_bytes().decode()
+    assert parse_github_output(text) == {"decision": "fail", "report": tricky, "confidence": ""}
+    assert len(set(_HEADER.findall(text))) == 3
+
+
+def test_a_delimiter_found_in_the_value_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    picks = iter(["ghadelimiter_" + "a" * 32, "ghadelimiter_" + "b" * 32])
+    monkeypatch.setattr(github_publish, "_delimiter", lambda: next(picks))
+    value = "x\nghadelimiter_" + "a" * 32 + "\nname=evil"
+    write_outputs(tmp_path / "out", {"report": value})
+    text = (tmp_path / "out").read_bytes().decode()
+    assert text.startswith("report<<ghadelimiter_" + "b" * 32 + "\n")
+    assert parse_github_output(text) == {"report": value}
+
+
+def test_step_outputs() -> None:
+    confidence = ConfidenceResult(method="formula", mode="composite", score=0.875,
+                                  scores={}, threshold=0.8)
+    report = gate_report(decision=Decision.NEEDS_SIGNOFF, auto_advance=True,
+                         confidence=confidence)
+    assert step_outputs(report, "r.json") == {
+        "decision": "needs_signoff", "confidence": "0.875", "auto_advance": "true",
+        "escalated": "false", "report": "r.json",
+    }
+    assert step_outputs(gate_report(), "r.json")["confidence"] == ""
+
+
+@pytest.mark.parametrize(
+    ("decision", "status"),
+    [(Decision.PASS, 0), (Decision.FAIL, 1), (Decision.NEEDS_SIGNOFF, 1)],
+)
+def test_publish_writes_summary_and_outputs_and_exits_by_decision(
+    tmp_path: Path, decision: Decision, status: int
+) -> None:
+    env = runner_env(tmp_path)
+    items = [finding("a.py", n, message=EVIL) for n in range(1, 13)]
+    path = save(with_findings(items, decision=decision, reasons=[EVIL]), tmp_path)
+    code, out, err = run_publish(path, env, comment=False)
+    assert code == status
+    outputs = parse_github_output((tmp_path / "out").read_bytes().decode())
+    assert outputs == step_outputs(with_findings([], decision=decision), str(path))
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith(MARKER)
+    assert summary.rstrip().endswith("2 more findings: see the SARIF / report.")
+    ours = annotation_commands(with_findings(items)).commands
+    assert len(ours) == 10
+    assert_no_foreign_commands(out + err, ours)
+    assert out.splitlines()[-1] == f"confgate: decision {decision.value}"
+
+
+def test_publish_a_bad_report_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+    env = runner_env(tmp_path)
+    path = tmp_path / "bad.json"
+    path.write_text('{"decision": "pass"}', encoding="utf-8")
+    code, _, err = run_publish(path, env)
+    assert code == 2
+    assert (tmp_path / "out").read_bytes().decode() == ""
+    assert err.startswith("confgate: github publish: ")
+
+
+def test_publish_outside_actions_says_why_and_continues(tmp_path: Path) -> None:
+    code, _, err = run_publish(save(gate_report(), tmp_path), {})
+    assert code == 0
+    assert "GITHUB_STEP_SUMMARY is not set" in err
+    assert "GITHUB_OUTPUT is not set" in err
+    assert "no PR comment: GITHUB_EVENT_PATH is not set" in err
+
+
+def pr_env(tmp_path: Path, server: FakeGitHubServer, number: int = 7) -> dict[str, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": number, "title": EVIL}}),
+                     encoding="utf-8")
+    return {**runner_env(tmp_path), "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": server.token,
+            "GITHUB_API_URL": server.api_url}
+
+
+def test_sticky_comment_created_once_then_updated_in_place(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    github_server.comments["o/r", 7].append({"id": 1, "body": "LGTM", "user": {"login": "a"}})
+    first = save(gate_report(decision=Decision.FAIL), tmp_path)
+    assert run_publish(first, env)[2].endswith("confgate: PR comment created on #7\n")
+    second = save(gate_report(decision=Decision.PASS), tmp_path)
+    code, _, err = run_publish(second, env)
+    assert code == 0
+    assert "PR comment updated on #7" in err
+    comments = github_server.comments["o/r", 7]
+    assert [c["body"][:len(MARKER)] == MARKER for c in comments] == [False, True]
+    assert "PASS" in comments[1]["body"]
+    assert github_server.token not in err
+
+
+def test_no_comment_without_token_or_pull_request(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    path = save(gate_report(), tmp_path)
+    assert "no PR comment: no token" in run_publish(path, {**env, "GITHUB_TOKEN": ""})[2]
+    Path(env["GITHUB_EVENT_PATH"]).write_text('{"push": {}}', encoding="utf-8")
+    assert "not a pull_request event" in run_publish(path, env)[2]
+    assert run_publish(path, env, comment=False)[2] == ""
+    assert github_server.comments["o/r", 7] == []
+
+
+def test_a_github_failure_does_not_change_the_exit_status(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    github_server.fail_next(403, message="Resource not accessible by integration")
+    code, _, err = run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
+    assert code == 1
+    assert "no PR comment: GitHub GET" in err
+    assert "HTTP 403" in err
+
+
+def test_cli_github_publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in runner_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    for name in ("GITHUB_EVENT_PATH", "GITHUB_TOKEN", "CONFGATE_GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    items = [finding("a.py", n) for n in range(1, 5)]
+    path = save(with_findings(items, decision=Decision.FAIL), tmp_path)
+    assert main(["github", "publish", str(path), "--no-comment", "--annotations-cap", "2"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("::warning ") == 2
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "2 more findings: see the SARIF / report." in summary
+
+
+def test_action_run_builds_argv_without_a_shell() -> None:
+    env = {"CONFGATE_PYTEST_ARGS": "-q -k 'a or b' $(touch pwned)",
+           "CONFGATE_CONFIG": "gate.yml", "CONFGATE_BASE_REF": " origin/main "}
+    assert action_run.pytest_argv(env, python="py") == [
+        "py", "-m", "pytest", "-q", "-k", "a or b", "$(touch", "pwned)",
+        "--confgate", "--confgate-report", "confgate-report.json",
+        "--confgate-config", "gate.yml", "--confgate-base", "origin/main",
+    ]
+    assert action_run.pytest_argv({}, python="py")[3:] == [
+        "--confgate", "--confgate-report", "confgate-report.json"
+    ]
+
+
+def test_action_run_never_fails_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    monkeypatch.setattr(action_run, "run_without_commands", lambda argv: seen.append(argv) or 4)
+    assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 0
+    assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [(b"ok ::x\n", b"ok ::x\n"), (b"::error::x\n", b"| ::error::x\n"),
+     (b"  ::add-mask::s\n", b"|   ::add-mask::s\n"),
+     (b"a\r::warning::w\n", b"| a\\r::warning::w\n")],
+)
+def test_action_run_neutralizes_command_lines(line: bytes, shown: bytes) -> None:
+    assert action_run.neutral_line(line) == shown
