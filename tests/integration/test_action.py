@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import yaml
 from conftest import git
+from fakes.github_runner import parse_github_output
 from fakes.github_server import FakeGitHubServer
 
 from pytest_confgate.github_publish import annotation_commands
@@ -40,29 +41,12 @@ def test_prints_commands():
     print("   ::add-mask::indented")
 '''
 _INPUT = re.compile(r"\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
-_HEADER = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]*)<<(?P<delim>ghadelimiter_[0-9a-f]{32})")
 _STOP = re.compile(r"::stop-commands::(?P<token>[0-9a-f]{32})")
 
 
 def load_action() -> dict[str, Any]:
     data: dict[str, Any] = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
     return data
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """GitHub's multiline ``name<<DELIM`` syntax, strictly: anything else is an error."""
-    lines = text.split("\n")
-    assert lines.pop() == "", "the file ends with a newline"
-    outputs: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        header = _HEADER.fullmatch(lines[i])
-        assert header, f"not a name<<delimiter line: {lines[i]!r}"
-        end = lines.index(header["delim"], i + 1)
-        assert header["name"] not in outputs, f"output {header['name']} set twice"
-        outputs[header["name"]] = "\n".join(lines[i + 1 : end])
-        i = end + 1
-    return outputs
 
 
 def substitute(value: str, inputs: dict[str, str]) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.github_runner import OUTPUT_HEADER, parse_github_output
 from fakes.github_server import FakeGitHubServer
 from fakes.reports import gate_report
 
@@ -26,23 +26,6 @@ from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateR
 from pytest_confgate.report.markdown import MARKER
 
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
-_HEADER = re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_-]*)<<(?P<delim>ghadelimiter_[0-9a-f]{32})")
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """GitHub's multiline ``name<<DELIM`` syntax, strictly: anything else is an error."""
-    lines = text.split("\n")
-    assert lines.pop() == "", "the file ends with a newline"
-    outputs: dict[str, str] = {}
-    i = 0
-    while i < len(lines):
-        header = _HEADER.fullmatch(lines[i])
-        assert header, f"not a name<<delimiter line: {lines[i]!r}"
-        end = lines.index(header["delim"], i + 1)
-        assert header["name"] not in outputs, f"output {header['name']} set twice"
-        outputs[header["name"]] = "\n".join(lines[i + 1 : end])
-        i = end + 1
-    return outputs
 
 
 def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
@@ -119,7 +102,7 @@ def test_outputs_round_trip_with_random_delimiters(tmp_path: Path) -> None:
     write_outputs(path, {"decision": "fail", "report": tricky, "confidence": ""})
     text = path.read_bytes().decode()
     assert parse_github_output(text) == {"decision": "fail", "report": tricky, "confidence": ""}
-    assert len(set(_HEADER.findall(text))) == 3
+    assert len(set(OUTPUT_HEADER.findall(text))) == 3
 
 
 def test_a_delimiter_found_in_the_value_is_refused(
