@@ -29,7 +29,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from fakes.llm_servers import RecordedRequest, _Server
+from fakes.llm_servers import RecordedRequest
+from fakes.local_server import LocalServer
 
 __all__ = ["FakeGitHubServer", "RecordedRequest"]
 
@@ -49,7 +50,7 @@ _Route = Callable[
 ]
 
 
-class FakeGitHubServer:
+class FakeGitHubServer(LocalServer):
     """Pull requests, reviews, team memberships and issue comments, all in memory."""
 
     def __init__(self, token: str = "ghs_fake_token_0123456789") -> None:  # noqa: S107 - a fake server's fake token
@@ -62,18 +63,12 @@ class FakeGitHubServer:
         self._ids = itertools.count(1000)
         self._failures: collections.deque[_Failure] = collections.deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        super().__init__(_make_handler(self))
 
     @property
     def api_url(self) -> str:
         """``http://127.0.0.1:PORT``: what ``GITHUB_API_URL`` should be."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.root_url
 
     # -- state ------------------------------------------------------------------------
 
@@ -122,19 +117,6 @@ class FakeGitHubServer:
         failure = _Failure(status, message, reset, raw, delay_s, path)
         with self._lock:
             self._failures.append(failure)
-
-    def close(self) -> None:
-        """Stop serving; delayed answers still pending are abandoned at once."""
-        self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeGitHubServer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # -- routes -----------------------------------------------------------------------
 

@@ -23,9 +23,11 @@ import socket
 import struct
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from fakes.local_server import LocalServer
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Behaviour:
     model: str | None = None
 
 
-class FakeLLMServer:
+class FakeLLMServer(LocalServer):
     """A threaded HTTP server with a queue of behaviours; subclasses give the protocol."""
 
     protocol = ""
@@ -78,18 +80,7 @@ class FakeLLMServer:
         self.requests: list[RecordedRequest] = []
         self._queue: collections.deque[Behaviour] = collections.deque()
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def root_url(self) -> str:
-        """``http://127.0.0.1:PORT`` (the Azure endpoint; Anthropic's base_url)."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        super().__init__(_make_handler(self))
 
     @property
     def base_url(self) -> str:
@@ -131,19 +122,6 @@ class FakeLLMServer:
         with self._lock:
             self._queue.extend([behaviour] * times)
 
-    def close(self) -> None:
-        """Stop serving; delayed answers still pending are abandoned at once."""
-        self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeLLMServer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # -- what subclasses provide -------------------------------------------------------
 
     def answer(self, request: RecordedRequest, behaviour: Behaviour) -> dict[str, Any]:
@@ -158,9 +136,6 @@ class FakeLLMServer:
         with self._lock:
             self.requests.append(request)
             return self._queue.popleft() if self._queue else None
-
-    def _wait(self, seconds: float) -> None:
-        self._stopping.wait(seconds)
 
 
 class FakeOpenAIServer(FakeLLMServer):
@@ -231,14 +206,6 @@ class FakeAnthropicServer(FakeLLMServer):
 
 def _count(given: int | None, text: str) -> int:
     return given if given is not None else len(text.split())
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that gave up (timeout) makes our late write fail: expected here
 
 
 def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
