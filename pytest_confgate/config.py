@@ -10,28 +10,26 @@ import datetime as dt
 import difflib
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from pytest_confgate.config_rank import RankConfig
+from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config_types import (
+    AgentName,
+    Condition_,
+    ConfigModel,
+    Count,
+    EnvName,
+    Fraction,
+    Glob,
+    Milliseconds,
+    Scope,
+    Text,
+)
 from pytest_confgate.models import RiskTier, Severity
 
-Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=0)]
-Text = Annotated[str, Field(min_length=1)]
-Glob = Annotated[str, Field(min_length=1, max_length=500)]
-Scope = Literal["all", "changed"]
-"""``changed``: only what the change touched since ``base_ref`` counts (SPEC 4, issue 3)."""
-AgentName = Annotated[str, Field(min_length=1, max_length=100)]
-EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=200)]
-Milliseconds = Annotated[int, Field(gt=0, le=3_600_000)]
-Condition_ = Annotated[str, Field(min_length=1, max_length=1000)]
-"""An exit condition (CEL, compiled by the overlays); capped so no expression is huge."""
 
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class _AgentConfig(_Model):
+class _AgentConfig(ConfigModel):
     timeout_ms: Milliseconds = 30_000
     """One call's limit; a call past it is a failure of that call, never a long wait."""
 
@@ -79,7 +77,7 @@ AgentConfig = Annotated[
 ]
 
 
-class _MetricConfig(_Model):
+class _MetricConfig(ConfigModel):
     weight: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] = 1.0
     advisory: bool = False
     """Reported but never blocking (``required: [...]`` is the checklist's own option)."""
@@ -213,7 +211,7 @@ def default_metrics() -> list[MetricConfig]:
     ]
 
 
-class TierPolicy(_Model):
+class TierPolicy(ConfigModel):
     """What one risk tier asks for; unset fields keep the tier's default."""
 
     blocking: bool | None = None
@@ -230,13 +228,13 @@ TIER_DEFAULTS: dict[str, tuple[bool, int, bool]] = {
 }
 
 
-class SignoffConfig(_Model):
+class SignoffConfig(ConfigModel):
     """Who may sign off; an empty list accepts any login except the author."""
 
     approvers: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
 
 
-class Waiver(_Model):
+class Waiver(ConfigModel):
     """Excuse one named finding, with a written reason, until a date (then it stops)."""
 
     rule: Text
@@ -245,14 +243,14 @@ class Waiver(_Model):
     expires: dt.date
 
 
-class RiskRule(_Model):
+class RiskRule(ConfigModel):
     """Changed files matching ``paths`` put the change in at least ``tier``."""
 
     paths: Annotated[list[Glob], Field(min_length=1)]
     tier: RiskTier
 
 
-class PolicyConfig(_Model):
+class PolicyConfig(ConfigModel):
     """``gate.policy``: tier overrides, sign-off rules and gate-wide hard conditions."""
 
     tiers: dict[RiskTier, TierPolicy] = Field(default_factory=dict)
@@ -275,7 +273,7 @@ class PolicyConfig(_Model):
         )
 
 
-class HybridWeights(_Model):
+class HybridWeights(ConfigModel):
     """``method: hybrid`` mixes the formula and the LLM's score; the weights sum to 1."""
 
     formula_weight: Fraction = 0.6
@@ -292,7 +290,7 @@ class HybridWeights(_Model):
         return self
 
 
-class LlmSettings(_Model):
+class LlmSettings(ConfigModel):
     """Per-use overrides of the evaluator agent's settings for the ``llm`` confidence call."""
 
     timeout_ms: Milliseconds | None = 2000
@@ -300,7 +298,7 @@ class LlmSettings(_Model):
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
 
 
-class ConfidenceConfig(_Model):
+class ConfidenceConfig(ConfigModel):
     """``gate.confidence`` (SPEC 5): an advisory score, off by default, never a verdict."""
 
     enabled: bool = False
@@ -328,7 +326,7 @@ class ConfidenceLoopConfig(ConfidenceConfig):
         return _checked_metrics(metrics)
 
 
-class PairedWorkflowConfig(_Model):
+class PairedWorkflowConfig(ConfigModel):
     """``tasks.<name>.overlays.paired_workflow`` (seed 001): a driver and a challenger."""
 
     enabled: bool = False
@@ -340,12 +338,12 @@ class PairedWorkflowConfig(_Model):
     exit_conditions: list[Condition_] = Field(default_factory=list)
 
 
-class OverlaysConfig(_Model):
+class OverlaysConfig(ConfigModel):
     confidence_loop: ConfidenceLoopConfig = Field(default_factory=ConfidenceLoopConfig)
     paired_workflow: PairedWorkflowConfig = Field(default_factory=PairedWorkflowConfig)
 
 
-class TaskConfig(_Model):
+class TaskConfig(ConfigModel):
     """One agent task for ``confgate run`` (SPEC 8)."""
 
     agent: AgentName | None = None
@@ -356,7 +354,7 @@ class TaskConfig(_Model):
     overlays: OverlaysConfig = Field(default_factory=OverlaysConfig)
 
 
-class GateConfig(_Model):
+class GateConfig(ConfigModel):
     """``gate``: what ``pytest --confgate`` evaluates and how strictly."""
 
     agent: AgentName | None = None
@@ -388,7 +386,7 @@ class GateConfig(_Model):
         return DEFAULT_HARD_LIMITS.get(name)
 
 
-class ConfgateConfig(_Model):
+class ConfgateConfig(ConfigModel):
     """The whole file: ``confgate.yml``, ``confgate.yaml`` or ``[tool.confgate]``."""
 
     version: Literal[1] = 1
@@ -399,6 +397,8 @@ class ConfgateConfig(_Model):
     agents: dict[AgentName, AgentConfig] = Field(default_factory=dict)
     gate: GateConfig = Field(default_factory=GateConfig)
     tasks: dict[AgentName, TaskConfig] = Field(default_factory=dict)
+    rank: RankConfig = Field(default_factory=RankConfig)
+    trust: TrustConfig = Field(default_factory=TrustConfig)
 
 
 JUDGE_NEEDS_EVALUATOR = "llm_judge metric requires evaluator_agent to be set."

@@ -133,7 +133,7 @@ def test_validate_without_any_configuration_says_the_defaults_apply(
 
 UNKNOWN_PROJEKT = (
     "projekt: unknown key 'projekt' (did you mean 'project'?); "
-    "allowed keys: agents, base_ref, gate, project, source, tasks, version"
+    "allowed keys: agents, base_ref, gate, project, rank, source, tasks, trust, version"
 )
 
 

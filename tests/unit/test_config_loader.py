@@ -276,7 +276,7 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             3,
             "projekt",
             "unknown key 'projekt' (did you mean 'project'?); "
-            "allowed keys: agents, base_ref, gate, project, source, tasks, version",
+            "allowed keys: agents, base_ref, gate, project, rank, source, tasks, trust, version",
         ),
         (
             "gate:\n  risk_tier: T1\n  metricz: []\n",

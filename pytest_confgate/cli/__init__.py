@@ -1,6 +1,8 @@
 """The ``confgate`` command: parses arguments and calls the same core as the pytest plugin.
 
 ``main(argv)`` returns an exit code; only ``console_main`` exits (as coverage.py does).
+The agent-workflow command groups (``rank``, ``run``, ``trust``) live in sibling modules,
+each adding its own subcommands; handlers import the core lazily so ``--help`` stays fast.
 """
 
 from __future__ import annotations
@@ -10,19 +12,12 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from enum import IntEnum
 from pathlib import Path
 
+from pytest_confgate.cli import rank, run, trust
+from pytest_confgate.cli.exit_codes import ExitCode
+
 REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept lazy
-
-
-class ExitCode(IntEnum):
-    """Exit statuses of the ``confgate`` command."""
-
-    OK = 0
-    GATE_FAILED = 1
-    USAGE_ERROR = 2
-    ESCALATED = 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,6 +110,8 @@ def _parser() -> argparse.ArgumentParser:
         help="annotations per level; GitHub shows 10 per step, the rest go to the summary",
     )
     publish.set_defaults(handler=_github_publish)
+    for group in (rank, run, trust):
+        group.add_commands(commands)
     return parser
 
 

@@ -1,0 +1,10 @@
+"""``confgate run``: run agent tasks with their overlays (SPEC 8)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """Add this group's subcommands to the ``confgate`` parser."""
