@@ -303,8 +303,8 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             "colour: blue\n",
             3,
             "colour",
-            "unknown key 'colour'; allowed keys: agents, base_ref, gate, project, source, tasks, "
-            "version",
+            "unknown key 'colour'; allowed keys: agents, base_ref, gate, project, rank, source, "
+            "tasks, trust, version",
         ),
         (
             "gate:\n  metrics:\n    - type: test_pass_rate\n    - type: lint_scor\n",
