@@ -48,7 +48,7 @@ from pytest_confgate.config_loader import LoadedConfig
 from pytest_confgate.models import Condition, EvalMetric, GateReport, MetricStatus, TestOutcomes
 from pytest_confgate.plugins import PluginHost
 from pytest_confgate.policy import decide
-from pytest_confgate.scope import coverage_by_glob, patch_coverage
+from pytest_confgate.scope import coverage_by_glob, line_ranges, patch_coverage
 from pytest_confgate.waivers import apply_waivers, waiver_report
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
@@ -196,7 +196,9 @@ class GateRun:
             conditions=verdict.conditions,
             tests=tests,
             confidence=confidence,
-            signoffs=found.model_copy(update={"required": needed}),
+            signoffs=found.model_copy(
+                update={"required": needed, "approvers": self.gate.policy.signoff.approvers}
+            ),
         )
         self.plugins.gate_finished(report)
         return report
@@ -387,6 +389,11 @@ class GateRun:
         if view.changes is not None:
             summary["merge_base"] = view.changes.merge_base
             summary["files"] = [c.path for c in view.changes.files][:500]
+            summary["lines"] = {
+                c.path: line_ranges(c.added_lines)
+                for c in view.changes.files[:500]
+                if c.status != "deleted" and c.added_lines
+            }
         summary["config_changed"] = self._trust_note is not None
         return summary
 

@@ -133,6 +133,8 @@ class Signoffs(_Frozen):
     """Human sign-offs the tier asks for and those that were found."""
 
     required: int = Field(default=0, ge=0)
+    approvers: list[str] = Field(default_factory=list)
+    """``policy.signoff.approvers`` of the trusted config, so a later step can recount."""
     approved_by: list[str] = Field(default_factory=list)
     ignored: list[dict[str, str]] = Field(default_factory=list)
     source: str | None = None

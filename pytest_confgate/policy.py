@@ -71,18 +71,38 @@ def decide(
             condition.model_copy(update={"blocking": condition.blocking and blocking})
         )
     if needed:
-        got = len(signoffs.approved_by)
-        who = f" ({', '.join(signoffs.approved_by)})" if got else ""
-        conditions.append(
-            Condition(
-                metric="signoff",
-                name="signoffs",
-                passed=got >= needed,
-                message=f"{tier} needs {_plural(needed, 'human sign-off')}; got {got}{who}",
-                value=float(got),
-                threshold=float(needed),
-            )
-        )
+        conditions.append(_signoff_condition(tier, needed, signoffs))
+    return _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+
+
+def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict:
+    """The same verdict with sign-offs counted again from ``signoffs`` (``required`` of them).
+
+    The Action runs the change's tests without a token, so reviews can only be read in its
+    publish step; this replaces the sign-off condition and re-decides. Every other condition
+    stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
+    ``auto_advance`` survives only on a verdict that passes both times.
+    """
+    conditions = [c for c in verdict.conditions if c.metric != "signoff"]
+    if signoffs.required:
+        conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
+    return _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+
+
+def _signoff_condition(tier: str, needed: int, signoffs: Signoffs) -> Condition:
+    got = len(signoffs.approved_by)
+    who = f" ({', '.join(signoffs.approved_by)})" if got else ""
+    return Condition(
+        metric="signoff",
+        name="signoffs",
+        passed=got >= needed,
+        message=f"{tier} needs {_plural(needed, 'human sign-off')}; got {got}{who}",
+        value=float(got),
+        threshold=float(needed),
+    )
+
+
+def _verdict(conditions: list[Condition], *, auto_advance_allowed: bool) -> Verdict:
     failing = sorted(
         (c for c in conditions if c.blocking and not c.passed),
         key=lambda c: _PRIORITY.get(c.name, _PLUGIN_PRIORITY) if c.metric != "signoff" else 9,
@@ -99,7 +119,7 @@ def decide(
         decision=decision,
         reasons=reasons,
         conditions=conditions,
-        auto_advance=decision is Decision.PASS and may_advance and confidence_met,
+        auto_advance=decision is Decision.PASS and auto_advance_allowed,
     )
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_confgate.config import GateConfig
 from pytest_confgate.models import Decision, EvalMetric, MetricStatus, Signoffs, TestOutcomes
-from pytest_confgate.policy import decide, format_pair
+from pytest_confgate.policy import decide, format_pair, recount_signoffs
 
 GREEN_TESTS = TestOutcomes(passed=10)
 
@@ -227,3 +227,32 @@ def test_conditions_list_passed_checks_too() -> None:
     assert names == [("test_coverage", "evidence", True), ("test_coverage", "min", True)]
     assert verdict.conditions[1].value == 0.8
     assert verdict.conditions[1].threshold == 0.5
+
+
+@pytest.mark.parametrize(
+    ("high", "first", "later", "decision"),
+    [
+        (0, (), ("alice", "bob"), Decision.PASS),
+        (0, ("alice", "bob"), ("alice",), Decision.NEEDS_SIGNOFF),
+        (2, (), ("alice", "bob"), Decision.FAIL),
+    ],
+    ids=["reviews-complete-it", "reviews-withdraw-one", "reviews-cannot-rescue-a-fail"],
+)
+def test_recounting_signoffs_equals_deciding_with_them_from_the_start(
+    high: int, first: tuple[str, ...], later: tuple[str, ...], decision: Decision
+) -> None:
+    early = decide(_gate(), "T3", _evidence(high=high), GREEN_TESTS, _signed(*first))
+    recounted = recount_signoffs(
+        early, "T3", Signoffs(required=2, approved_by=list(later))
+    )
+    direct = decide(_gate(), "T3", _evidence(high=high), GREEN_TESTS, _signed(*later))
+    assert recounted.decision is decision
+    assert recounted == direct
+
+
+def test_recounting_keeps_auto_advance_only_when_it_was_already_granted() -> None:
+    early = decide(_gate(), "T1", _evidence(), GREEN_TESTS, _signed(), confidence_met=True)
+    assert early.auto_advance
+    assert recount_signoffs(early, "T1", Signoffs()).auto_advance
+    t2 = decide(_gate(), "T2", _evidence(), GREEN_TESTS, _signed(), confidence_met=True)
+    assert not recount_signoffs(t2, "T2", Signoffs(required=1, approved_by=["a"])).auto_advance
