@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.markdown import MARKER, render_markdown, report_findings
+from pytest_confgate.scope import in_ranges
 
 __all__ = [
     "ANNOTATIONS_CAP",
@@ -33,6 +34,7 @@ __all__ = [
 ANNOTATIONS_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 _ERROR_SEVERITIES = frozenset({"high", "critical", "error"})
+_MEMBERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
 
 def escape_data(text: object) -> str:
@@ -59,18 +61,18 @@ class Annotations:
 
 
 def annotation_commands(report: GateReport, cap: int = ANNOTATIONS_CAP) -> Annotations:
-    """``::warning``/``::error`` per finding on the changed files, at most ``cap`` per level.
+    """``::warning``/``::error`` per finding on the changed lines, at most ``cap`` per level.
 
-    The report names changed *files* (``change.files``), not lines; the engine has already
-    narrowed findings to changed lines when the policy's scope is ``changed``. Without a change
-    every finding is annotated.
+    The report's ``change.lines`` maps each changed file to its changed line ranges; a finding
+    without a line counts when its file changed. Reports without line ranges fall back to the
+    changed files; without a change every finding is annotated.
     """
-    changed = _changed_files(report)
+    on_change = _change_filter(report)
     shown: dict[str, int] = {"warning": 0, "error": 0}
     commands: list[str] = []
     omitted = 0
     for finding in report_findings(report):
-        if changed is not None and finding.file not in changed:
+        if not on_change(finding):
             continue
         level = "error" if (finding.severity or "").lower() in _ERROR_SEVERITIES else "warning"
         if shown[level] >= cap:
@@ -91,11 +93,26 @@ def _annotation(level: str, finding: Finding) -> str:
     return f"::{level} {','.join(props)}::{escape_data(finding.message)}"
 
 
-def _changed_files(report: GateReport) -> frozenset[str] | None:
-    files = (report.change or {}).get("files")
+def _change_filter(report: GateReport) -> Callable[[Finding], bool]:
+    change = report.change or {}
+    files, lines = change.get("files"), change.get("lines")
     if not isinstance(files, list):
-        return None
-    return frozenset(str(f) for f in files)
+        return lambda _: True
+    changed = frozenset(str(f) for f in files)
+    if not isinstance(lines, dict):
+        return lambda finding: finding.file in changed
+
+    def on_changed_line(finding: Finding) -> bool:
+        if finding.file not in changed:
+            return False
+        if not finding.line:
+            return True  # a finding about the whole file
+        ranges = lines.get(finding.file)
+        return isinstance(ranges, list) and in_ranges(
+            finding.line, (r for r in ranges if isinstance(r, list))
+        )
+
+    return on_changed_line
 
 
 def step_outputs(report: GateReport, report_path: str) -> dict[str, str]:
@@ -141,6 +158,7 @@ def publish(
 ) -> int:
     """Summary, outputs, annotations and the sticky comment; returns the exit status."""
     from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.json_report import write_json_report
     from pytest_confgate.report.writers import load_report
 
     try:
@@ -148,6 +166,12 @@ def publish(
     except ReportError as exc:
         print(log_line(f"github publish: {exc}"), file=err)
         return 2
+    recounted, notes = recount_from_reviews(report, environ)
+    for note in notes:
+        print(log_line(note), file=err)
+    if recounted is not report:  # the `report` output must tell the final verdict
+        report = recounted
+        write_json_report(report, Path(report_path))
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
@@ -165,6 +189,52 @@ def publish(
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
     return 0 if report.decision is Decision.PASS else 1
+
+
+def recount_from_reviews(
+    report: GateReport, environ: Mapping[str, str]
+) -> tuple[GateReport, list[str]]:
+    """Count the pull request's reviews and re-decide; returns the report and notes to log.
+
+    The Action's gate step runs the change's own tests, so it gets no token and cannot read
+    reviews; this step has one. Only a report whose tier asks for sign-offs, on a
+    pull-request event with a token, is recounted; the reviews then replace whatever the gate
+    step counted (SPEC 6). A failed API call approves no one.
+    """
+    from pytest_confgate.collect.signoffs import collect_signoffs
+    from pytest_confgate.github_api import GitHubClient
+    from pytest_confgate.models import Verdict
+    from pytest_confgate.policy import recount_signoffs
+
+    required = report.signoffs.required
+    number, _ = pull_request_number(environ)
+    if not required or number is None:
+        return report, []
+    if GitHubClient.from_env(environ) is None:
+        return report, ["sign-offs not recounted from reviews: no token"]
+    found = collect_signoffs(environ, report.signoffs.approvers).model_copy(
+        update={"required": required, "approvers": report.signoffs.approvers}
+    )
+    before = Verdict(
+        decision=report.decision,
+        reasons=report.reasons,
+        conditions=report.conditions,
+        auto_advance=report.auto_advance,
+    )
+    after = recount_signoffs(before, report.risk_tier, found)
+    updated = report.model_copy(
+        update={
+            "decision": after.decision,
+            "reasons": after.reasons,
+            "conditions": after.conditions,
+            "auto_advance": after.auto_advance,
+            "signoffs": found,
+        }
+    )
+    return updated, [
+        f"sign-offs from the reviews of #{number}: {len(found.approved_by)}/{required}; "
+        f"decision {report.decision.value} -> {after.decision.value}"
+    ]
 
 
 def _write_env_file(environ: Mapping[str, str], name: str, text: str, err: TextIO) -> None:
@@ -207,13 +277,24 @@ def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
 
 
 def _marked_comment(comments: Iterable[Any]) -> int | None:
+    """Our comment: it starts with the marker and was written by a bot or a repo member.
+
+    Anyone can paste the marker into a comment; editing a stranger's comment would rewrite
+    their words (or fail with 403), so only the Actions token's bot, or a maintainer whose
+    personal token posts the comment, counts. A bot's comment wins; then the oldest.
+    """
+    marked: list[tuple[int, int]] = []
     for item in comments:
         if not isinstance(item, dict):
             continue
-        body, ident = item.get("body"), item.get("id")
-        if isinstance(body, str) and body.startswith(MARKER) and isinstance(ident, int):
-            return ident
-    return None
+        body, ident, user = item.get("body"), item.get("id"), item.get("user")
+        if not (isinstance(body, str) and body.startswith(MARKER) and isinstance(ident, int)):
+            continue
+        if isinstance(user, dict) and user.get("type") == "Bot":
+            marked.append((0, ident))
+        elif item.get("author_association") in _MEMBERS:
+            marked.append((1, ident))
+    return min(marked)[1] if marked else None
 
 
 def pull_request_number(environ: Mapping[str, str]) -> tuple[int | None, str]:

@@ -144,7 +144,11 @@ class FakeGitHubServer(LocalServer):
             return self._page(request, list(self.comments.get(key, [])))
         if not isinstance(request.body, dict) or not isinstance(request.body.get("body"), str):
             return 422, {"message": "Invalid request: body is required"}, {}
-        comment = {"id": next(self._ids), "body": request.body["body"], "user": {"login": "bot"}}
+        comment = {
+            "id": next(self._ids),
+            "body": request.body["body"],
+            "user": {"login": "github-actions[bot]", "type": "Bot"},  # GITHUB_TOKEN's user
+        }
         self.comments[key].append(comment)
         return 201, comment, {}
 

@@ -88,9 +88,11 @@ GIT_ENV = {
 }
 
 
-def git(path: Path, *args: str) -> None:
+def git(path: Path, *args: str) -> str:
+    """Run git in ``path`` with a fixed identity; returns its stdout."""
     env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+    done = subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
+    return done.stdout.decode()
 
 
 @pytest.fixture

@@ -262,3 +262,112 @@ def test_action_run_never_fails_the_step(monkeypatch: pytest.MonkeyPatch) -> Non
 )
 def test_action_run_neutralizes_command_lines(line: bytes, shown: bytes) -> None:
     assert action_run.neutral_line(line) == shown
+
+
+def test_annotations_only_on_changed_lines_when_the_report_has_line_ranges() -> None:
+    report = with_findings(
+        [finding("new.py", 2), finding("new.py", 9), finding("new.py", 0), finding("old.py", 1)],
+        change={"base_ref": "main", "files": ["new.py", "old.py"],
+                "lines": {"new.py": [[2, 3], [5, 5]]}},
+    )
+    shown = [c.split("::")[1] for c in annotation_commands(report).commands]
+    assert shown == ["warning file=new.py,line=2,col=3,title=bandit B101",
+                     "warning file=new.py,col=3,title=bandit B101"]
+
+
+def _signoff_report(decision: Decision, *, failing_tests: bool = False) -> GateReport:
+    from pytest_confgate.models import Condition, Signoffs
+
+    conditions = [Condition(metric="signoff", name="signoffs", passed=False,
+                            message="T3 needs 2 human sign-offs; got 0", value=0.0,
+                            threshold=2.0)]
+    if failing_tests:
+        conditions.insert(0, Condition(metric="test_pass_rate", name="tests_failed",
+                                       passed=False, message="1 test failed"))
+    return gate_report(
+        risk_tier="T3", decision=decision, reasons=[c.message for c in conditions],
+        conditions=conditions,
+        signoffs=Signoffs(required=2, approvers=["alice", "bob", "carol"]),
+    )
+
+
+def reviewed_pr(tmp_path: Path, server: FakeGitHubServer, *reviews: tuple[str, str]
+                ) -> dict[str, str]:
+    head = "c" * 40
+    server.add_pull("o/r", 7, author="carol", head_sha=head)
+    for login, commit in reviews:
+        server.add_review("o/r", 7, login, "APPROVED", commit_id=commit)
+    env = pr_env(tmp_path, server)
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"pull_request": {
+        "number": 7, "head": {"sha": head}, "user": {"login": "carol"}}}), encoding="utf-8")
+    return env
+
+
+def test_publish_recounts_signoffs_from_reviews_and_rewrites_the_report(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = reviewed_pr(tmp_path, github_server, ("alice", "c" * 40), ("bob", "c" * 40))
+    path = save(_signoff_report(Decision.NEEDS_SIGNOFF), tmp_path)
+    code, _, err = run_publish(path, env, comment=False)
+    assert code == 0, err
+    assert "sign-offs from the reviews of #7: 2/2; decision needs_signoff -> pass" in err
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert saved.decision is Decision.PASS
+    assert saved.signoffs.approved_by == ["alice", "bob"]
+    assert saved.reasons == []
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "pass"
+
+
+def test_recounted_stale_and_self_approvals_do_not_count(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = reviewed_pr(tmp_path, github_server, ("alice", "c" * 40), ("bob", "0" * 40),
+                      ("carol", "c" * 40))
+    path = save(_signoff_report(Decision.NEEDS_SIGNOFF), tmp_path)
+    code, _, err = run_publish(path, env, comment=False)
+    assert code == 1
+    assert "1/2; decision needs_signoff -> needs_signoff" in err
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert saved.decision is Decision.NEEDS_SIGNOFF
+    assert saved.signoffs.approved_by == ["alice"]
+    assert {i["login"] for i in saved.signoffs.ignored} == {"bob", "carol"}
+    assert saved.reasons == ["T3 needs 2 human sign-offs; got 1 (alice)"]
+
+
+def test_reviews_never_turn_a_failing_gate_into_a_pass(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = reviewed_pr(tmp_path, github_server, ("alice", "c" * 40), ("bob", "c" * 40))
+    path = save(_signoff_report(Decision.FAIL, failing_tests=True), tmp_path)
+    code, _, err = run_publish(path, env, comment=False)
+    assert code == 1
+    assert "decision fail -> fail" in err
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert saved.decision is Decision.FAIL
+    assert saved.reasons == ["1 test failed"]
+
+
+def test_no_recount_without_a_token_and_the_report_is_left_alone(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = {**reviewed_pr(tmp_path, github_server, ("alice", "c" * 40)), "GITHUB_TOKEN": ""}
+    path = save(_signoff_report(Decision.NEEDS_SIGNOFF), tmp_path)
+    before = path.read_bytes()
+    code, _, err = run_publish(path, env, comment=False)
+    assert code == 1
+    assert "sign-offs not recounted from reviews: no token" in err
+    assert path.read_bytes() == before
+
+
+def test_a_users_comment_with_our_marker_is_not_the_one_we_update(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    github_server.comments["o/r", 7].append(
+        {"id": 1, "body": MARKER + " spoofed", "user": {"login": "mallory", "type": "User"}})
+    run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
+    run_publish(save(gate_report(decision=Decision.PASS), tmp_path), env)
+    comments = github_server.comments["o/r", 7]
+    assert [c["user"]["login"] for c in comments] == ["mallory", "github-actions[bot]"]
+    assert comments[0]["body"] == MARKER + " spoofed"
+    assert "PASS" in comments[1]["body"]
