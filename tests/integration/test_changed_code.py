@@ -69,6 +69,10 @@ def test_a_risk_rule_raises_the_tier_and_says_which_rule(
     assert report["risk_reason"] == "calc/__init__.py matched gate.risk_rules[1] (calc/**) -> T3"
     assert report["decision"] == "needs_signoff"
     assert report["change"]["base_ref"] == "main"
+    lines = len(read_text(repo, "calc/__init__.py").splitlines())
+    [(first, last)] = report["change"]["lines"]["calc/__init__.py"]  # one run of lines
+    assert (lines - 2 <= first < last == lines), report["change"]["lines"]
+    assert report["signoffs"]["required"] == 2
 
 
 def test_a_change_that_edits_the_gate_is_judged_by_the_base_config_at_t2(
@@ -124,3 +128,7 @@ def test_a_change_git_cannot_diff_fails_closed_even_without_changed_scope(
         "change: cannot verify that the change leaves the gate's configuration alone: "
     )
     assert "no-such-branch" in reasons[0]
+
+
+def read_text(repo: pytest.Pytester, name: str) -> str:
+    return (repo.path / name).read_text(encoding="utf-8")
