@@ -8,8 +8,10 @@ and a message (never a traceback)::
     ├── EvidenceError    a tool or data source could not produce trustworthy evidence
     ├── ReportError      a report cannot be written or read
     ├── AgentError       an agent (LLM or command) failed
+    ├── ConditionError   an exit condition that does not compile or cannot be decided
     ├── GitHubError      a GitHub REST call failed (status and GitHub's message, never the token)
-    └── StoreError       the trust store cannot be used
+    ├── StoreError       the trust store cannot be used
+    └── CandidateError   a ``confgate rank`` candidate or baseline that does not exist
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class AgentError(ConfgateError):
     """An agent call that failed (timeout, non-zero exit, unusable answer)."""
 
 
+class ConditionError(ConfgateError):
+    """An overlay exit condition that does not compile, or has no boolean answer (SPEC 8)."""
+
+
 class GitHubError(ConfgateError):
     """A GitHub REST call that failed; sign-off from reviews then fails closed.
 
@@ -52,3 +58,7 @@ class GitHubError(ConfgateError):
 
 class StoreError(ConfgateError):
     """The trust store is corrupt, newer than this version, or unreachable."""
+
+
+class CandidateError(ConfgateError):
+    """A ``confgate rank`` candidate (or ``--baseline``) that is neither a directory nor a ref."""

@@ -1,0 +1,121 @@
+"""The confidence loop's evidence (seed 000): the advisory score and what is fed back.
+
+After every agent iteration the gate has run; this module turns its report into the loop's
+score (the loop's own ``method``, ``mode``, ``threshold`` and metric weights) and into the
+text the next prompt carries when the bar was not met. The score is advice: the runner
+advances a task only when the gate's own decision is ``pass``.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_confgate.conditions import ConditionInputs, PairInputs
+from pytest_confgate.confidence import evaluate_confidence, llm_scorer, load_prompt
+from pytest_confgate.models import ConfidenceResult, EvalMetric, GateReport, MetricStatus
+
+if TYPE_CHECKING:
+    from pytest_confgate.agents import Agent
+    from pytest_confgate.config import ConfidenceLoopConfig
+    from pytest_confgate.overlays.gate_step import GateOutcome
+
+_DIFF_CHARS = 60_000
+
+
+def loop_metrics(loop: ConfidenceLoopConfig, report: GateReport) -> list[EvalMetric]:
+    """The evidence the loop scores: its own ``metrics`` list, else all the gate measured.
+
+    A listed type the gate did not collect counts as unavailable (0.0, conservative) and
+    says how to fix it, rather than silently shrinking the denominator.
+    """
+    if "metrics" not in loop.model_fields_set:
+        return list(report.metrics)
+    measured = {m.type: m for m in report.metrics}
+    chosen: list[EvalMetric] = []
+    for wanted in loop.metrics:
+        found = measured.get(wanted.type)
+        if found is None:
+            found = EvalMetric(
+                type=wanted.type,
+                status=MetricStatus.UNAVAILABLE,
+                reason="the gate did not collect it: add it to gate.metrics",
+            )
+        chosen.append(found.model_copy(update={"weight": wanted.weight}))
+    return chosen
+
+
+def loop_confidence(
+    loop: ConfidenceLoopConfig,
+    report: GateReport,
+    *,
+    root: Path,
+    task_prompt: str,
+    evaluator: Agent | None,
+) -> ConfidenceResult:
+    """The loop's advisory score for this iteration (formula, llm or hybrid; SPEC 5)."""
+    metrics = loop_metrics(loop, report)
+    scorer = None
+    if loop.method != "formula" and evaluator is not None:
+        template = load_prompt(loop.prompt, root)
+        scorer = llm_scorer(
+            evaluator, template, task=task_prompt, diff=working_tree_diff(root), metrics=metrics
+        )
+    return evaluate_confidence(loop, metrics, scorer)
+
+
+def working_tree_diff(root: Path) -> str:
+    """``git diff HEAD`` of the working tree (what the agent changed), or "" outside git."""
+    try:
+        done = subprocess.run(
+            ["git", "diff", "HEAD"],  # noqa: S607  # git from PATH, as the gate finds it
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode("utf-8", errors="replace")[:_DIFF_CHARS]
+
+
+def condition_inputs(
+    iteration: int,
+    outcome: GateOutcome,
+    score: float | None,
+    pair: PairInputs | None,
+) -> ConditionInputs:
+    """What an exit condition may read after this iteration; unavailable metrics are absent."""
+    metrics: dict[str, float | None] = {}
+    if outcome.report is not None:
+        metrics = {m.type: m.value for m in outcome.report.metrics if m.available}
+    return ConditionInputs(iteration=iteration, confidence_score=score, metrics=metrics, pair=pair)
+
+
+def evidence_feedback(
+    iteration: int, outcome: GateOutcome, confidence: ConfidenceResult | None
+) -> str:
+    """The failing evidence of ``iteration``, for the next prompt (seed 000: "loop continues")."""
+    lines = [f"The gate evaluated your work after iteration {iteration}."]
+    if outcome.report is None:
+        lines.append(f"The gate could not run: {outcome.error}")
+        return "\n".join(lines)
+    report = outcome.report
+    lines.append(f"Decision: {report.decision.value}.")
+    lines.extend(f"- {reason}" for reason in report.reasons[:20])
+    if confidence is not None:
+        lines.append(
+            f"Confidence {confidence.score:.3f} (threshold {confidence.threshold:.2f}); per metric:"
+        )
+        lines.extend(f"- {name}: {value:.3f}" for name, value in sorted(confidence.scores.items()))
+    for metric in report.metrics:
+        if not metric.available:
+            lines.append(
+                f"- {metric.type} is {metric.status.value if metric.status else '?'}: "
+                f"{metric.reason or 'no value'}"
+            )
+    failed = [c for c in report.conditions if not c.passed]
+    lines.extend(f"- failed check: {c.message}" for c in failed[:20])
+    lines.append("Improve the work so that this evidence passes, then answer again.")
+    return "\n".join(lines)
