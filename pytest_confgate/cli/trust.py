@@ -1,10 +1,262 @@
-"""``confgate trust``: record review outcomes and score agents (SPEC 9)."""
+"""``confgate trust``: record review outcomes and score agents (SPEC 9).
+
+``record`` and ``resolve`` are silent on success and never fail for the store's sake (a write
+that cannot be made is spooled, with one line on stderr). ``triage`` never fails for the
+store's sake either (multiplier 1.0 with a warning). Bad input is exit 2 with one line.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_confgate.cli.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from pytest_confgate.config import ConfgateConfig
+    from pytest_confgate.trust.store import RecordOutcome, TrustStore
+
+MAX_FINDINGS_BYTES = 32 * 1024 * 1024
+_SEVERITIES = ("P0", "P1", "P2", "P3")
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     """Add this group's subcommands to the ``confgate`` parser."""
+    group = commands.add_parser(
+        "trust", help="agent trust from review findings: record, resolve, triage, report"
+    ).add_subparsers(title="trust commands", metavar="COMMAND")
+    record = _command(group, "record", "record one accepted or discarded finding (silent)")
+    record.add_argument("--event", required=True, choices=("finding_accepted", "finding_discarded"))
+    record.add_argument("--agent", required=True, help="the review agent that raised the finding")
+    record.add_argument("--finding", required=True, metavar="ID", help="the finding's id")
+    record.add_argument("--severity", required=True, choices=_SEVERITIES)
+    record.add_argument("--run", required=True, help="the review run's id")
+    _project_option(record)
+    _at_option(record)
+    record.set_defaults(handler=_record)
+    resolve = _command(
+        group, "resolve", "record the outcome of findings from a findings file (silent)"
+    )
+    resolve.add_argument(
+        "findings", metavar="FINDINGS.json",
+        help='{"findings": [{"id", "agent", "severity", ...}]} with the agent attribution',
+    )
+    resolve.add_argument("--accepted", default="", metavar="ID,...", help="findings acted on")
+    resolve.add_argument("--discarded", default="", metavar="ID,...", help="findings dismissed")
+    resolve.add_argument(
+        "--run", help="the review run (default: the file's review_run_id or run, else a hash "
+        "of the file, so resolving the same file twice records nothing new)",
+    )
+    _project_option(resolve)
+    _at_option(resolve)
+    resolve.set_defaults(handler=_resolve)
+    triage = _command(group, "triage", "rank candidate agents by base score x trust")
+    triage.add_argument(
+        "--candidates", required=True, metavar="A=0.9,B=0.7", help="agents and base scores"
+    )
+    triage.add_argument("--json", action="store_true", help="a JSON list instead of a table")
+    _project_option(triage)
+    _now_option(triage)
+    triage.set_defaults(handler=_triage)
+    report = _command(group, "report", "trust per agent, per project and global")
+    report.add_argument("--json", action="store_true", help="a JSON list of rows (raw numbers)")
+    report.add_argument("--html", metavar="FILE", help="also write a page with a trust chart")
+    report.add_argument("--project", help="only this project's rows (global rows stay)")
+    _now_option(report)
+    report.set_defaults(handler=_report)
+
+
+def _command(
+    group: argparse._SubParsersAction[Any], name: str, text: str
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = group.add_parser(name, help=text, description=text)
+    parser.add_argument(
+        "-c", "--config", metavar="FILE", help="the confgate configuration (default: found in cwd)"
+    )
+    parser.add_argument("--db", metavar="PATH", help="the trust database (default: trust.db)")
+    return parser
+
+
+def _project_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project", help="the trust scope (default: config project, GITHUB_REPOSITORY or cwd name)"
+    )
+
+
+def _at_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--at", metavar="ISO-8601", help="when it was decided (default: now)")
+
+
+def _now_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--now", metavar="ISO-8601", help="score as of this time (default: the current time)"
+    )
+
+
+def _record(args: argparse.Namespace) -> int:
+    from pytest_confgate.trust.events import TrustEvent, validated
+
+    def run(config: ConfgateConfig, store: TrustStore) -> int:
+        event = TrustEvent(
+            args.event, args.agent, _project(args, config), args.finding, args.severity,
+            args.run, _time(args.at, "--at"),
+        )
+        return _report_write(store.record([validated(event)]), "record")
+
+    return _with_store(args, "record", run)
+
+
+def _resolve(args: argparse.Namespace) -> int:
+    from pytest_confgate.exceptions import EvidenceError
+    from pytest_confgate.trust.events import findings_run, resolve_events, split_ids
+
+    def run(config: ConfgateConfig, store: TrustStore) -> int:
+        raw, data = _read_findings(Path(args.findings))
+        accepted, discarded = split_ids(args.accepted), split_ids(args.discarded)
+        both = sorted(set(accepted) & set(discarded))
+        if both:
+            raise EvidenceError(f"--accepted and --discarded both name {', '.join(both)}")
+        if not accepted and not discarded:
+            raise EvidenceError("nothing to record: give --accepted ID,... and/or --discarded")
+        outcomes = dict.fromkeys(accepted, "finding_accepted")
+        outcomes.update(dict.fromkeys(discarded, "finding_discarded"))
+        file_project = data.get("project") if isinstance(data, dict) else None
+        project = args.project or (file_project if isinstance(file_project, str) else None)
+        digest = hashlib.sha256(raw).hexdigest()[:12]
+        run_id = args.run or findings_run(data) or f"findings-{digest}"
+        events = resolve_events(
+            data, args.findings, outcomes, project=project or _project(args, config),
+            run=run_id, at=_time(args.at, "--at"),
+        )
+        return _report_write(store.record(events), "resolve")
+
+    return _with_store(args, "resolve", run)
+
+
+def _triage(args: argparse.Namespace) -> int:
+    from pytest_confgate.trust import triage_with_store
+    from pytest_confgate.trust.triage import parse_candidates
+
+    def run(config: ConfgateConfig, store: TrustStore) -> int:
+        candidates = parse_candidates(args.candidates)
+        project = _project(args, config)
+        rows = triage_with_store(
+            store, candidates, project, _time(args.now, "--now"), warn=_warning("triage")
+        )
+        if os.environ.get("CONFGATE_DEBUG", "") not in ("", "0"):
+            for row in rows:
+                print(
+                    f"confgate trust triage: {row.agent} @ {project}: base {row.base_score!r} "
+                    f"x trust {row.trust!r} = {row.final_score!r}",
+                    file=sys.stderr,
+                )
+        if args.json:
+            print(json.dumps([row.to_json() for row in rows], indent=2))
+        else:
+            for row in rows:
+                print(f"{row.agent}\t{row.final_score:.4f}\t(base {row.base_score:g} x trust "
+                      f"{row.trust:.4f})")
+        return ExitCode.OK
+
+    return _with_store(args, "triage", run)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pytest_confgate.report.json_report import write_text_atomic
+    from pytest_confgate.trust.report import render_html, render_table, report_rows
+
+    def run(config: ConfgateConfig, store: TrustStore) -> int:
+        trust = config.trust
+        table = store.table(_time(args.now, "--now"))
+        rows = report_rows(table, trust.low_trust, args.project)
+        if args.html:
+            write_text_atomic(render_html(rows, trust.low_trust, table.mode), Path(args.html))
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            sys.stdout.write(render_table(rows, trust.low_trust, table.mode))
+        waiting = store.spooled_count()
+        if waiting:
+            print(
+                f"confgate trust report: {waiting} event(s) wait in the spool "
+                f"({store.spool.primary} or {store.spool.fallback}); the next "
+                "`confgate trust record` stores them",
+                file=sys.stderr,
+            )
+        return ExitCode.OK
+
+    return _with_store(args, "report", run)
+
+
+def _with_store(args: argparse.Namespace, name: str, run: Any) -> int:
+    """Load the configuration and open the store, then ``run``; our errors become exit 2."""
+    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.exceptions import ConfgateError, ConfigError
+    from pytest_confgate.trust import open_store
+
+    try:
+        config = load_config(Path.cwd(), args.config).config
+        result: int = run(config, open_store(config.trust, args.db))
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    except ConfgateError as exc:
+        print(f"confgate trust {name}: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    return result
+
+
+def _project(args: argparse.Namespace, config: ConfgateConfig) -> str:
+    from pytest_confgate.trust import default_project
+
+    return str(args.project or default_project(config.project, Path.cwd()))
+
+
+def _time(text: str | None, flag: str) -> float:
+    """The clock is read here, at the front door, and nowhere in the formula."""
+    from pytest_confgate.trust.events import parse_time
+
+    return time.time() if text is None else parse_time(text, flag)
+
+
+def _read_findings(path: Path) -> tuple[bytes, Any]:
+    from pytest_confgate.exceptions import EvidenceError
+
+    try:
+        if path.stat().st_size > MAX_FINDINGS_BYTES:
+            raise EvidenceError(f"{path}: over the {MAX_FINDINGS_BYTES} byte limit")
+        raw = path.read_bytes()
+        return raw, json.loads(raw.decode("utf-8"))
+    except FileNotFoundError:
+        raise EvidenceError(f"{path}: no such findings file; check the path") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise EvidenceError(
+            f'{path}: not a UTF-8 JSON findings file ({exc}); expected {{"findings": [...]}}'
+        ) from exc
+
+
+def _report_write(outcome: RecordOutcome, name: str) -> int:
+    """Silent when stored; one line when spooled. Never a failure: the caller must go on."""
+    if outcome.spooled:
+        where = (
+            f"kept in {outcome.spool} and replayed by the next write"
+            if outcome.spool is not None
+            else "NOT kept: the spool folders cannot be written either"
+        )
+        print(f"confgate trust {name}: {outcome.reason}; the event(s) were {where}",
+              file=sys.stderr)
+    return ExitCode.OK
+
+
+def _warning(name: str) -> Any:
+    def warn(message: str) -> None:
+        print(f"confgate trust {name}: warning: {message}", file=sys.stderr)
+
+    return warn

@@ -1,0 +1,152 @@
+"""``confgate trust report`` (SPEC 9, seed agent-trust F4): rows, a text table and an HTML page.
+
+Pure rendering of a ``TrustTable``. JSON keeps raw floats; only the table and the page round
+for display. Every text in the page goes through ``html.escape``: agent and project names are
+whatever the findings files said. The page is self-contained (inline CSS and SVG, no network).
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from pytest_confgate.trust.formula import TrustTable
+
+COLUMNS = ("agent", "project", "trust", "reviews", "accepted", "discarded")
+GLOBAL_LABEL = "(global)"
+
+
+def report_rows(
+    table: TrustTable, low_trust: float, project: str | None = None
+) -> list[dict[str, Any]]:
+    """JSON rows: the columns plus ``scope``, ``low_trust`` and ``mode``; ``project`` filters
+    the project rows (global rows stay: they are what a new project's triage would use)."""
+    rows = []
+    for row in table.rows():
+        if project is not None and row.project is not None and row.project != project:
+            continue
+        rows.append(
+            {
+                "agent": row.agent,
+                "project": row.project,
+                "trust": row.trust,
+                "reviews": row.reviews,
+                "accepted": row.accepted,
+                "discarded": row.discarded,
+                "scope": "global" if row.project is None else "project",
+                "low_trust": row.trust < low_trust,
+                "mode": table.mode,
+            }
+        )
+    return rows
+
+
+def render_table(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str:
+    """The aligned text table, low-trust rows marked, a legend line under it."""
+    if not rows:
+        return "no trust evidence recorded yet; `confgate trust record` or `resolve` adds some\n"
+    cells = [[*COLUMNS, ""]]
+    for row in rows:
+        cells.append(
+            [
+                row["agent"],
+                row["project"] if row["project"] is not None else GLOBAL_LABEL,
+                _shown(row["trust"], low_trust),
+                str(row["reviews"]),
+                str(row["accepted"]),
+                str(row["discarded"]),
+                "LOW TRUST" if row["low_trust"] else "",
+            ]
+        )
+    widths = [max(len(line[i]) for line in cells) for i in range(len(COLUMNS))]
+    lines = []
+    for line in cells:
+        text = "  ".join(
+            cell.rjust(width) if 2 <= i < len(COLUMNS) else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=False))
+        )
+        lines.append(f"{text}  {line[-1]}".rstrip())
+    flagged = sum(1 for row in rows if row["low_trust"])
+    lines.append(
+        f"mode {mode}; {flagged} row(s) below {low_trust:g} (LOW TRUST: a candidate for lower "
+        "priority; trust never removes an agent)"
+    )
+    return "\n".join(lines) + "\n"
+
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:72rem}
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #d0d7de;padding:.3rem .6rem}
+th{background:#f6f8fa;text-align:left}.num{text-align:right}.low{background:#ffebe9}
+.bar-ok{fill:#1a7f37}.bar-low{fill:#cf222e}.tick{stroke:#1f2328}
+"""
+_ROW = 24
+_LABEL_W = 260
+_BAR_W = 400
+
+
+def render_html(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str:
+    """One self-contained page: the chart of every row's trust, then the table."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>confgate agent trust</title><style>{_STYLE}</style></head><body>",
+        "<h1>Agent trust</h1>",
+        f"<p>Mode {escape(mode)}. Rows below {low_trust:g} are marked low trust; trust only "
+        "changes an agent's priority, it never removes it.</p>",
+        trust_chart(rows, low_trust),
+        _html_table(rows, low_trust),
+        "</body></html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def trust_chart(rows: list[dict[str, Any]], low_trust: float) -> str:
+    """Inline SVG: one bar per row (its trust in [0, 1]) and a line at the low-trust mark."""
+    height = _ROW * max(len(rows), 1) + 10
+    width = _LABEL_W + _BAR_W + 70
+    bars = []
+    for index, row in enumerate(rows):
+        y = index * _ROW + 5
+        label = f"{row['agent']} @ {row['project'] or GLOBAL_LABEL}"
+        css = "bar-low" if row["low_trust"] else "bar-ok"
+        length = round(row["trust"] * _BAR_W, 2)
+        shown = _shown(row["trust"], low_trust)
+        bars.append(
+            f'<g class="trust"><title>{escape(label)}: trust {shown}</title>'
+            f'<text x="0" y="{y + 14}">{escape(label)}</text>'
+            f'<rect class="{css}" x="{_LABEL_W}" y="{y}" width="{length}" height="16"/>'
+            f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 14}">{shown}</text></g>'
+        )
+    x = round(_LABEL_W + low_trust * _BAR_W, 2)
+    return (
+        f'<svg role="img" aria-labelledby="trust-title" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}"><title id="trust-title">Trust per agent and '
+        "project (bar) against the low-trust mark (line)</title>"
+        + "".join(bars)
+        + f'<line class="tick" x1="{x}" x2="{x}" y1="0" y2="{height}" stroke-width="2"/></svg>'
+    )
+
+
+def _html_table(rows: list[dict[str, Any]], low_trust: float) -> str:
+    head = "".join(f"<th>{name}</th>" for name in COLUMNS)
+    body = []
+    for row in rows:
+        css = ' class="low"' if row["low_trust"] else ""
+        project = row["project"] if row["project"] is not None else GLOBAL_LABEL
+        body.append(
+            f"<tr{css}><td>{escape(row['agent'])}</td><td>{escape(project)}</td>"
+            f"<td class=num>{_shown(row['trust'], low_trust)}</td>"
+            f"<td class=num>{row['reviews']}</td>"
+            f"<td class=num>{row['accepted']}</td><td class=num>{row['discarded']}</td></tr>"
+        )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _shown(trust: float, low_trust: float) -> str:
+    """Display only: never print a flagged value equal to the mark (0.2999 is not 0.300)."""
+    for digits in range(3, 10):
+        shown = f"{trust:.{digits}f}"
+        if shown != f"{low_trust:.{digits}f}" or trust == low_trust:
+            return shown
+    return repr(trust)
