@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from pytest_confgate.hookspecs import hookimpl
     from pytest_confgate.models import Condition, EvalMetric
     from pytest_confgate.score import compute_confidence, compute_raw
+    from pytest_confgate.trust import triage, trust_score
 
 __all__ = [
     "Condition",
@@ -20,6 +21,8 @@ __all__ = [
     "compute_confidence",
     "compute_raw",
     "hookimpl",
+    "triage",
+    "trust_score",
 ]
 
 _LAZY = {
@@ -28,6 +31,8 @@ _LAZY = {
     "hookimpl": "pytest_confgate.hookspecs",
     "compute_confidence": "pytest_confgate.score",
     "compute_raw": "pytest_confgate.score",
+    "triage": "pytest_confgate.trust",
+    "trust_score": "pytest_confgate.trust",
 }
 
 

@@ -36,7 +36,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:  # pragma: no cover - the console-script shim
-    sys.exit(main())
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:  # `confgate trust report --json | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 141  # what a shell reports for SIGPIPE
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)
 
 
 def _parser() -> argparse.ArgumentParser:
