@@ -1,10 +1,198 @@
-"""``confgate rank``: rank parallel candidate solutions (SPEC 7)."""
+"""``confgate rank``: rank parallel candidate solutions (SPEC 7).
+
+``confgate rank A B C [--baseline X] [--jobs N] [--format md|json|html] [-o FILE]`` ranks;
+``confgate rank feedback RANKING_ID --chose ID | --accepted-winner | --rejected-all`` stores
+what the user decided, which later rankings learn from. Exit 0 when ranked (whatever the
+answer), 2 for bad input (a candidate that does not exist, a bad config, an unknown ranking).
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_confgate.cli.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from pytest_confgate.agents import Agent
+    from pytest_confgate.config import ConfgateConfig
+    from pytest_confgate.rank.feedback_store import RankStore
+    from pytest_confgate.rank.service import RankOutcome
+
+_USAGE = (
+    "confgate rank CANDIDATE [CANDIDATE ...] [--baseline DIR|REF] [--jobs N] "
+    "[--format md|json|html] [-o FILE] [--config PATH] [--task TEXT|@FILE]\n"
+    "       confgate rank feedback RANKING_ID (--chose ID | --accepted-winner | --rejected-all)"
+)
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     """Add this group's subcommands to the ``confgate`` parser."""
+    rank = commands.add_parser(
+        "rank",
+        usage=_USAGE,
+        help="evaluate candidate solutions (directories or git refs), rank them and say how "
+        "sure the ranking is (exit 0 ranked, 2 bad input)",
+        description="Rank candidate solutions of one task (SPEC 7). A candidate is a directory "
+        "or a git ref (checked out into a temporary worktree). `rank feedback` records which "
+        "solution you took; later rankings adjust their category weights.",
+    )
+    rank.add_argument("candidates", nargs="+", metavar="CANDIDATE",
+                      help="directories or git refs; `feedback RANKING_ID` to give feedback")
+    rank.add_argument("--baseline", metavar="DIR|REF",
+                      help="the tree before the task: new lint/type errors, LOC, coverage and "
+                      "test-count deltas are measured against it")
+    rank.add_argument("--jobs", type=int, default=None, metavar="N",
+                      help="candidates evaluated at once (default: the number of cores)")
+    rank.add_argument("--format", choices=("md", "json", "html"), default="md", dest="fmt")
+    rank.add_argument("-o", "--output", help="write the result here instead of stdout")
+    rank.add_argument("--config", help="the confgate configuration (default: found in cwd)")
+    rank.add_argument("--task", help="the task, for the evaluator agent (@FILE reads a file)")
+    rank.add_argument("--chose", metavar="ID", help="feedback: you took this solution")
+    rank.add_argument("--accepted-winner", action="store_true",
+                      help="feedback: you took the ranking's winner")
+    rank.add_argument("--rejected-all", action="store_true",
+                      help="feedback: you took none of the solutions")
+    rank.set_defaults(handler=_handle)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.exceptions import ConfgateError, ConfigError
+
+    choices = [args.chose is not None, args.accepted_winner, args.rejected_all]
+    feedback = args.candidates[0] == "feedback"
+    if any(choices) and not feedback:
+        return _usage("--chose, --accepted-winner and --rejected-all belong to "
+                      "`confgate rank feedback RANKING_ID`")
+    try:
+        loaded = load_config(Path.cwd(), args.config)
+    except ConfigError as exc:
+        for problem in exc.problems:
+            print(problem, file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    root = loaded.path.parent if loaded.path is not None else Path.cwd()
+    store = _store(loaded.config, root)
+    try:
+        if feedback:
+            return _feedback(args, store, sum(choices))
+        return _rank(args, loaded.config, store)
+    except ConfgateError as exc:
+        print(f"confgate rank: {exc}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+
+
+def _store(config: ConfgateConfig, root: Path) -> RankStore:
+    """``rank.db`` in the directory of the trust store (``.confgate/`` by default)."""
+    from pytest_confgate.rank.feedback_store import RankStore
+
+    trust_db = Path(config.trust.db)
+    return RankStore((trust_db if trust_db.is_absolute() else root / trust_db).parent / "rank.db")
+
+
+def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) -> int:
+    from pytest_confgate.rank.evaluate import Settings
+    from pytest_confgate.rank.service import RankRequest, run_ranking
+
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if jobs < 1:
+        return _usage(f"--jobs {args.jobs}: give at least 1")
+    task = _task(args.task)
+    problem, agent = _agent(config)
+    if problem:
+        return _usage(problem)
+    command = tuple(config.rank.test_command or (sys.executable, "-m", "pytest"))
+    python = command[0] if "python" in Path(command[0]).name else sys.executable
+    settings = Settings(
+        test_command=command, python=python, type_check=config.rank.type_check,
+        timeouts=config.rank.timeouts, sources=tuple(config.source) if config.source else None,
+    )
+    request = RankRequest(candidates=tuple(args.candidates), cwd=Path.cwd(),
+                          baseline=args.baseline, jobs=jobs, task=task)
+    outcome = run_ranking(request, config, settings, store, _progress, agent)
+    _write(outcome, args.fmt, args.output)
+    winner = outcome.ranking.winner
+    print(f"confgate rank: ranking {outcome.ranking_id}: winner "
+          f"{winner.solution_id if winner else 'none'} (confidence "
+          f"{outcome.ranking.confidence:.2f}); auto-accept: "
+          f"{'yes' if outcome.auto_accept.accept else 'no'} ({outcome.auto_accept.reason})",
+          file=sys.stderr)
+    return ExitCode.OK
+
+
+def _task(value: str | None) -> str | None:
+    from pytest_confgate.textfile import read_text_file
+
+    if value is None or not value.startswith("@"):
+        return value
+    return read_text_file(Path(value[1:]), 1_000_000, "task file", "give the task as UTF-8 text")
+
+
+def _agent(config: ConfgateConfig) -> tuple[str | None, Agent | None]:
+    """(problem, agent): the stage-3 evaluator, checked before any candidate is evaluated."""
+    from pytest_confgate.agents import build_agent, preflight
+    from pytest_confgate.exceptions import AgentError
+
+    name = config.rank.evaluator_agent
+    if name is None:
+        return None, None
+    if name not in config.agents:
+        return f"rank.evaluator_agent: agent {name!r} is not defined under agents", None
+    problem = preflight(name, config.agents[name])
+    if problem:
+        return problem, None
+    try:
+        return None, build_agent(name, config.agents[name])
+    except AgentError as exc:
+        return str(exc), None
+
+
+def _write(outcome: RankOutcome, fmt: str, output: str | None) -> None:
+    import json
+
+    from pytest_confgate.rank.report import ranking_json, ranking_markdown
+    from pytest_confgate.rank.report_html import ranking_html
+    from pytest_confgate.report.json_report import write_text_atomic
+
+    if fmt == "json":
+        text = json.dumps(ranking_json(outcome), indent=2) + "\n"
+    elif fmt == "html":
+        text = ranking_html(outcome)
+    else:
+        text = ranking_markdown(outcome)
+    if output:
+        write_text_atomic(text, Path(output))
+    else:
+        sys.stdout.write(text)
+
+
+def _feedback(args: argparse.Namespace, store: RankStore, chosen: int) -> int:
+    from datetime import datetime, timezone
+
+    from pytest_confgate.rank.feedback import Choice
+
+    if len(args.candidates) != 2:
+        return _usage("give exactly one RANKING_ID: confgate rank feedback RANKING_ID "
+                      "(--chose ID | --accepted-winner | --rejected-all)")
+    if chosen != 1:
+        return _usage("give exactly one of --chose ID, --accepted-winner, --rejected-all")
+    ranking_id = args.candidates[1]
+    choice: Choice = ("chose_other" if args.chose is not None
+                      else "accepted_winner" if args.accepted_winner else "rejected_all")
+    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    store.record_feedback(ranking_id, choice, args.chose, now)
+    what = f"chose {args.chose}" if args.chose else choice.replace("_", " ")
+    print(f"feedback stored for ranking {ranking_id}: {what} ({store.path})")
+    return ExitCode.OK
+
+
+def _progress(line: str) -> None:
+    print(f"confgate rank: {line}", file=sys.stderr, flush=True)
+
+
+def _usage(message: str) -> int:
+    print(f"confgate rank: {message}", file=sys.stderr)
+    return ExitCode.USAGE_ERROR

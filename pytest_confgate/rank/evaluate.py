@@ -1,0 +1,298 @@
+"""Stages 1 and 2 for one tree, in its own processes: build, gate (tests, coverage, lint,
+security), type check (optional), and the static metrics (SPEC 7, seed "Evaluation Pipeline").
+
+Most evidence comes from one ``pytest --confgate`` run in the candidate's tree with a gate
+configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff
+findings and bandit findings with severity. Each process gets its own coverage file, temp,
+cache and ``PYTHONPATH`` inside the candidate's temporary directory, so candidates share no
+state; every process runs in its own session and is killed with its group on a timeout or
+when the ranking is interrupted (``Processes.kill_all``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_confgate.config_rank import RankTimeouts
+from pytest_confgate.exceptions import ReportError
+from pytest_confgate.models import EvalMetric, GateReport
+from pytest_confgate.rank.models import Evidence, Issue, TestCounts
+from pytest_confgate.rank.trees import RANK_STATE, is_source_file
+
+_SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF")
+_SCRUBBED_PREFIXES = ("CONFGATE_", "COVERAGE_", "COV_CORE_", "PYTEST_XDIST_")
+_GATE_CONFIG = (
+    "gate:\n  risk_tier: T0\n  metrics:\n    - {type: test_pass_rate}\n"
+    "    - {type: test_coverage}\n    - {type: lint_score}\n    - {type: security_score}\n"
+)
+_MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<msg>.*?)"
+                        r"(?:  \[(?P<code>[\w-]+)\])?$")
+_SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
+_IMPORT_CHECK = (
+    "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every tree is evaluated (from the ``rank:`` config and the command line)."""
+
+    test_command: tuple[str, ...]
+    python: str
+    type_check: bool
+    timeouts: RankTimeouts
+    sources: tuple[str, ...] | None = None
+    environ: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class GateEvidence:
+    """What one gate run (or its failure) says about tests, coverage, lint and security."""
+
+    tests: TestCounts | None = None
+    tests_problem: str | None = None
+    coverage: float | None = None
+    lint: tuple[Issue, ...] | None = None
+    lint_problem: str | None = None
+    security: tuple[Issue, ...] | None = None
+    security_problem: str | None = None
+
+    @classmethod
+    def failed(cls, problem: str) -> GateEvidence:
+        """The gate did not run: every piece of its evidence is missing for the same reason."""
+        return cls(tests_problem=problem, lint_problem=problem, security_problem=problem)
+
+
+@dataclass(frozen=True)
+class Finished:
+    """One finished process: exit status and decoded output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Processes:
+    """Runs candidate processes and remembers them, so Ctrl-C can kill every group it started."""
+
+    def __init__(self) -> None:
+        self._live: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
+        self.cancelled = False
+
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
+            ) -> Finished:
+        """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start."""
+        if self.cancelled:
+            raise TimeoutError("the ranking was interrupted")
+        proc = subprocess.Popen(  # an argv list, never a shell
+            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        with self._lock:
+            self._live.add(proc)
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            proc.communicate()
+            raise TimeoutError(f"{argv[0]} did not finish within {timeout_s:g} s") from None
+        finally:
+            with self._lock:
+                self._live.discard(proc)
+        text = (out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
+        return Finished(proc.returncode, *text)
+
+    def kill_all(self) -> None:
+        """Kill every running process group (Ctrl-C): no candidate outlives the ranking."""
+        self.cancelled = True
+        with self._lock:
+            live = list(self._live)
+        for proc in live:
+            _kill(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # it already ended
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
+    """The caller's environment minus what steers pytest/coverage, plus private state dirs."""
+    base = os.environ if settings.environ is None else settings.environ
+    env = {
+        key: value for key, value in base.items()
+        if key not in _SCRUBBED and not key.startswith(_SCRUBBED_PREFIXES)
+    }
+    tmp = state / "tmp"
+    tmp.mkdir(parents=True, exist_ok=True)
+    paths = [str(tree / "src")] if (tree / "src").is_dir() else []
+    env.update(
+        PYTHONPATH=os.pathsep.join([*paths, str(tree)]),
+        COVERAGE_FILE=str(state / ".coverage"),
+        TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp),
+        PYTHONDONTWRITEBYTECODE="1",
+        RUFF_CACHE_DIR=str(state / "ruff-cache"),
+        MYPY_CACHE_DIR=str(state / "mypy-cache"),
+        XDG_CACHE_HOME=str(state / "cache"),
+    )
+    return env
+
+
+def collect_evidence(
+    solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes
+) -> Evidence:
+    """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``)."""
+    started = time.perf_counter()
+    env = candidate_env(settings, tree, state)
+    build_problem = _build(tree, settings, env, processes)
+    gate = _gate(tree, state, settings, env, processes)
+    types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
+    if settings.type_check:
+        types = _type_check(tree, settings, env, processes)
+    return Evidence(
+        solution_id=solution_id,
+        builds=build_problem is None,
+        build_problem=build_problem,
+        type_errors=types[0],
+        type_problem=types[1],
+        tests=gate.tests,
+        tests_problem=gate.tests_problem,
+        coverage=gate.coverage,
+        lint=gate.lint,
+        lint_problem=gate.lint_problem,
+        security=gate.security,
+        security_problem=gate.security_problem,
+        duration_s=time.perf_counter() - started,
+    )
+
+
+def _build(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
+           ) -> str | None:
+    """The seed's "Build Success": every Python file compiles and the packages import."""
+    for path in sorted(tree.rglob("*.py")):
+        rel = path.relative_to(tree).as_posix()
+        if RANK_STATE in rel.split("/") or any(p.startswith(".") for p in rel.split("/")[:-1]):
+            continue
+        try:
+            compile(path.read_bytes(), rel, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            return f"{rel} does not compile: {exc}"
+        except OSError:
+            continue
+    modules = _top_level_modules(tree)
+    if not modules:
+        return None
+    argv = [settings.python, "-c", _IMPORT_CHECK, *modules]
+    try:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.build_s)
+    except (OSError, TimeoutError) as exc:
+        return f"import check could not run: {exc}"
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"importing {', '.join(modules)} failed: {last}"
+    return None
+
+
+def _top_level_modules(tree: Path) -> list[str]:
+    root = tree / "src" if (tree / "src").is_dir() else tree
+    found = []
+    for child in sorted(root.iterdir()):
+        package = child.is_dir() and (child / "__init__.py").is_file()
+        if package and child.name.isidentifier() and is_source_file(f"{child.name}/__init__.py"):
+            found.append(child.name)
+        elif _is_module(child):
+            found.append(child.stem)
+    return found
+
+
+def _is_module(path: Path) -> bool:
+    name = path.name
+    return path.suffix == ".py" and path.stem.isidentifier() and name not in _SCRIPTS and (
+        is_source_file(name)
+    )
+
+
+def _gate(tree: Path, state: Path, settings: Settings, env: Mapping[str, str],
+          processes: Processes) -> GateEvidence:
+    """One ``pytest --confgate`` run: tests, coverage, lint and security of this tree."""
+    config = state / "confgate-rank.yml"
+    source = "" if settings.sources is None else f"source: {list(settings.sources)!r}\n"
+    config.write_text(source + _GATE_CONFIG, encoding="utf-8")
+    report = tree / RANK_STATE / "report.json"
+    argv = [
+        *settings.test_command, "--confgate", f"--confgate-config={config}",
+        f"--rootdir={tree}", f"--confgate-report={report}", "-p", "no:cacheprovider", "-q",
+    ]
+    try:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
+    except (OSError, TimeoutError) as exc:
+        return GateEvidence.failed(str(exc))
+    try:
+        from pytest_confgate.report.writers import load_report
+
+        return _from_report(load_report(report))
+    except ReportError as exc:
+        tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
+        problem = f"pytest exited {done.returncode} without a gate report ({exc}): {tail}"
+        return GateEvidence.failed(problem)
+
+
+def _from_report(report: GateReport) -> GateEvidence:
+    metrics = {m.type: m for m in report.metrics}
+    t = report.tests
+    coverage = metrics.get("test_coverage")
+    lint, lint_problem = _issues(metrics.get("lint_score"), "lint_score")
+    security, security_problem = _issues(metrics.get("security_score"), "security_score")
+    return GateEvidence(
+        tests=TestCounts(t.passed + t.xpassed, t.failed, t.errors, t.skipped, t.duration_s),
+        coverage=coverage.value if coverage is not None and coverage.available else None,
+        lint=lint,
+        lint_problem=lint_problem,
+        security=security,
+        security_problem=security_problem,
+    )
+
+
+def _issues(metric: EvalMetric | None, kind: str) -> tuple[tuple[Issue, ...] | None, str | None]:
+    if metric is None or not metric.available:
+        return None, (metric.reason if metric else None) or f"{kind} was not measured"
+    items = metric.details.get("items", [])
+    return tuple(
+        Issue(str(i["rule"]), str(i["file"]), str(i["message"]), int(i.get("line") or 0),
+              i.get("severity"))
+        for i in items
+    ), None
+
+
+def _type_check(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
+                ) -> tuple[tuple[Issue, ...] | None, str | None]:
+    """mypy over the tree's source (the project's own mypy config applies)."""
+    targets = list(settings.sources or []) or _top_level_modules(tree) or ["."]
+    root = "src/" if (tree / "src").is_dir() and not settings.sources else ""
+    argv = [settings.python, "-m", "mypy", "--no-error-summary", "--show-error-codes",
+            "--no-pretty", *(root + t if not t.endswith(".py") else t for t in targets)]
+    try:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.type_check_s)
+    except (OSError, TimeoutError) as exc:
+        return None, str(exc)
+    if done.returncode not in (0, 1) or "No module named mypy" in done.stderr:
+        return None, f"mypy exited {done.returncode}: {done.stderr.strip()[-300:]}"
+    issues = []
+    for line in done.stdout.splitlines():
+        match = _MYPY_LINE.match(line.strip())
+        if match:
+            issues.append(Issue(match["code"] or "mypy", match["path"], match["msg"],
+                                int(match["line"])))
+    if done.returncode == 1 and not issues:
+        return None, f"mypy failed without errors it could name: {done.stdout.strip()[-300:]}"
+    return tuple(issues), None

@@ -1,0 +1,217 @@
+"""Frozen data passed between the ranking stages (SPEC 7): evidence in, ranking out.
+
+Evidence is what the IO stages measured for one candidate; an ``Evaluation`` is what the
+pure scoring made of it; a ``Ranking`` is the pure ranking's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
+"""The seed's five categories, in the seed's order (also the order of its reasons)."""
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A lint, type or security finding, matched across trees by rule + path + message."""
+
+    rule: str
+    path: str
+    message: str
+    line: int = 0
+    severity: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """The identity used for "new against the baseline": line numbers move, this does not."""
+        return (self.rule, self.path, " ".join(self.message.split()).lower())
+
+
+@dataclass(frozen=True)
+class TestCounts:
+    """One candidate's test run, counted as pytest's summary counts it."""
+
+    __test__ = False  # not a test class
+
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    duration_s: float = 0.0
+
+    @property
+    def ran(self) -> int:
+        """Tests that produced a verdict."""
+        return self.passed + self.failed + self.errors
+
+    @property
+    def total(self) -> int:
+        """Tests collected, skips included: the count a regression must not lower."""
+        return self.ran + self.skipped
+
+
+@dataclass(frozen=True)
+class CodeMetrics:
+    """Stage 2 static metrics over the measured source files (changed ones with a baseline)."""
+
+    files: int = 0
+    functions: int = 0
+    avg_complexity: float = 0.0
+    max_complexity: int = 0
+    max_complexity_at: str = ""
+    max_function_length: int = 0
+    max_function_length_at: str = ""
+    duplication: float = 0.0
+    """Share of the measured (non-blank, normalised) lines that repeat elsewhere."""
+    files_over_limit: int = 0
+    max_loop_depth: int = 0
+
+
+@dataclass(frozen=True)
+class ChangeStats:
+    """The candidate against the baseline: lines and files changed, tests and docs touched."""
+
+    lines_added: int = 0
+    lines_removed: int = 0
+    files_changed: int = 0
+    source_files_changed: int = 0
+    new_test_files: tuple[str, ...] = ()
+
+    @property
+    def lines_changed(self) -> int:
+        """Added plus removed lines, as ``git diff --stat`` counts them."""
+        return self.lines_added + self.lines_removed
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything stages 1 and 2 measured for one tree; ``None`` means "could not measure"."""
+
+    solution_id: str
+    builds: bool
+    build_problem: str | None = None
+    tests: TestCounts | None = None
+    tests_problem: str | None = None
+    coverage: float | None = None
+    lint: tuple[Issue, ...] | None = None
+    lint_problem: str | None = None
+    security: tuple[Issue, ...] | None = None
+    security_problem: str | None = None
+    type_errors: tuple[Issue, ...] | None = None
+    type_problem: str | None = None
+    code: CodeMetrics | None = None
+    changes: ChangeStats | None = None
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class CrossTest:
+    """Other candidates' new tests run against this candidate (CodeT-style agreement)."""
+
+    passed: int = 0
+    ran: int = 0
+
+
+@dataclass(frozen=True)
+class LlmPreference:
+    """Stage 3 for one candidate: share of pairwise verdicts won (ties half) and consistency."""
+
+    preference: float
+    consistency: float
+    """Share of its pairwise verdicts that did not flip with the order (1.0: none flipped)."""
+
+
+@dataclass(frozen=True)
+class Note:
+    """One strength or weakness, tied to the category it explains."""
+
+    category: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Stage 4 for one candidate: category scores, the overall score, evaluation confidence."""
+
+    solution_id: str
+    blocked: bool
+    block_reasons: tuple[str, ...]
+    categories: Mapping[str, float]
+    components: Mapping[str, Mapping[str, float]]
+    score: float
+    confidence: float
+    strengths: tuple[Note, ...] = ()
+    weaknesses: tuple[Note, ...] = ()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The seed's ``ComparisonDetail``: one pair, one category."""
+
+    solution_a: str
+    solution_b: str
+    category: str
+    winner: str
+    """A solution id or ``"tie"``."""
+    score_diff: float
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class RankedSolution:
+    """One row of the ranking; rank 1 is the best."""
+
+    evaluation: Evaluation
+    rank: int
+    strengths: tuple[str, ...]
+    weaknesses: tuple[str, ...]
+
+    @property
+    def solution_id(self) -> str:
+        """The directory name or the git ref as given."""
+        return self.evaluation.solution_id
+
+    @property
+    def score(self) -> float:
+        """The overall score (0 for a blocked candidate)."""
+        return self.evaluation.score
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The seed's ``SolutionRanking``: sorted solutions, winner (or none), confidence."""
+
+    solutions: tuple[RankedSolution, ...]
+    winner: RankedSolution | None
+    confidence: float
+    comparisons: tuple[Comparison, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class AutoAccept:
+    """``should_auto_accept``'s answer, with the seed's reason."""
+
+    accept: bool
+    reason: str
+
+
+def new_issues(
+    found: tuple[Issue, ...] | None, before: tuple[Issue, ...] | None
+) -> tuple[Issue, ...]:
+    """Issues in ``found`` whose rule + path + message the baseline does not have (by count)."""
+    if found is None:
+        return ()
+    if before is None:
+        return found
+    remaining: dict[tuple[str, str, str], int] = {}
+    for issue in before:
+        remaining[issue.key] = remaining.get(issue.key, 0) + 1
+    fresh: list[Issue] = []
+    for issue in found:
+        if remaining.get(issue.key, 0) > 0:
+            remaining[issue.key] -= 1
+        else:
+            fresh.append(issue)
+    return tuple(fresh)

@@ -1,0 +1,108 @@
+"""The ranking as one self-contained HTML page with an inline-SVG per-category chart.
+
+No script, no external asset: every value and id is escaped, so the page can be opened from
+a CI artifact safely (SPEC 10).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from pytest_confgate.rank.models import CATEGORIES
+from pytest_confgate.rank.report import cross_test_matrix
+from pytest_confgate.rank.service import RankOutcome
+
+_COLOURS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")
+_BAR_W, _GAP, _CHART_H, _TOP, _LEFT = 14, 18, 160, 20, 40
+
+
+def ranking_html(outcome: RankOutcome) -> str:
+    """The whole page."""
+    ranking = outcome.ranking
+    winner = ranking.winner
+    title = (f"Winner: {escape(winner.solution_id)} (score {winner.score:.2f})" if winner
+             else "No clear winner")
+    rows = "".join(
+        f"<tr><td>{s.rank}</td><td>{escape(s.solution_id)}</td><td>{s.score:.2f}</td>"
+        f"<td>{'yes' if s.evaluation.blocked else 'no'}</td>"
+        + "".join(f"<td>{s.evaluation.categories[c]:.2f}</td>" for c in CATEGORIES)
+        + f"<td>{_items(s.strengths)}</td><td>{_items(s.weaknesses)}</td></tr>"
+        for s in ranking.solutions
+    )
+    heads = "".join(f"<th>{c}</th>" for c in CATEGORIES)
+    accept = outcome.auto_accept
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>confgate rank {escape(outcome.ranking_id)}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;color:#1a202c}}
+table{{border-collapse:collapse}}td,th{{border:1px solid #cbd5e0;padding:4px 8px;
+vertical-align:top}}ul{{margin:0;padding-left:1.2em}}</style></head><body>
+<h1>Solution Comparison Results</h1>
+<p><strong>{title}</strong>; ranking confidence {ranking.confidence:.0%}.
+Auto-acceptance: {'accepted' if accept.accept else 'not accepted'} ({escape(accept.reason)}).
+Ranking <code>{escape(outcome.ranking_id)}</code>.</p>
+<h2>Per-category comparison</h2>
+{category_chart(outcome)}
+<h2>Solutions</h2>
+<table><tr><th>rank</th><th>solution</th><th>score</th><th>blocked</th>{heads}
+<th>strengths</th><th>weaknesses</th></tr>{rows}</table>
+{_cross_html(outcome)}
+</body></html>
+"""
+
+
+def category_chart(outcome: RankOutcome) -> str:
+    """Grouped bars: one group per category, one bar per solution, 0..1 on the y axis."""
+    solutions = outcome.ranking.solutions
+    group = max(1, len(solutions)) * _BAR_W + _GAP
+    width = _LEFT + group * len(CATEGORIES) + 10
+    height = _TOP + _CHART_H + 40 + 18 * len(solutions)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'role="img" aria-label="category scores per solution">']
+    for tick in (0.0, 0.5, 1.0):
+        y = _TOP + _CHART_H * (1 - tick)
+        parts.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
+                     f'stroke="#e2e8f0"/><text x="4" y="{y + 4:.1f}" font-size="10">{tick:.1f}'
+                     "</text>")
+    for ci, category in enumerate(CATEGORIES):
+        x0 = _LEFT + ci * group + _GAP / 2
+        for si, solution in enumerate(solutions):
+            value = solution.evaluation.categories[category]
+            bar = _CHART_H * value
+            parts.append(
+                f'<rect x="{x0 + si * _BAR_W:.1f}" y="{_TOP + _CHART_H - bar:.1f}" '
+                f'width="{_BAR_W - 2}" height="{bar:.1f}" fill="{_COLOURS[si % len(_COLOURS)]}">'
+                f"<title>{escape(solution.solution_id)} {category}: {value:.2f}</title></rect>"
+            )
+        parts.append(f'<text x="{x0:.1f}" y="{_TOP + _CHART_H + 14}" font-size="10">'
+                     f"{category}</text>")
+    for si, solution in enumerate(solutions):
+        y = _TOP + _CHART_H + 34 + 18 * si
+        parts.append(f'<rect x="{_LEFT}" y="{y - 10}" width="10" height="10" '
+                     f'fill="{_COLOURS[si % len(_COLOURS)]}"/><text x="{_LEFT + 16}" y="{y}" '
+                     f'font-size="11">{escape(solution.solution_id)} ({solution.score:.2f})</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _items(texts: tuple[str, ...]) -> str:
+    return "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts) + "</ul>" if texts else ""
+
+
+def _cross_html(outcome: RankOutcome) -> str:
+    matrix = cross_test_matrix(outcome)
+    if not matrix:
+        return ""
+    targets = sorted({t for row in matrix.values() for t in row})
+    head = "".join(f"<th>{escape(t)}</th>" for t in targets)
+    body = ""
+    for source in sorted(matrix):
+        cells = ""
+        for target in targets:
+            cell = matrix[source].get(target)
+            text = ("-" if cell is None else "error" if cell["problem"]
+                    else f"{cell['passed']}/{cell['ran']}")
+            cells += f"<td>{text}</td>"
+        body += f"<tr><th>{escape(source)}</th>{cells}</tr>"
+    return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column.</p>"
+            f"<table><tr><th></th>{head}</tr>{body}</table>")

@@ -1,0 +1,224 @@
+"""``confgate rank`` end to end: check out, evaluate concurrently, cross-test, assess, rank.
+
+The IO shell around the pure stages (SPEC 7). Every candidate (and the baseline) gets its own
+temporary directory; all of them, worktrees included, are removed when the ranking ends, also
+on an error or Ctrl-C, and Ctrl-C first kills every process group the ranking started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from secrets import token_hex
+
+from pytest_confgate.agents import Agent
+from pytest_confgate.config import ConfgateConfig
+from pytest_confgate.rank import trees
+from pytest_confgate.rank.assessment import assess
+from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
+from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_test
+from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
+from pytest_confgate.rank.feedback import adjusted_weights
+from pytest_confgate.rank.feedback_store import RankStore
+from pytest_confgate.rank.models import AutoAccept, Comparison, Evidence, LlmPreference, Ranking
+from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
+from pytest_confgate.rank.scoring import ScoringContext, block_reasons, evaluate
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """What the user asked for on the command line."""
+
+    candidates: tuple[str, ...]
+    cwd: Path
+    baseline: str | None = None
+    jobs: int = 1
+    task: str | None = None
+
+
+@dataclass(frozen=True)
+class RankOutcome:
+    """A finished ranking with the evidence behind it, ready for the report writers."""
+
+    ranking_id: str
+    created_at: str
+    ranking: Ranking
+    auto_accept: AutoAccept
+    weights: Mapping[str, float]
+    evidence: Mapping[str, Evidence]
+    baseline: Evidence | None
+    cross_tests: Sequence[CrossCell]
+    notes: Sequence[str] = field(default=())
+
+
+def run_ranking(
+    request: RankRequest, config: ConfgateConfig, settings: Settings, store: RankStore,
+    progress: Progress, agent: Agent | None = None,
+) -> RankOutcome:
+    """Rank ``request.candidates``; ``CandidateError`` (before any work) for a bad candidate."""
+    sources = resolve_all(request.candidates, request.cwd)
+    base_source = resolve(request.baseline, request.cwd) if request.baseline else None
+    weights = adjusted_weights(config.rank.weights.model_dump(), store.feedback_events())
+    processes = Processes()
+    with ExitStack() as stack:
+        root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="confgate-rank-")))
+        try:
+            return _rank(request, config, settings, store, progress, agent, weights,
+                         (sources, base_source), (stack, root, processes))
+        except BaseException:
+            processes.kill_all()  # Ctrl-C or a bug: no candidate process outlives us
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover - the with block returns or raises
+
+
+def _rank(
+    request: RankRequest, config: ConfgateConfig, settings: Settings, store: RankStore,
+    progress: Progress, agent: Agent | None, weights: Mapping[str, float],
+    given: tuple[list[CandidateSource], CandidateSource | None],
+    scratch: tuple[ExitStack, Path, Processes],
+) -> RankOutcome:
+    sources, base_source = given
+    stack, root, processes = scratch
+    paths = {}
+    for index, source in enumerate([*sources, *([base_source] if base_source else [])]):
+        work = root / f"c{index}"
+        work.mkdir()
+        key = source.solution_id if index < len(sources) else _BASELINE
+        paths[key] = (stack.enter_context(checked_out(source, work)), work / "state")
+    files = {key: trees.read_tree(tree) for key, (tree, _) in paths.items()}
+    progress(f"evaluating {len(sources)} candidates"
+             + (f" against baseline {base_source.solution_id}" if base_source else "")
+             + f" with {request.jobs} jobs")
+    with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
+        try:
+            evidence = _evaluate_all(pool, paths, files, settings, processes, progress)
+            baseline = evidence.pop(_BASELINE, None)
+            context = _context(config, weights, baseline, evidence, agent is not None)
+            unblocked = sorted(k for k, e in evidence.items() if not block_reasons(e, context))
+            cells = _cross_test_all(pool, paths, files, unblocked, baseline, root, settings,
+                                    processes, progress)
+        except BaseException:
+            processes.kill_all()  # before the pool waits for its threads
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    llm: dict[str, LlmPreference] = {}
+    llm_comparisons: list[Comparison] = []
+    if agent is not None and len(unblocked) > 1:
+        progress(f"asking {agent.name} to compare {len(unblocked)} candidates pairwise")
+        texts = _solution_texts(files, unblocked, baseline is not None)
+        llm, llm_comparisons = assess(agent, request.task, texts)
+    cross = agreement(cells)
+    evaluations = [evaluate(e, context, cross.get(k), llm.get(k)) for k, e in evidence.items()]
+    ranking = rank_solutions(evaluations, llm_comparisons)
+    answer = should_auto_accept(ranking, config.rank.auto_accept)
+    created = datetime.now(timezone.utc)
+    ranking_id = f"{created:%Y%m%d-%H%M%S}-{token_hex(3)}"
+    store.save_ranking(ranking_id, created.isoformat(timespec="seconds"), ranking, weights)
+    return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,
+                       weights, evidence, baseline, cells)
+
+
+_BASELINE = "\x00baseline"  # cannot collide with a directory name or a git ref
+
+
+def _evaluate_all(
+    pool: ThreadPoolExecutor, paths: Mapping[str, tuple[Path, Path]],
+    files: Mapping[str, Mapping[str, str]], settings: Settings, processes: Processes,
+    progress: Progress,
+) -> dict[str, Evidence]:
+    lock = threading.Lock()
+    done = [0]
+    base_files = files.get(_BASELINE)
+
+    def job(key: str) -> Evidence:
+        tree, state = paths[key]
+        name = "baseline" if key == _BASELINE else key
+        found = collect_evidence(name, tree, state, settings, processes)
+        reference = None if key == _BASELINE else base_files
+        found = dataclasses.replace(
+            found,
+            code=trees.code_metrics(files[key], reference),
+            changes=trees.change_stats(files[key], reference) if reference is not None else None,
+        )
+        with lock:
+            done[0] += 1
+            progress(f"[{done[0]}/{len(paths)}] {name}: {_status(found)} "
+                     f"({found.duration_s:.1f} s)")
+        return found
+
+    futures: dict[str, Future[Evidence]] = {key: pool.submit(job, key) for key in paths}
+    return {key: future.result() for key, future in futures.items()}
+
+
+def _status(evidence: Evidence) -> str:
+    tests = evidence.tests
+    if tests is None:
+        return f"tests did not run ({(evidence.tests_problem or '')[:80]})"
+    return f"{tests.passed} passed, {tests.failed} failed, {tests.errors} errors"
+
+
+def _context(config: ConfgateConfig, weights: Mapping[str, float], baseline: Evidence | None,
+             evidence: Mapping[str, Evidence], llm: bool) -> ScoringContext:
+    probe = ScoringContext(weights=weights, baseline=baseline, type_check=config.rank.type_check)
+    if baseline is not None and baseline.tests is not None:
+        reference: float | None = baseline.tests.duration_s
+    else:
+        times = [e.tests.duration_s for e in evidence.values()
+                 if e.tests is not None and not block_reasons(e, probe)]
+        reference = min(times) if times else None
+    return dataclasses.replace(probe, llm_expected=llm, reference_duration_s=reference)
+
+
+def _cross_test_all(
+    pool: ThreadPoolExecutor, paths: Mapping[str, tuple[Path, Path]],
+    files: Mapping[str, Mapping[str, str]], targets: Sequence[str], baseline: Evidence | None,
+    root: Path, settings: Settings, processes: Processes, progress: Progress,
+) -> list[CrossCell]:
+    ids = sorted(k for k in paths if k != _BASELINE)
+    new_tests = {
+        key: trees.new_test_files(files[key], files[_BASELINE]) if baseline is not None
+        else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
+        for key in ids
+    }
+    jobs = []
+    for source in ids:
+        for target in targets:
+            chosen = [p for p in new_tests[source] if files[target].get(p) != files[source][p]]
+            if source != target and chosen:
+                jobs.append((source, target, chosen))
+    if not jobs:
+        return []
+    progress(f"cross-testing: {len(jobs)} runs of candidates' new tests on each other")
+    futures = []
+    for index, (source, target, chosen) in enumerate(jobs):
+        work = root / f"x{index}"
+        work.mkdir()
+        futures.append(pool.submit(
+            run_cross_test, (source, paths[source][0]), chosen, (target, paths[target][0]),
+            work, settings, processes,
+        ))
+    return [future.result() for future in futures]
+
+
+def _solution_texts(files: Mapping[str, Mapping[str, str]], ids: Sequence[str],
+                    has_baseline: bool) -> dict[str, str]:
+    """What the evaluator reads: the diff against the baseline, else the differing files."""
+    if has_baseline:
+        return {key: trees.unified_diff(files[key], files[_BASELINE]) for key in ids}
+    differing = {
+        path for key in ids for path in files[key]
+        if any(files[other].get(path) != files[key][path] for other in ids)
+    }
+    return {
+        key: trees.unified_diff({p: t for p, t in files[key].items() if p in differing}, {})
+        for key in ids
+    }

@@ -1,0 +1,123 @@
+"""A small task with four candidate solutions on branches of a temporary git repository.
+
+``main`` is the baseline (a ``shop`` package with ``total``); the task is "add
+``discount(price, percent)``". ``a``: correct and clean; ``b``: correct but convoluted (one
+long function with twenty-odd branches); ``c``: wrong, so its own test fails; ``d``: correct
+but runs a shell command (bandit B602, HIGH). Each candidate adds its own test file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+BASE_PRICING = '''"""Prices."""
+
+
+def total(items: list[float]) -> float:
+    """The sum of the item prices."""
+    return round(sum(items), 2)
+'''
+BASE_TEST = '''from shop.pricing import total
+
+
+def test_total_adds_prices():
+    assert total([1.0, 2.5]) == 3.5
+'''
+CLEAN = '''
+
+def discount(price: float, percent: float) -> float:
+    """``price`` reduced by ``percent`` per cent."""
+    if not 0 <= percent <= 100:
+        raise ValueError("percent must be between 0 and 100")
+    return round(price * (100 - percent) / 100, 2)
+'''
+WRONG = '''
+
+def discount(price: float, percent: float) -> float:
+    """``price`` reduced by ``percent`` per cent."""
+    return round(price * percent / 100, 2)
+'''
+SHELL = CLEAN + '''
+
+def notify(message: str) -> int:
+    """Tell the operator."""
+    return subprocess.call("logger " + message, shell=True)
+'''
+
+
+def convoluted() -> str:
+    """A correct ``discount`` written as one long chain of branches."""
+    lines = ["", "", "def discount(price, percent):", "    result = None",
+             "    if percent < 0:", '        raise ValueError("negative")',
+             "    elif percent > 100:", '        raise ValueError("too big")']
+    for step in range(1, 21):
+        lines += [f"    elif percent <= {step * 5}:",
+                  "        reduced = price * (100 - percent)",
+                  "        reduced = reduced / 100",
+                  "        result = round(reduced, 2)"]
+    lines += ["    if result is None:", "        result = price", "    return result", ""]
+    return "\n".join(lines)
+
+
+def candidate_test(name: str, price: float) -> str:
+    """Each candidate's own test file, with its own example numbers."""
+    expected = round(price * 0.8, 2)
+    return f'''import pytest
+
+from shop.pricing import discount
+
+
+def test_{name}_discount_reduces_price():
+    assert discount({price}, 20) == {expected}
+
+
+def test_{name}_discount_rejects_bad_percent():
+    with pytest.raises(ValueError):
+        discount({price}, 120)
+'''
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in ``repo`` with a fixed identity and no user configuration."""
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env={**os.environ, **GIT_ENV}, check=True,
+        capture_output=True, text=True,
+    )
+    return done.stdout
+
+
+def build_task(repo: Path) -> dict[str, str]:
+    """Create the repository; returns branch -> what the candidate is."""
+    (repo / "shop").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "shop" / "__init__.py").write_text('"""A tiny shop."""\n')
+    (repo / "shop" / "pricing.py").write_text(BASE_PRICING)
+    (repo / "tests" / "test_total.py").write_text(BASE_TEST)
+    # The project's own lint rules, so the task does not depend on ruff's defaults.
+    (repo / "ruff.toml").write_text('[lint]\nselect = ["E", "F"]\n')
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "baseline")
+    variants = {
+        "a": (BASE_PRICING + CLEAN, 50.0),
+        "b": (BASE_PRICING + convoluted(), 40.0),
+        "c": (BASE_PRICING + WRONG, 30.0),
+        "d": ('"""Prices."""\n\nimport subprocess\n' + BASE_PRICING.split('"""Prices."""', 1)[1]
+              + SHELL, 20.0),
+    }
+    for branch, (pricing, price) in variants.items():
+        git(repo, "checkout", "-q", "-b", branch, "main")
+        (repo / "shop" / "pricing.py").write_text(pricing)
+        (repo / "tests" / f"test_discount_{branch}.py").write_text(candidate_test(branch, price))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"candidate {branch}")
+    git(repo, "checkout", "-q", "main")
+    return {"a": "clean", "b": "convoluted", "c": "failing", "d": "shell=True"}

@@ -1,0 +1,107 @@
+"""``confgate rank`` on a real task: four candidates on branches of a temporary git repository.
+
+a: correct and clean; b: correct but convoluted; c: fails a test; d: passes but runs a shell
+(bandit B602, HIGH). Everything real: git worktrees, pytest, coverage, ruff, bandit, SQLite.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from rank_task import build_task, git
+
+from pytest_confgate.cli import main
+from pytest_confgate.rank.ranking import to_fixed
+
+CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
+
+
+@pytest.fixture
+def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = tmp_path / "task"
+    build_task(repo)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def rank(repo: Path, config: str, capsys: pytest.CaptureFixture[str]) -> tuple[dict, str]:  # type: ignore[type-arg]
+    (repo.parent / "rank.yml").write_text(config)
+    out = repo.parent / "out.json"
+    code = main(["rank", "a", "b", "c", "d", "--baseline", "main", "--jobs", "2",
+                 "--format", "json", "-o", str(out), "--config", str(repo.parent / "rank.yml")])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return json.loads(out.read_text()), err
+
+
+def confidence_from(result: dict) -> float:  # type: ignore[type-arg]
+    first, second = result["solutions"][:2]
+    gap = first["score"] - second["score"]
+    mean = sum(s["confidence"] for s in result["solutions"]) / len(result["solutions"])
+    wins = sum(first["categories"][c] > second["categories"][c] for c in CATEGORIES)
+    return float(0.4 * min(1.0, gap / 0.1) + 0.3 * mean + 0.3 * wins / 5)
+
+
+def test_rank_picks_the_clean_solution_and_explains_the_others(
+    task: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result, err = rank(task, "rank:\n  auto_accept:\n    enabled: true\n", capsys)
+    by_id = {s["solution_id"]: s for s in result["solutions"]}
+
+    assert result["solutions"][0]["solution_id"] == "a"
+    assert by_id["c"]["rank"] == 4
+    assert by_id["c"]["blocked"] is True
+    assert by_id["c"]["score"] == 0.0
+    assert "Blocked: tests fail: 2 failed, 0 errors, 1 passed" in by_id["c"]["weaknesses"]
+    assert not any(by_id[s]["blocked"] for s in "abd")
+    assert by_id["d"]["categories"]["safety"] == 0.0
+    assert any("HIGH security finding: B602" in w for w in by_id["d"]["weaknesses"])
+    assert by_id["b"]["categories"]["quality"] < by_id["a"]["categories"]["quality"]
+    assert any(w.startswith("High complexity: cyclomatic complexity 2")
+               for w in by_id["b"]["weaknesses"])
+    assert any(w.startswith("Long function: discount") for w in by_id["b"]["weaknesses"])
+    assert by_id["a"]["categories"] == dict.fromkeys(CATEGORIES, 1.0)
+
+    assert result["confidence"] == pytest.approx(confidence_from(result), abs=1e-12)
+    assert result["confidence"] >= 0.6
+    assert result["winner"] == "a"
+    assert result["auto_accept"] == {"accept": True, "reason": "All criteria met"}
+    # every other candidate's new tests pass on a (the cross-test matrix)
+    matrix = result["cross_tests"]
+    assert {src: matrix[src]["a"]["passed"] for src in "bcd"} == {"b": 2, "c": 2, "d": 2}
+    assert "c" not in matrix["a"]  # a blocked candidate is not cross-tested
+    assert "[5/5]" in err  # progress while evaluating
+    assert git(task, "worktree", "list").count("\n") == 1  # worktrees removed
+    assert list(Path(tempfile.gettempdir()).iterdir()) == []  # temp dirs removed
+
+
+def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
+    task: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = "rank:\n  auto_accept:\n    enabled: true\n    min_score_gap: 0.5\n"
+    first, _ = rank(task, config, capsys)
+    gap = first["solutions"][0]["score"] - first["solutions"][1]["score"]
+    assert first["auto_accept"] == {
+        "accept": False, "reason": f"Score gap {to_fixed(gap)} below minimum 0.5"}
+
+    code = main(["rank", "feedback", first["ranking_id"], "--chose", "d",
+                 "--config", str(task.parent / "rank.yml")])
+    assert code == 0
+    assert f"feedback stored for ranking {first['ranking_id']}: chose d" in capsys.readouterr().out
+
+    second, _ = rank(task, config, capsys)
+    # d beat a in nothing and lost safety 1.0 -> 0.0: choosing it lowers safety's weight
+    assert second["weights"]["safety"] < first["weights"]["safety"]
+    assert sum(second["weights"].values()) == pytest.approx(1.0)
+    assert (task / ".confgate" / "rank.db").is_file() or (task.parent / ".confgate" /
+                                                          "rank.db").is_file()
