@@ -47,6 +47,9 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
                       "test-count deltas are measured against it")
     rank.add_argument("--jobs", type=int, default=None, metavar="N",
                       help="candidates evaluated at once (default: the number of cores)")
+    rank.add_argument("--fresh-baseline", action="store_true",
+                      help="evaluate the baseline again even if an identical tree's evidence is "
+                      "kept in .confgate/rank-cache/")
     rank.add_argument("--format", choices=("md", "json", "html"), default="md", dest="fmt")
     rank.add_argument("-o", "--output", help="write the result here instead of stdout")
     rank.add_argument("--config", help="the confgate configuration (default: found in cwd)")
@@ -110,8 +113,9 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
         test_command=command, python=python, type_check=config.rank.type_check,
         timeouts=config.rank.timeouts, sources=tuple(config.source) if config.source else None,
     )
+    cache = None if args.fresh_baseline else store.path.parent / "rank-cache"
     request = RankRequest(candidates=tuple(args.candidates), cwd=Path.cwd(),
-                          baseline=args.baseline, jobs=jobs, task=task)
+                          baseline=args.baseline, jobs=jobs, task=task, baseline_cache=cache)
     outcome = run_ranking(request, config, settings, store, _progress, agent)
     _write(outcome, args.fmt, args.output)
     winner = outcome.ranking.winner

@@ -22,8 +22,9 @@ from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.rank import trees
 from pytest_confgate.rank.assessment import assess
+from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
-from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_test
+from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests
 from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
@@ -43,6 +44,8 @@ class RankRequest:
     baseline: str | None = None
     jobs: int = 1
     task: str | None = None
+    baseline_cache: Path | None = None
+    """Where the baseline's evidence is kept by content; None evaluates it afresh."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,8 @@ def _rank(
              + f" with {request.jobs} jobs")
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
-            evidence = _evaluate_all(pool, paths, files, settings, processes, progress)
+            evidence = _evaluate_all(pool, paths, files, settings, processes, progress,
+                                     request.baseline_cache)
             baseline = evidence.pop(_BASELINE, None)
             context = _context(config, weights, baseline, evidence, agent is not None)
             unblocked = sorted(k for k, e in evidence.items() if not block_reasons(e, context))
@@ -133,7 +137,7 @@ _BASELINE = "\x00baseline"  # cannot collide with a directory name or a git ref
 def _evaluate_all(
     pool: ThreadPoolExecutor, paths: Mapping[str, tuple[Path, Path]],
     files: Mapping[str, Mapping[str, str]], settings: Settings, processes: Processes,
-    progress: Progress,
+    progress: Progress, cache: Path | None,
 ) -> dict[str, Evidence]:
     lock = threading.Lock()
     done = [0]
@@ -142,7 +146,10 @@ def _evaluate_all(
     def job(key: str) -> Evidence:
         tree, state = paths[key]
         name = "baseline" if key == _BASELINE else key
-        found = collect_evidence(name, tree, state, settings, processes)
+        if key == _BASELINE and cache is not None:
+            found = _cached_baseline(tree, state, settings, processes, cache, progress)
+        else:
+            found = collect_evidence(name, tree, state, settings, processes)
         reference = None if key == _BASELINE else base_files
         found = dataclasses.replace(
             found,
@@ -157,6 +164,20 @@ def _evaluate_all(
 
     futures: dict[str, Future[Evidence]] = {key: pool.submit(job, key) for key in paths}
     return {key: future.result() for key, future in futures.items()}
+
+
+def _cached_baseline(
+    tree: Path, state: Path, settings: Settings, processes: Processes, cache: Path,
+    progress: Progress,
+) -> Evidence:
+    key = baseline_key(tree, settings)
+    found = load_baseline(cache, key)
+    if found is not None:
+        progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
+        return found
+    found = collect_evidence("baseline", tree, state, settings, processes)
+    save_baseline(cache, key, found)
+    return found
 
 
 def _status(evidence: Evidence) -> str:
@@ -189,24 +210,24 @@ def _cross_test_all(
         else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
         for key in ids
     }
-    jobs = []
-    for source in ids:
-        for target in targets:
+    jobs: dict[str, list[tuple[str, Path, tuple[str, ...]]]] = {}
+    for target in targets:
+        for source in ids:
             chosen = [p for p in new_tests[source] if files[target].get(p) != files[source][p]]
             if source != target and chosen:
-                jobs.append((source, target, chosen))
+                jobs.setdefault(target, []).append((source, paths[source][0], tuple(chosen)))
     if not jobs:
         return []
-    progress(f"cross-testing: {len(jobs)} runs of candidates' new tests on each other")
+    pairs = sum(len(sources) for sources in jobs.values())
+    progress(f"cross-testing: {pairs} candidates' new tests on the others, one run per target")
     futures = []
-    for index, (source, target, chosen) in enumerate(jobs):
+    for index, (target, sources) in enumerate(sorted(jobs.items())):
         work = root / f"x{index}"
         work.mkdir()
         futures.append(pool.submit(
-            run_cross_test, (source, paths[source][0]), chosen, (target, paths[target][0]),
-            work, settings, processes,
+            run_cross_tests, sources, (target, paths[target][0]), work, settings, processes,
         ))
-    return [future.result() for future in futures]
+    return [cell for future in futures for cell in future.result()]
 
 
 def _solution_texts(files: Mapping[str, Mapping[str, str]], ids: Sequence[str],

@@ -89,7 +89,8 @@ def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
     task: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = "rank:\n  auto_accept:\n    enabled: true\n    min_score_gap: 0.5\n"
-    first, _ = rank(task, config, capsys)
+    first, first_err = rank(task, config, capsys)
+    assert "identical tree reused" not in first_err
     gap = first["solutions"][0]["score"] - first["solutions"][1]["score"]
     assert first["auto_accept"] == {
         "accept": False, "reason": f"Score gap {to_fixed(gap)} below minimum 0.5"}
@@ -99,7 +100,9 @@ def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
     assert code == 0
     assert f"feedback stored for ranking {first['ranking_id']}: chose d" in capsys.readouterr().out
 
-    second, _ = rank(task, config, capsys)
+    second, second_err = rank(task, config, capsys)
+    assert "baseline: evidence of an identical tree reused" in second_err  # same base: cached
+    assert "[5/5] baseline" not in second_err
     # d beat a in nothing and lost safety 1.0 -> 0.0: choosing it lowers safety's weight
     assert second["weights"]["safety"] < first["weights"]["safety"]
     assert sum(second["weights"].values()) == pytest.approx(1.0)

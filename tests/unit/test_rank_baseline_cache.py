@@ -1,0 +1,65 @@
+"""The baseline's evidence cache: keyed by every byte and setting, only complete evidence."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pytest_confgate.config_rank import RankTimeouts
+from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.evaluate import Settings
+from pytest_confgate.rank.models import Evidence, Issue, TestCounts
+
+SETTINGS = Settings(test_command=("python", "-m", "pytest"), python="python",
+                    type_check=False, timeouts=RankTimeouts())
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "base"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "mod.py").write_text("X = 1\n")
+    (root / "data.bin").write_bytes(b"\x00\xff")
+    return root
+
+
+def complete() -> Evidence:
+    issue = Issue(rule="F401", path="pkg/mod.py", message="unused", line=1)
+    return Evidence(solution_id="baseline", builds=True,
+                    tests=TestCounts(passed=3, failed=0, errors=0, duration_s=1.5),
+                    coverage=0.75, lint=(issue,), security=(), duration_s=2.0)
+
+
+def test_the_key_changes_with_any_byte_or_setting_and_ignores_caches(tree: Path) -> None:
+    key = baseline_key(tree, SETTINGS)
+    assert baseline_key(tree, SETTINGS) == key
+    (tree / "__pycache__").mkdir()
+    (tree / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"junk")
+    assert baseline_key(tree, SETTINGS) == key
+    assert baseline_key(tree, dataclasses.replace(SETTINGS, type_check=True)) != key
+    (tree / "data.bin").write_bytes(b"\x00\xfe")
+    assert baseline_key(tree, SETTINGS) != key
+
+
+def test_complete_evidence_round_trips(tmp_path: Path) -> None:
+    assert save_baseline(tmp_path / "cache", "k", complete())
+    assert load_baseline(tmp_path / "cache", "k") == complete()
+    assert load_baseline(tmp_path / "cache", "other") is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"builds": False}, {"tests": None}, {"lint": None}, {"security": None}],
+    ids=["did-not-build", "tests-did-not-run", "lint-did-not-run", "bandit-did-not-run"],
+)
+def test_incomplete_evidence_is_never_kept(tmp_path: Path, change: dict[str, object]) -> None:
+    assert not save_baseline(tmp_path, "k", dataclasses.replace(complete(), **change))
+    assert load_baseline(tmp_path, "k") is None
+
+
+def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
+    save_baseline(tmp_path, "k", complete())
+    (tmp_path / "k.json").write_text('{"solution_id": "baseline", "builds": "maybe"')
+    assert load_baseline(tmp_path, "k") is None
