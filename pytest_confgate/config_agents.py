@@ -1,0 +1,57 @@
+"""The ``agents:`` section (SPEC 3): programs and LLM providers the gate and overlays can ask."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from pytest_confgate.config_types import ConfigModel, EnvName, Milliseconds, Text
+
+
+class _AgentConfig(ConfigModel):
+    timeout_ms: Milliseconds = 30_000
+    """One call's limit; a call past it is a failure of that call, never a long wait."""
+
+
+class CommandAgentConfig(_AgentConfig):
+    """An agent that is a program: the prompt on stdin, the answer on stdout."""
+
+    provider: Literal["command"]
+    command: Annotated[list[Text], Field(min_length=1)]
+    timeout_ms: Milliseconds = 600_000
+    max_output_bytes: Annotated[int, Field(gt=0, le=64 * 1024 * 1024)] = 1024 * 1024
+
+
+class LlmAgentConfig(_AgentConfig):
+    model: Text
+    base_url: Text | None = None
+    max_tokens: Annotated[int, Field(gt=0, le=200_000)] = 300
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 2
+    deadline_ms: Milliseconds | None = None
+    """All attempts together; default three times ``timeout_ms``."""
+
+
+class OpenAIAgentConfig(LlmAgentConfig):
+    """Any OpenAI-compatible server (OpenAI, Azure with ``api_version``, vLLM, Ollama)."""
+
+    provider: Literal["openai"]
+    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] = 0.1
+    api_key_env: EnvName = "OPENAI_API_KEY"
+    api_version: Text | None = None
+    """Set for Azure OpenAI: ``base_url`` is then the Azure endpoint."""
+
+
+class AnthropicAgentConfig(LlmAgentConfig):
+    """Anthropic's Messages API, or a server speaking it at ``base_url``."""
+
+    provider: Literal["anthropic"]
+    temperature: Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)] | None = None
+    """Sent only when set: recent Claude models refuse any value but their default."""
+    api_key_env: EnvName = "ANTHROPIC_API_KEY"
+
+
+AgentConfig = Annotated[
+    CommandAgentConfig | OpenAIAgentConfig | AnthropicAgentConfig,
+    Field(discriminator="provider"),
+]

@@ -1,0 +1,193 @@
+"""``gate.metrics`` and ``gate.confidence`` (SPEC 4, 5): what is measured and the advisory score."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from pytest_confgate.config_types import (
+    AgentName,
+    ConfigModel,
+    Count,
+    Fraction,
+    Glob,
+    Milliseconds,
+    Scope,
+    Text,
+)
+from pytest_confgate.models import Severity
+
+
+class _MetricConfig(ConfigModel):
+    weight: Annotated[float, Field(ge=0.0, allow_inf_nan=False)] = 1.0
+    advisory: bool = False
+    """Reported but never blocking (``required: [...]`` is the checklist's own option)."""
+    min: Fraction | None = None
+
+
+class PassRateMetricConfig(_MetricConfig):
+    """``test_pass_rate``: every test passes (``max_failed_tests``) and enough ran."""
+
+    type: Literal["test_pass_rate"]
+    max_failed_tests: Count | None = None
+    min_tests: Count = 1
+
+
+class CoverageMetricConfig(_MetricConfig):
+    """``test_coverage``: coverage.py in the pytest process."""
+
+    type: Literal["test_coverage"]
+    branch: bool = False
+    scope: Scope = "all"
+    paths: dict[Glob, Fraction] = Field(default_factory=dict)
+    """Per-path floors: ``{"src/core/**": 0.9}``; each failing path is named."""
+
+
+class _ToolMetricConfig(_MetricConfig):
+    command: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
+    timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
+    scope: Scope = "all"
+
+
+class LintMetricConfig(_ToolMetricConfig):
+    """``lint_score``: ruff with the project's own configuration."""
+
+    type: Literal["lint_score"]
+    max_lint_violations: Count | None = None
+
+
+class SecurityMetricConfig(_ToolMetricConfig):
+    """``security_score``: bandit; findings below both floors do not count."""
+
+    type: Literal["security_score"]
+    min_severity: Severity = "LOW"
+    min_confidence: Severity = "LOW"
+    max_high_severity: Count | None = None
+
+
+class ChecklistMetricConfig(_MetricConfig):
+    """``checklist_completion``: Markdown task lists in the PR body or a file."""
+
+    type: Literal["checklist_completion"]
+    source: Text = "pr_body"
+    """``pr_body`` (the GitHub event file) or a path to a Markdown file."""
+    required: list[Text] = Field(default_factory=list)
+    """Items that must be checked; matched after NFKC normalization."""
+
+
+class RequirementMetricConfig(_MetricConfig):
+    """``requirement_coverage``: requirements with a passing linked test / all."""
+
+    type: Literal["requirement_coverage"]
+    requirements: Text | None = None
+    """A YAML file (``[{id, title}]``) or Markdown with IDs in headings."""
+
+
+DEFAULT_JUDGE_CRITERIA = (
+    "The change does what the task asks, completely.",
+    "The change is correct: no bugs, unhandled cases or regressions are visible.",
+    "The change is tested, and the tests would catch its breakage.",
+    "The change is safe and maintainable: no security problem, clear code.",
+)
+
+
+class LlmJudgeMetricConfig(_MetricConfig):
+    """An independent evaluator agent scores the change (SPEC 4); never the task's author."""
+
+    type: Literal["llm_judge"]
+    evaluator_agent: AgentName | None = None
+    """Required (checked with the seed's exact message by ``cross_check``)."""
+    criteria: Annotated[list[Text], Field(min_length=1, max_length=50)] = Field(
+        default_factory=lambda: list(DEFAULT_JUDGE_CRITERIA)
+    )
+    repeats: Annotated[int, Field(ge=1, le=9)] = 1
+    task: Text | None = None
+    """What the change is for; default: the pull request's title and body, else the commits."""
+    max_diff_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 60_000
+
+
+MetricConfig = Annotated[
+    PassRateMetricConfig
+    | CoverageMetricConfig
+    | LintMetricConfig
+    | SecurityMetricConfig
+    | ChecklistMetricConfig
+    | RequirementMetricConfig
+    | LlmJudgeMetricConfig,
+    Field(discriminator="type"),
+]
+
+HARD_CONDITIONS: dict[str, str] = {
+    "max_failed_tests": "test_pass_rate",
+    "max_high_severity": "security_score",
+    "max_lint_violations": "lint_score",
+}
+"""Which metric each hard condition belongs to (SPEC 6)."""
+
+DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity": 0}
+"""Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
+
+
+def checked_metrics(metrics: list[MetricConfig]) -> list[MetricConfig]:
+    seen: dict[str, int] = {}
+    for index, metric in enumerate(metrics):
+        if metric.type in seen:
+            raise ValueError(
+                f"metric type {metric.type!r} is listed twice (entries {seen[metric.type]} "
+                f"and {index}); keep one entry"
+            )
+        seen[metric.type] = index
+    if metrics and not any(m.weight > 0 for m in metrics):
+        raise ValueError("metric weights are all zero; give at least one a weight > 0")
+    return metrics
+
+
+def default_metrics() -> list[MetricConfig]:
+    """The gate with no configuration: tests, coverage, lint and security, all required."""
+    return [
+        PassRateMetricConfig(type="test_pass_rate"),
+        CoverageMetricConfig(type="test_coverage"),
+        LintMetricConfig(type="lint_score"),
+        SecurityMetricConfig(type="security_score"),
+    ]
+
+
+class HybridWeights(ConfigModel):
+    """``method: hybrid`` mixes the formula and the LLM's score; the weights sum to 1."""
+
+    formula_weight: Fraction = 0.6
+    llm_weight: Fraction = 0.4
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> HybridWeights:
+        total = self.formula_weight + self.llm_weight
+        if abs(total - 1.0) > 0.001:
+            raise ValueError(
+                f"formula_weight + llm_weight must be 1.0 (+-0.001), got {total:g}; "
+                "for example formula_weight: 0.6, llm_weight: 0.4"
+            )
+        return self
+
+
+class LlmSettings(ConfigModel):
+    """Per-use overrides of the evaluator agent's settings for the ``llm`` confidence call."""
+
+    timeout_ms: Milliseconds | None = 2000
+    max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
+    temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
+
+
+class ConfidenceConfig(ConfigModel):
+    """``gate.confidence`` (SPEC 5): an advisory score, off by default, never a verdict."""
+
+    enabled: bool = False
+    method: Literal["formula", "llm", "hybrid"] = "formula"
+    mode: Literal["composite", "raw"] = "composite"
+    threshold: Fraction = 0.8
+    hybrid: HybridWeights = Field(default_factory=HybridWeights)
+    evaluator_agent: AgentName | None = None
+    """Who gives the ``llm`` score; required for ``llm`` and ``hybrid``, never the author."""
+    prompt: Text | None = None
+    """A template file with ``{task}``, ``{diff}`` and ``{metrics}``; default: built in."""
+    llm_settings: LlmSettings = Field(default_factory=LlmSettings)

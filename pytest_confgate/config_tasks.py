@@ -1,0 +1,130 @@
+"""``tasks:`` (SPEC 8): agent tasks and their overlays, and the rules checked when they load."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from pytest_confgate.config_metrics import (
+    ConfidenceConfig,
+    MetricConfig,
+    checked_metrics,
+    default_metrics,
+)
+from pytest_confgate.config_types import AgentName, Condition_, ConfigModel, Text
+
+KeyPath = tuple[str | int, ...]
+
+
+class ConfidenceLoopConfig(ConfidenceConfig):
+    """``tasks.<name>.overlays.confidence_loop`` (seed 000): iterate until confident."""
+
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 3
+    metrics: list[MetricConfig] = Field(default_factory=default_metrics)
+    exit_conditions: list[Condition_] = Field(default_factory=list)
+
+    @field_validator("metrics")
+    @classmethod
+    def _check_metrics(cls, metrics: list[MetricConfig]) -> list[MetricConfig]:
+        return checked_metrics(metrics)
+
+
+class PairedWorkflowConfig(ConfigModel):
+    """``tasks.<name>.overlays.paired_workflow`` (seed 001): a driver and a challenger."""
+
+    enabled: bool = False
+    driver_agent: AgentName | None = None
+    challenger_agent: AgentName | None = None
+    role_switch: Literal["session", "subtask", "checkpoint"] = "session"
+    checkpoints: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list)
+    max_iterations: Annotated[int, Field(ge=1, le=100)] = 5
+    exit_conditions: list[Condition_] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _checkpoints_for_checkpoint(self) -> PairedWorkflowConfig:
+        if self.role_switch == "checkpoint" and not self.checkpoints:
+            raise ValueError(
+                "role_switch: checkpoint needs checkpoints: the iterations before which the "
+                "roles swap, e.g. checkpoints: [3]"
+            )
+        return self
+
+
+class OverlaysConfig(ConfigModel):
+    confidence_loop: ConfidenceLoopConfig = Field(default_factory=ConfidenceLoopConfig)
+    paired_workflow: PairedWorkflowConfig = Field(default_factory=PairedWorkflowConfig)
+
+
+class TaskConfig(ConfigModel):
+    """One agent task for ``confgate run`` (SPEC 8)."""
+
+    agent: AgentName | None = None
+    prompt: Text | None = None
+    artifact: Text | None = None
+    subtasks: list[Text] = Field(default_factory=list)
+    hil: bool = False
+    """Human in the loop: a loop that runs out of iterations escalates (exit status 3)."""
+    overlays: OverlaysConfig = Field(default_factory=OverlaysConfig)
+    review: bool | None = None
+    """A formal review task (seed 001's reviewer independence); default: "review" in its name."""
+
+    @field_validator("subtasks")
+    @classmethod
+    def _unique_subtasks(cls, subtasks: list[str]) -> list[str]:
+        twice = sorted({s for s in subtasks if subtasks.count(s) > 1})
+        if twice:
+            raise ValueError(f"subtasks listed twice: {', '.join(twice)}; keep one of each")
+        return subtasks
+
+
+def task_problems(tasks: Mapping[str, TaskConfig]) -> list[tuple[KeyPath, str]]:
+    """SPEC 8's load-time rules for ``tasks``: who runs, who challenges, exit conditions."""
+    from pytest_confgate.conditions import compile_condition
+    from pytest_confgate.exceptions import ConditionError
+
+    problems: list[tuple[KeyPath, str]] = []
+    names = list(tasks)
+    for position, (name, task) in enumerate(tasks.items()):
+        at: KeyPath = ("tasks", name)
+        loop, pair = task.overlays.confidence_loop, task.overlays.paired_workflow
+        blocks = [("confidence_loop", loop.exit_conditions)]
+        blocks.append(("paired_workflow", pair.exit_conditions))
+        for block, conditions in blocks:
+            for index, text in enumerate(conditions):
+                try:
+                    compile_condition(text)
+                except ConditionError as exc:
+                    problems.append(((*at, "overlays", block, "exit_conditions", index), str(exc)))
+        if not pair.enabled:
+            if task.agent is None:
+                problems.append(((*at, "agent"), "a task needs an agent: a name under agents"))
+            continue
+        problems.extend(_pair_problems(tasks, names[position + 1 :], at, task))
+    return problems
+
+
+def _pair_problems(
+    tasks: Mapping[str, TaskConfig], later: list[str], at: KeyPath, task: TaskConfig
+) -> list[tuple[KeyPath, str]]:
+    pair = task.overlays.paired_workflow
+    where: KeyPath = (*at, "overlays", "paired_workflow")
+    driver = pair.driver_agent or task.agent
+    if driver is None:
+        return [((*where, "driver_agent"), "the paired workflow needs driver_agent (or the "
+                 "task's agent) to be set")]
+    if pair.challenger_agent is None:
+        return [((*where, "challenger_agent"), "the paired workflow needs challenger_agent: "
+                 "the agent that critiques the driver's output")]
+    if pair.challenger_agent == driver:
+        return [((*where, "challenger_agent"), f"challenger_agent {driver!r} is also the "
+                 "driver; a challenger must be a different agent")]
+    for name in later:
+        other = tasks[name]
+        review = other.review if other.review is not None else "review" in name.lower()
+        if review and other.agent == pair.challenger_agent:
+            return [((*where, "challenger_agent"), f"challenger {other.agent!r} is the agent of "
+                     f"the later review task {name!r}; the formal reviewer must be independent "
+                     "of the pair: choose another challenger or reviewer")]
+    return []
