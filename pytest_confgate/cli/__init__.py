@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_confgate.cli import rank, run, trust
-from pytest_confgate.cli.exit_codes import ExitCode
+from pytest_confgate.cli.exit_codes import ExitCode, usage_error
 
 REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept lazy
 
@@ -130,9 +130,7 @@ def _validate(args: argparse.Namespace) -> int:
     try:
         loaded = load_config(Path.cwd(), args.path)
     except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return ExitCode.USAGE_ERROR
+        return usage_error("confgate validate", exc)
     gate = loaded.config.gate
     metrics = ", ".join(m.type for m in gate.metrics)
     if loaded.path is None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_confgate.cli.exit_codes import ExitCode
+from pytest_confgate.cli.exit_codes import ExitCode, usage_error
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent
@@ -74,18 +74,14 @@ def _handle(args: argparse.Namespace) -> int:
     try:
         loaded = load_config(Path.cwd(), args.config)
     except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return ExitCode.USAGE_ERROR
-    root = loaded.path.parent if loaded.path is not None else Path.cwd()
-    store = _store(loaded.config, root)
+        return usage_error("confgate rank", exc)
+    store = _store(loaded.config, Path.cwd())  # like trust.db: relative to the working directory
     try:
         if feedback:
             return _feedback(args, store, sum(choices))
         return _rank(args, loaded.config, store)
     except ConfgateError as exc:
-        print(f"confgate rank: {exc}", file=sys.stderr)
-        return ExitCode.USAGE_ERROR
+        return usage_error("confgate rank", exc)
 
 
 def _store(config: ConfgateConfig, root: Path) -> RankStore:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_confgate.cli.exit_codes import ExitCode
+from pytest_confgate.cli.exit_codes import ExitCode, usage_error
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent
@@ -35,7 +35,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from pytest_confgate.config_loader import load_config
-    from pytest_confgate.exceptions import ConfgateError, ConfigError
+    from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.overlays.tasks import resolve_prompt
 
     root = Path.cwd()
@@ -45,13 +45,8 @@ def _run(args: argparse.Namespace) -> int:
         for name in names:  # every prompt is found before the first agent starts
             resolve_prompt(name, loaded.config.tasks[name], root, str(loaded.path))
         agents = _agents(loaded.config, names)
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return ExitCode.USAGE_ERROR
     except ConfgateError as exc:
-        print(f"confgate run: {exc}", file=sys.stderr)
-        return ExitCode.USAGE_ERROR
+        return usage_error("confgate run", exc)
     return _run_tasks(loaded.config, loaded.path, root, names, agents, args)
 
 

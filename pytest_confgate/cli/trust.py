@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_confgate.cli.exit_codes import ExitCode
+from pytest_confgate.cli.exit_codes import ExitCode, usage_error
 
 if TYPE_CHECKING:
     from pytest_confgate.config import ConfgateConfig
@@ -197,19 +197,14 @@ def _report(args: argparse.Namespace) -> int:
 def _with_store(args: argparse.Namespace, name: str, run: Any) -> int:
     """Load the configuration and open the store, then ``run``; our errors become exit 2."""
     from pytest_confgate.config_loader import load_config
-    from pytest_confgate.exceptions import ConfgateError, ConfigError
+    from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.trust import open_store
 
     try:
         config = load_config(Path.cwd(), args.config).config
         result: int = run(config, open_store(config.trust, args.db))
-    except ConfigError as exc:
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-        return ExitCode.USAGE_ERROR
     except ConfgateError as exc:
-        print(f"confgate trust {name}: {exc}", file=sys.stderr)
-        return ExitCode.USAGE_ERROR
+        return usage_error(f"confgate trust {name}", exc)
     return result
 
 
