@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_confgate.cli import rank, run, trust
-from pytest_confgate.cli.exit_codes import ExitCode, usage_error
+from pytest_confgate.cli.errors import usage_error
+from pytest_confgate.exit_codes import ExitCode
 
 REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept lazy
 

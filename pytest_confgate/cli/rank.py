@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_confgate.cli.exit_codes import ExitCode, usage_error
+from pytest_confgate.cli.errors import usage_error
+from pytest_confgate.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent

@@ -1,20 +1,11 @@
-"""Exit statuses of the ``confgate`` command, and the one way its commands report bad input."""
+"""The one way ``confgate`` commands report bad input."""
 
 from __future__ import annotations
 
 import sys
-from enum import IntEnum
 
 from pytest_confgate.exceptions import ConfgateError, ConfigError
-
-
-class ExitCode(IntEnum):
-    """Exit statuses of the ``confgate`` command."""
-
-    OK = 0
-    GATE_FAILED = 1
-    USAGE_ERROR = 2
-    ESCALATED = 3
+from pytest_confgate.exit_codes import ExitCode
 
 
 def usage_error(command: str, exc: ConfgateError) -> ExitCode:
