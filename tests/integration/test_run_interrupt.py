@@ -67,7 +67,9 @@ import time
 
 
 def test_slow():
-    pathlib.Path(os.environ["GATE_PID_FILE"]).write_text(str(os.getpid()))
+    target = pathlib.Path(os.environ["GATE_PID_FILE"])
+    target.with_suffix(".tmp").write_text(str(os.getpid()))
+    target.with_suffix(".tmp").replace(target)  # whole or absent: the test polls for it
     time.sleep(60)
 """
 

@@ -32,7 +32,8 @@ for path, text in step.get("write", {}).items():
     pathlib.Path(path).write_text(text)
 if step.get("hang"):
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    (state / "pids").write_text(f"{os.getpid()} {child.pid}")
+    (state / "pids.tmp").write_text(f"{os.getpid()} {child.pid}")
+    (state / "pids.tmp").replace(state / "pids")  # whole or absent: the test polls for it
     time.sleep(60)
 sys.stdout.write(step.get("answer", "done"))
 sys.exit(step.get("exit", 0))
