@@ -253,6 +253,7 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
             agent((*path, "evaluator_agent"), block.evaluator_agent)
 
     agent(("gate", "agent"), config.gate.agent)
+    agent(("rank", "evaluator_agent"), config.rank.evaluator_agent)
     for index, item in enumerate(config.gate.metrics):
         if isinstance(item, RequirementMetricConfig) and item.requirements is None:
             problems.append(

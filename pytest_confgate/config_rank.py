@@ -58,7 +58,6 @@ class RankTimeouts(ConfigModel):
 
     build_s: Annotated[float, Field(gt=0, le=3600)] = 120.0
     tests_s: Annotated[float, Field(gt=0, le=7200)] = 300.0
-    lint_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
     type_check_s: Annotated[float, Field(gt=0, le=3600)] = 60.0
 
 

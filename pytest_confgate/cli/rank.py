@@ -140,8 +140,6 @@ def _agent(config: ConfgateConfig) -> tuple[str | None, Agent | None]:
     name = config.rank.evaluator_agent
     if name is None:
         return None, None
-    if name not in config.agents:
-        return f"rank.evaluator_agent: agent {name!r} is not defined under agents", None
     problem = preflight(name, config.agents[name])
     if problem:
         return problem, None

@@ -111,10 +111,13 @@ def test_bad_input_exits_2_with_a_message(
 def test_an_undefined_evaluator_agent_is_a_usage_error(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (workspace / "confgate.yml").write_text("rank:\n  evaluator_agent: judge\n")
+    (workspace / "confgate.yml").write_text(
+        "agents:\n  judge1: {provider: command, command: [python]}\n"
+        "rank:\n  evaluator_agent: judge\n")
     assert main(["rank", "alpha", "beta"]) == 2
     err = capsys.readouterr().err
-    assert "judge" in err
+    assert err.startswith("confgate.yml:4: rank.evaluator_agent: agent 'judge' is not defined "
+                          "under agents (did you mean 'judge1'?)"), err
 
 
 def test_the_evaluator_agent_compares_candidates_in_both_orders(
