@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +95,7 @@ def _store(config: ConfgateConfig, root: Path) -> RankStore:
 
 
 def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) -> int:
+    from pytest_confgate.interrupts import Interrupted, sigterm_raises
     from pytest_confgate.rank.evaluate import Settings
     from pytest_confgate.rank.service import RankRequest, run_ranking
 
@@ -113,7 +115,14 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
     cache = None if args.fresh_baseline else store.path.parent / "rank-cache"
     request = RankRequest(candidates=tuple(args.candidates), cwd=Path.cwd(),
                           baseline=args.baseline, jobs=jobs, task=task, baseline_cache=cache)
-    outcome = run_ranking(request, config, settings, store, _progress, agent)
+    try:
+        with sigterm_raises():
+            outcome = run_ranking(request, config, settings, store, _progress, agent)
+    except (KeyboardInterrupt, Interrupted) as stop:
+        signum = stop.signum if isinstance(stop, Interrupted) else signal.SIGINT
+        print(f"confgate rank: stopped by {signal.Signals(signum).name}: every candidate's "
+              "processes were killed and its temporary tree removed", file=sys.stderr)
+        return 128 + signum
     _write(outcome, args.fmt, args.output)
     winner = outcome.ranking.winner
     print(f"confgate rank: ranking {outcome.ranking_id}: winner "

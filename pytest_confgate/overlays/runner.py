@@ -17,8 +17,8 @@ conditions end the loop, they never promote by themselves (seed 000).
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pytest_confgate.conditions import ExitCondition, PairInputs, compile_condition, first_met
 from pytest_confgate.exceptions import AgentError
 from pytest_confgate.exit_codes import ExitCode
+from pytest_confgate.interrupts import Interrupted, sigterm_raises
 from pytest_confgate.models import ConfidenceResult
 from pytest_confgate.overlays import confidence_loop as evidence
 from pytest_confgate.overlays.gate_step import GateOutcome, run_gate
@@ -47,27 +48,17 @@ if TYPE_CHECKING:
 STATE_DIR = Path(".confgate")
 
 
-class RunInterrupted(BaseException):
+class RunInterrupted(Interrupted):
     """Ctrl-C or SIGTERM stopped a run; the record says what was running (SPEC 8)."""
 
     def __init__(self, signum: int, record: dict[str, Any] | None = None) -> None:
-        self.signum = signum
         self.record = record
-        super().__init__(signal.Signals(signum).name)
+        super().__init__(signum)
 
 
-@contextmanager
-def interrupts_as_exceptions() -> Iterator[None]:
-    """SIGTERM raises like Ctrl-C does, so every ``finally`` runs and process groups die."""
-
-    def terminate(signum: int, _frame: object) -> None:
-        raise RunInterrupted(signum)
-
-    previous = signal.signal(signal.SIGTERM, terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def interrupts_as_exceptions() -> AbstractContextManager[None]:
+    """SIGTERM raises ``RunInterrupted`` like Ctrl-C does, so every ``finally`` runs."""
+    return sigterm_raises(RunInterrupted)
 
 
 @dataclass

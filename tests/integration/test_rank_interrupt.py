@@ -1,0 +1,66 @@
+"""Ctrl-C or SIGTERM during ``confgate rank``: candidates' processes die, nothing is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fakes.processes import process_gone
+from rank_task import build_task, git
+
+SLOW_TEST = """\
+import os
+import pathlib
+import time
+
+
+def test_slow():
+    folder = pathlib.Path(os.environ["RANK_PIDS"])
+    (folder / "tmp").write_text(str(os.getpid()))
+    (folder / "tmp").replace(folder / str(os.getpid()))  # whole or absent
+    time.sleep(60)
+"""
+CONFGATE = "import sys; from pytest_confgate.cli import console_main; console_main()"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_ranking_kills_candidates_and_removes_worktrees_and_temp_trees(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    repo = tmp_path / "task"
+    build_task(repo)
+    for branch in ("slow1", "slow2"):
+        git(repo, "checkout", "-q", "-b", branch, "main")
+        (repo / "tests" / "test_slow.py").write_text(SLOW_TEST)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"{branch}: a test that hangs")
+    git(repo, "checkout", "-q", "main")
+    scratch, pids = tmp_path / "scratch", tmp_path / "pids"
+    scratch.mkdir()
+    pids.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CONFGATE, "rank", "slow1", "slow2", "--baseline", "main",
+         "--jobs", "3"],
+        cwd=repo, env={**os.environ, "TMPDIR": str(scratch), "RANK_PIDS": str(pids)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len([p for p in pids.iterdir() if p.name != "tmp"]) < 2:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the candidates' tests never started"
+        time.sleep(0.05)
+    running = [int(p.name) for p in pids.iterdir() if p.name != "tmp"]
+
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+
+    assert proc.returncode == 128 + signum, err
+    assert f"stopped by {signum.name}" in err
+    assert all(process_gone(pid) for pid in running)
+    assert list(scratch.iterdir()) == [], "temporary trees were left behind"
+    assert git(repo, "worktree", "list").count("\n") == 1, "a worktree was left behind"
