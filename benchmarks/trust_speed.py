@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust import trust_score
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.report import render_table, report_rows

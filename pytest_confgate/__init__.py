@@ -10,9 +10,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_confgate.gate.score import compute_confidence, compute_raw
     from pytest_confgate.hookspecs import hookimpl
     from pytest_confgate.models import Condition, EvalMetric
-    from pytest_confgate.score import compute_confidence, compute_raw
     from pytest_confgate.trust import triage, trust_score
 
 __all__ = [
@@ -29,8 +29,8 @@ _LAZY = {
     "Condition": "pytest_confgate.models",
     "EvalMetric": "pytest_confgate.models",
     "hookimpl": "pytest_confgate.hookspecs",
-    "compute_confidence": "pytest_confgate.score",
-    "compute_raw": "pytest_confgate.score",
+    "compute_confidence": "pytest_confgate.gate.score",
+    "compute_raw": "pytest_confgate.gate.score",
     "triage": "pytest_confgate.trust",
     "trust_score": "pytest_confgate.trust",
 }

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
-    from pytest_confgate.engine import GateRun
+    from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.models import GateReport
 
 _PLUGIN_NAME = "confgate-gate"
@@ -129,8 +129,8 @@ class _GatePlugin:
         from pathlib import Path
 
         from pytest_confgate.collect.tests import TestTally
-        from pytest_confgate.config_loader import load_config
-        from pytest_confgate.engine import GateRun
+        from pytest_confgate.config.loader import load_config
+        from pytest_confgate.gate.engine import GateRun
         from pytest_confgate.report.json_report import resolve_report_path
 
         root = Path(config.rootpath)

@@ -9,6 +9,8 @@ of that provider is built, so importing this package stays cheap::
 
 ``preflight`` finds the problems a user can fix before anything slow starts (a missing key,
 SDK or program); ``ask`` raises ``AgentError`` for everything that goes wrong during a call.
+``judge`` turns an evaluator's answers into the ``llm_judge`` metric: the fenced prompt with a
+fresh token per call, strict parsing, repeats with median and spread.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
     from pytest_confgate.exceptions import ConfigError
 
     try:
@@ -169,7 +169,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_confgate.exceptions import ConfgateError
-    from pytest_confgate.merge import run_merge
+    from pytest_confgate.gate.merge import run_merge
     from pytest_confgate.models import Decision
     from pytest_confgate.report.terminal import summary_lines
 
@@ -193,7 +193,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _github_publish(args: argparse.Namespace) -> int:
-    from pytest_confgate.github_publish import publish
+    from pytest_confgate.github.publish import publish
 
     return publish(
         args.report,

@@ -65,7 +65,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
     from pytest_confgate.exceptions import ConfgateError, ConfigError
 
     choices = [args.chose is not None, args.accepted_winner, args.rejected_all]
@@ -134,7 +134,7 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
 
 
 def _task(value: str | None) -> str | None:
-    from pytest_confgate.textfile import read_text_file
+    from pytest_confgate.config.textfile import read_text_file
 
     if value is None or not value.startswith("@"):
         return value

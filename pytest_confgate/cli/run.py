@@ -35,7 +35,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
     from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.overlays.tasks import resolve_prompt
 

@@ -197,7 +197,7 @@ def _report(args: argparse.Namespace) -> int:
 
 def _with_store(args: argparse.Namespace, name: str, run: Any) -> int:
     """Load the configuration and open the store, then ``run``; our errors become exit 2."""
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
     from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.trust import open_store
 

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.textfile import tomllib
+from pytest_confgate.config.textfile import tomllib
 
 # bandit.core.constants.EXCLUDE (a test keeps them equal): importing bandit costs its start-up.
 BANDIT_DEFAULT_EXCLUDE = (

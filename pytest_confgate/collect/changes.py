@@ -16,16 +16,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 from pytest_confgate.collect._tool import ToolMissing, ToolResult, run_tool, tail
 from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.models import ChangeSet, ChangeStatus, FileChange
 from pytest_confgate.paths import normalize_path
 
-ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied"]
 GIT_TIMEOUT_S = 120.0
 # T (file <-> symlink) and U (unmerged) are still edits of that path.
 _STATUS: dict[str, ChangeStatus] = dict(
@@ -37,85 +35,6 @@ _SHALLOW_ADVICE = (
     "this is a shallow clone: use `fetch-depth: 0` in actions/checkout "
     "(or run `git fetch --unshallow`)"
 )
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """One changed file; ``added_lines`` are 1-based line numbers of its new version.
-
-    A deleted file keeps its old name in ``path`` and has no added lines; ``old_path`` is set
-    for renames and copies only.
-    """
-
-    path: str
-    old_path: str | None
-    status: ChangeStatus
-    binary: bool = False
-    added_lines: frozenset[int] = frozenset()
-    symlink_target: str | None = None
-    """Repo file this changed symlink points to: editing a link edits what it loads."""
-
-
-@dataclass(frozen=True)
-class ChangeSet:
-    """The change under review: ``files`` between ``merge_base`` and the working tree."""
-
-    base_ref: str
-    merge_base: str
-    files: tuple[FileChange, ...]
-    root_prefix: str = ""
-    """ROOT relative to the git top-level (``""`` when ROOT is the top-level)."""
-
-    @cached_property
-    def _by_path(self) -> dict[str, FileChange]:
-        return {change.path: change for change in self.files}
-
-    def paths(self) -> frozenset[str]:
-        """Every path the change touches: new and old names, and symlink targets."""
-        names: set[str] = set()
-        for change in self.files:
-            names.update(p for p in (change.path, change.old_path, change.symlink_target) if p)
-        return frozenset(names)
-
-    def get(self, path: str) -> FileChange | None:
-        """The change to ``path`` (its new name), if any."""
-        return self._by_path.get(path)
-
-    def lines(self, path: str) -> frozenset[int]:
-        """Added or changed lines of ``path`` in its new version; empty for deleted files."""
-        change = self._by_path.get(path)
-        if change is None or change.status == "deleted":
-            return frozenset()
-        return change.added_lines
-
-    def rooted(self) -> ChangeSet:
-        """The same change with paths relative to ROOT; files outside ROOT are dropped.
-
-        Coverage, ruff and bandit name files relative to the pytest rootdir; in a monorepo
-        that is a subfolder of the git top-level. A file renamed out of ROOT is a deletion here.
-        """
-        if not self.root_prefix:
-            return self
-        files = []
-        for change in self.files:
-            prefix = self.root_prefix
-            path, old = _strip(change.path, prefix), _strip(change.old_path, prefix)
-            target = _strip(change.symlink_target, prefix)
-            if path is not None:
-                # Renamed in from outside ROOT: here it is a new file.
-                status: ChangeStatus = "added" if change.old_path and not old else change.status
-                files.append(
-                    FileChange(path, old, status, change.binary, change.added_lines, target)
-                )
-            elif old is not None:
-                files.append(FileChange(path=old, old_path=None, status="deleted"))
-        return ChangeSet(self.base_ref, self.merge_base, tuple(files))
-
-
-def _strip(path: str | None, prefix: str) -> str | None:
-    if path is not None and path.startswith(prefix + "/"):
-        return path[len(prefix) + 1 :]
-    return None
 
 
 def resolve_base_ref(

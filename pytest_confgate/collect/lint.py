@@ -32,9 +32,9 @@ from pytest_confgate.collect.tool_cache import (
     sha256_file,
     sha256_json,
 )
+from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
-from pytest_confgate.textfile import tomllib
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
 SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")

@@ -28,9 +28,9 @@ import yaml
 
 from pytest_confgate.collect.checklist import markdown_lines
 from pytest_confgate.config import RequirementMetricConfig
+from pytest_confgate.config.textfile import read_text_file
 from pytest_confgate.exceptions import ConfigError
 from pytest_confgate.models import EvalMetric, MetricStatus
-from pytest_confgate.textfile import read_text_file
 
 METRIC_TYPE = "requirement_coverage"
 MAX_REQUIREMENTS_BYTES = 4 * 1024 * 1024

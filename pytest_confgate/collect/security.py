@@ -31,9 +31,9 @@ from pytest_confgate.collect._tool import (
     tool_version,
 )
 from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files, sha256_file
+from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
-from pytest_confgate.textfile import tomllib
 
 FORMAT_ARGS = ("-f", "json", "-q")
 _MAX_NAMED_ERRORS = 5

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pytest_confgate.exceptions import ConfgateError, GitHubError
-from pytest_confgate.github_api import GitHubClient
+from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.models import Signoffs
 
 ENV_SIGNOFFS = "CONFGATE_SIGNOFFS"

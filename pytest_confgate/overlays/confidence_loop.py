@@ -12,9 +12,9 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_confgate.conditions import ConditionInputs, PairInputs
-from pytest_confgate.confidence import evaluate_confidence, llm_scorer, load_prompt
+from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
 from pytest_confgate.models import ConfidenceResult, EvalMetric, GateReport, MetricStatus
+from pytest_confgate.overlays.exit_conditions import ConditionInputs, PairInputs
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent

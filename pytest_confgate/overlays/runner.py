@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from pytest_confgate.conditions import ExitCondition, PairInputs, compile_condition, first_met
+from pytest_confgate.config.expressions import ExitCondition, compile_condition
 from pytest_confgate.exceptions import AgentError
 from pytest_confgate.exit_codes import ExitCode
 from pytest_confgate.interrupts import Interrupted, sigterm_raises
 from pytest_confgate.models import ConfidenceResult
 from pytest_confgate.overlays import confidence_loop as evidence
+from pytest_confgate.overlays.exit_conditions import PairInputs, first_met
 from pytest_confgate.overlays.gate_step import GateOutcome, run_gate
 from pytest_confgate.overlays.lock import changed_locks, record_lock
 from pytest_confgate.overlays.paired import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_confgate.config.textfile import read_text_file
 from pytest_confgate.exceptions import ConfigError
-from pytest_confgate.textfile import read_text_file
 
 if TYPE_CHECKING:
     from pytest_confgate.config import ConfgateConfig, TaskConfig

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pytest_confgate.agents import Agent
+from pytest_confgate.agents.judge import fence_markers, new_fence
 from pytest_confgate.exceptions import AgentError
-from pytest_confgate.judge import fence_markers, new_fence
 from pytest_confgate.rank.models import Comparison, LlmPreference
 
 MAX_SOLUTION_CHARS = 40_000

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_confgate.config_rank import RankTimeouts
+from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import EvalMetric, GateReport
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts

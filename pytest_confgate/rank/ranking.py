@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
-from pytest_confgate.config_rank import AutoAcceptConfig
+from pytest_confgate.config.rank import AutoAcceptConfig
 from pytest_confgate.rank.models import (
     CATEGORIES,
     AutoAccept,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from pytest_confgate.models import Decision, GateReport
-from pytest_confgate.policy import format_pair
+from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.markdown import count_findings, metric_display, report_findings
 
 MAX_FINDINGS = 200

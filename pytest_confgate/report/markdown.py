@@ -16,7 +16,7 @@ from itertools import chain
 from typing import Any
 
 from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
-from pytest_confgate.policy import format_fraction, format_pair
+from pytest_confgate.report.display import format_fraction, format_pair
 
 MARKER = "<!-- confgate-report -->"
 STEP_SUMMARY_LIMIT = 1_000_000

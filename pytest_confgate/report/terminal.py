@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_confgate.models import Decision, EvalMetric, GateReport, MetricStatus
-from pytest_confgate.policy import format_fraction, format_pair
+from pytest_confgate.report.display import format_fraction, format_pair
 
 MAX_REASONS = 5
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.exceptions import StoreError
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.formula import NEUTRAL, TrustRow, TrustTable
@@ -127,6 +127,6 @@ def _now(now: float | None) -> float:
 
 
 def _config_from_cwd() -> TrustConfig:
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
 
     return load_config(Path.cwd()).config.trust

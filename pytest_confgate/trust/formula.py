@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 
 SEVERITIES = ("P0", "P1", "P2", "P3")
 NEUTRAL = 1.0

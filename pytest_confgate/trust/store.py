@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.exceptions import ConfgateError, StoreError
 from pytest_confgate.trust import formula
 from pytest_confgate.trust.events import TrustEvent

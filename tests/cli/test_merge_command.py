@@ -15,7 +15,7 @@ import coverage  # noqa: F401
 import pytest
 from fakes.reports import gate_report
 
-import pytest_confgate.engine  # noqa: F401
+import pytest_confgate.gate.engine  # noqa: F401
 from pytest_confgate.cli import ExitCode, main
 from pytest_confgate.models import TestOutcomes
 

@@ -14,7 +14,7 @@ from typing import Any
 import coverage  # noqa: F401  -- its C tracer cannot be imported twice in one process
 import pytest
 
-import pytest_confgate.engine  # noqa: F401
+import pytest_confgate.gate.engine  # noqa: F401
 
 CALC = '''\
 """A tiny module under test."""

@@ -23,7 +23,7 @@ from conftest import git
 from fakes.github_runner import parse_github_output
 from fakes.github_server import FakeGitHubServer
 
-from pytest_confgate.github_publish import annotation_commands
+from pytest_confgate.github.publish import annotation_commands
 from pytest_confgate.report.markdown import MARKER
 from pytest_confgate.report.writers import load_report
 

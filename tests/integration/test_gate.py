@@ -332,7 +332,7 @@ def test_without_the_flag_the_plugin_does_nothing_and_imports_nothing_heavy(
         import sys
 
         def pytest_sessionfinish(session):
-            heavy = [m for m in ("pydantic", "yaml", "coverage", "pytest_confgate.engine")
+            heavy = [m for m in ("pydantic", "yaml", "coverage", "pytest_confgate.gate.engine")
                      if m in sys.modules]
             with open("imported.txt", "w") as handle:
                 handle.write(",".join(heavy))

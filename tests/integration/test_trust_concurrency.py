@@ -15,7 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.store import TrustStore
 
@@ -27,7 +27,7 @@ WRITER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from pytest_confgate.config_trust import TrustConfig
+    from pytest_confgate.config.trust import TrustConfig
     from pytest_confgate.trust.events import TrustEvent
     from pytest_confgate.trust.store import TrustStore
 
@@ -52,7 +52,7 @@ HOLDER = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from pytest_confgate.config_trust import TrustConfig
+    from pytest_confgate.config.trust import TrustConfig
     from pytest_confgate.trust.events import TrustEvent
     from pytest_confgate.trust.store import TrustStore, insert_events
 

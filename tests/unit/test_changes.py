@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_confgate.collect.changes import (
-    FileChange,
     _added_lines,
     _unquote,
     collect_changes,
@@ -19,6 +18,7 @@ from pytest_confgate.collect.changes import (
     resolve_base_ref,
 )
 from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.models import FileChange
 
 
 @pytest.fixture(autouse=True)

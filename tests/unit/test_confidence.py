@@ -10,7 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_confgate.agents import build_agent
-from pytest_confgate.confidence import (
+from pytest_confgate.agents.judge import fence_markers
+from pytest_confgate.config import CommandAgentConfig, ConfidenceConfig
+from pytest_confgate.exceptions import AgentError
+from pytest_confgate.gate.confidence import (
     ADVISORY,
     DEFAULT_PROMPT,
     LlmScore,
@@ -19,9 +22,6 @@ from pytest_confgate.confidence import (
     llm_scorer,
     summary,
 )
-from pytest_confgate.config import CommandAgentConfig, ConfidenceConfig
-from pytest_confgate.exceptions import AgentError
-from pytest_confgate.judge import fence_markers
 from pytest_confgate.models import EvalMetric, MetricStatus
 
 

@@ -17,7 +17,7 @@ from pytest_confgate.config import (
     CommandAgentConfig,
     OpenAIAgentConfig,
 )
-from pytest_confgate.config_loader import load_config
+from pytest_confgate.config.loader import load_config
 from pytest_confgate.exceptions import ConfigError
 
 AGENTS = """\

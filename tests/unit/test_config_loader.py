@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_confgate.config import ConfgateConfig, GateConfig, PolicyConfig
-from pytest_confgate.config_loader import MAX_CONFIG_BYTES, LoadedConfig, load_config
+from pytest_confgate.config.loader import MAX_CONFIG_BYTES, LoadedConfig, load_config
 from pytest_confgate.exceptions import ConfigError
 
 DEFAULT_METRICS = ["test_pass_rate", "test_coverage", "lint_score", "security_score"]

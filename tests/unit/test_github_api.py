@@ -6,7 +6,7 @@ import pytest
 from fakes.github_server import FakeGitHubServer
 
 from pytest_confgate.exceptions import ConfgateError, GitHubError
-from pytest_confgate.github_api import GitHubClient
+from pytest_confgate.github.api import GitHubClient
 
 SHA = "d" * 40
 

@@ -12,9 +12,10 @@ from fakes.github_runner import OUTPUT_HEADER, parse_github_output
 from fakes.github_server import FakeGitHubServer
 from fakes.reports import gate_report
 
-from pytest_confgate import action_run, github_publish
 from pytest_confgate.cli import main
-from pytest_confgate.github_publish import (
+from pytest_confgate.github import action_run
+from pytest_confgate.github import publish as github_publish
+from pytest_confgate.github.publish import (
     annotation_commands,
     escape_data,
     escape_property,

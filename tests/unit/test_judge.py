@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.judge import (
+from pytest_confgate.agents.judge import (
     FINAL_INSTRUCTION,
     MAX_ANSWER_CHARS,
     MAX_TASK_CHARS,

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_confgate.agents import Agent, build_agent
+from pytest_confgate.agents.judge import RAW_ANSWER_CHARS, fence_markers, judge_change
 from pytest_confgate.config import (
     AnthropicAgentConfig,
     CommandAgentConfig,
     LlmJudgeMetricConfig,
     OpenAIAgentConfig,
 )
-from pytest_confgate.judge import RAW_ANSWER_CHARS, fence_markers, judge_change
 from pytest_confgate.models import EvalMetric, MetricStatus
 
 DETAIL_KEYS = {

@@ -8,9 +8,9 @@ import pytest
 from fakes.reports import gate_report
 
 from pytest_confgate.config import ConfgateConfig
-from pytest_confgate.config_loader import LoadedConfig
+from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.merge import (
+from pytest_confgate.gate.merge import (
     Shard,
     agreed_metric,
     empty_shards,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_confgate.config_loader import load_config
+from pytest_confgate.config.loader import load_config
 from pytest_confgate.exceptions import ConfigError
 
 AGENTS = """\

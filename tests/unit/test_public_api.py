@@ -20,7 +20,7 @@ def test_all_is_sorted_and_every_name_resolves() -> None:
 def test_importing_the_package_imports_no_store_or_core_module() -> None:
     code = (
         "import sys, pytest_confgate\n"
-        "heavy = [m for m in ('sqlite3', 'pytest_confgate.trust', 'pytest_confgate.engine',"
+        "heavy = [m for m in ('sqlite3', 'pytest_confgate.trust', 'pytest_confgate.gate.engine',"
         " 'pydantic') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

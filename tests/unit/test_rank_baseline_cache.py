@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_confgate.config_rank import RankTimeouts
+from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
 from pytest_confgate.rank.evaluate import Settings
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.config_rank import AutoAcceptConfig
+from pytest_confgate.config.rank import AutoAcceptConfig
 from pytest_confgate.rank.models import CATEGORIES, Evaluation
 from pytest_confgate.rank.ranking import (
     calculate_category_consistency,

@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.collect.changes import ChangeSet, FileChange
 from pytest_confgate.config import RiskRule
-from pytest_confgate.scope import (
+from pytest_confgate.gate.scope import (
     TIER_ORDER,
     config_changed,
     findings_on_changed_lines,
@@ -22,6 +21,7 @@ from pytest_confgate.scope import (
     patch_coverage,
     rate_on_changed_files,
 )
+from pytest_confgate.models import ChangeSet, FileChange
 
 
 def _change(path: str, lines: set[int] | None = None, **kwargs: Any) -> FileChange:

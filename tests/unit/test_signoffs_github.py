@@ -10,9 +10,9 @@ from fakes.github_server import FakeGitHubServer
 
 from pytest_confgate.collect.signoffs import collect_signoffs, signoffs_from_github
 from pytest_confgate.config import GateConfig
-from pytest_confgate.github_api import GitHubClient
+from pytest_confgate.gate.policy import decide
+from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.models import Decision, EvalMetric, Signoffs, TestOutcomes
-from pytest_confgate.policy import decide
 
 REPO = "octo/app"
 HEAD = "h" * 40

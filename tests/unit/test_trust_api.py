@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust import (
     TrustEvent,
     TrustStore,

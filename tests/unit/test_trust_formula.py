@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust.formula import (
     NEUTRAL,
     Outcome,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_confgate.config_trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.exceptions import StoreError
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.formula import buckets_from_outcomes, score_table

@@ -7,8 +7,8 @@ import datetime as dt
 import pytest
 
 from pytest_confgate.config import Waiver
+from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import EvalMetric
-from pytest_confgate.waivers import apply_waivers, waiver_report
 
 TODAY = dt.date(2026, 11, 22)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from pytest_confgate.gate.scope import in_ranges
 from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.markdown import MARKER, render_markdown, report_findings
-from pytest_confgate.scope import in_ranges
 
 __all__ = [
     "ANNOTATIONS_CAP",
@@ -202,9 +202,9 @@ def recount_from_reviews(
     step counted (SPEC 6). A failed API call approves no one.
     """
     from pytest_confgate.collect.signoffs import collect_signoffs
-    from pytest_confgate.github_api import GitHubClient
+    from pytest_confgate.gate.policy import recount_signoffs
+    from pytest_confgate.github.api import GitHubClient
     from pytest_confgate.models import Verdict
-    from pytest_confgate.policy import recount_signoffs
 
     required = report.signoffs.required
     number, _ = pull_request_number(environ)
@@ -253,7 +253,7 @@ def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
     the notes say why and the gate's decision stands.
     """
     from pytest_confgate.exceptions import GitHubError
-    from pytest_confgate.github_api import GitHubClient
+    from pytest_confgate.github.api import GitHubClient
 
     number, why = pull_request_number(environ)
     repository = environ.get("GITHUB_REPOSITORY", "").strip()

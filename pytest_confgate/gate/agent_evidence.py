@@ -25,8 +25,8 @@ from pytest_confgate.models import ConfidenceResult, EvalMetric, MetricStatus
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent
-    from pytest_confgate.changes_gate import ChangeView
-    from pytest_confgate.confidence import LlmScore, LlmScorer
+    from pytest_confgate.gate.change import ChangeView
+    from pytest_confgate.gate.confidence import LlmScore, LlmScorer
 
 MAX_EVENT_BYTES = 32 * 1024 * 1024
 NO_TASK = "(no description: the pull request has none and the change has no commits yet)"
@@ -79,8 +79,8 @@ class AgentEvidence:
 
     def judge(self, config: LlmJudgeMetricConfig, metrics: list[EvalMetric]) -> EvalMetric:
         """The ``llm_judge`` metric over the change; failures become a 0.0 ``error`` metric."""
-        from pytest_confgate.confidence import summary
-        from pytest_confgate.judge import judge_change
+        from pytest_confgate.agents.judge import judge_change
+        from pytest_confgate.gate.confidence import summary
 
         name = config.evaluator_agent or ""
         try:
@@ -103,7 +103,7 @@ class AgentEvidence:
         settings = self.config.gate.confidence
         if not settings.enabled:
             return None
-        from pytest_confgate.confidence import evaluate_confidence, llm_scorer, load_prompt
+        from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
 
         scorer = None
         if settings.method != "formula" and settings.evaluator_agent is not None:

@@ -8,15 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.conditions import (
-    MAX_CONDITION_CHARS,
+from pytest_confgate.config.expressions import MAX_CONDITION_CHARS, compile_condition
+from pytest_confgate.exceptions import ConditionError
+from pytest_confgate.overlays.exit_conditions import (
     ConditionInputs,
     PairInputs,
-    compile_condition,
     evaluate_condition,
     first_met,
 )
-from pytest_confgate.exceptions import ConditionError
 
 FULL = ConditionInputs(
     iteration=2,

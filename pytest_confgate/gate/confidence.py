@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_confgate.agents.judge import fence_markers, new_fence, parse_judge_answer
+from pytest_confgate.config.textfile import read_text_file
 from pytest_confgate.exceptions import AgentError
-from pytest_confgate.judge import fence_markers, new_fence, parse_judge_answer
+from pytest_confgate.gate.score import compute_confidence, compute_raw
 from pytest_confgate.models import ConfidenceResult, EvalMetric
-from pytest_confgate.score import compute_confidence, compute_raw
-from pytest_confgate.textfile import read_text_file
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_confgate.collect.changes import ChangeSet
     from pytest_confgate.config import RiskRule
 
+from pytest_confgate.models import ChangeSet
 from pytest_confgate.paths import glob_match, normalize_path
 
 TIER_ORDER = ("T0", "T1", "T2", "T3")

@@ -16,23 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_confgate.collect.changes import (
-    ChangeSet,
-    collect_changes,
-    read_at_ref,
-    resolve_base_ref,
-)
+from pytest_confgate.collect.changes import collect_changes, read_at_ref, resolve_base_ref
 from pytest_confgate.config import ConfgateConfig
-from pytest_confgate.config_loader import YAML_NAMES, LoadedConfig, parse_config_text
+from pytest_confgate.config.loader import YAML_NAMES, LoadedConfig, parse_config_text
 from pytest_confgate.exceptions import ConfigError, EvidenceError
-from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, MetricStatus, RiskTier
-from pytest_confgate.scope import (
+from pytest_confgate.gate.scope import (
     TIER_ORDER,
     config_changed,
     match_risk_rules,
     patch_coverage,
     rate_on_changed_files,
 )
+from pytest_confgate.models import SEVERITY_ORDER, ChangeSet, EvalMetric, MetricStatus, RiskTier
 
 NO_BASE = (
     "no base to compare the change against: set `base_ref:` in the configuration, pass "

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pytest_confgate.config_types import ConfigModel, Fraction, Text
+from pytest_confgate.config.base import ConfigModel, Fraction, Text
 
 Positive = Annotated[float, Field(gt=0.0, allow_inf_nan=False)]
 

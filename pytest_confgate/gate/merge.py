@@ -22,8 +22,9 @@ from pydantic import ValidationError
 from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import CoverageMetricConfig, MetricConfig
-from pytest_confgate.config_loader import LoadedConfig
+from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.exceptions import ConfigError, EvidenceError, ReportError
+from pytest_confgate.gate.policy import decide
 from pytest_confgate.models import (
     SCHEMA_VERSION,
     Condition,
@@ -33,7 +34,6 @@ from pytest_confgate.models import (
     RiskTier,
     TestOutcomes,
 )
-from pytest_confgate.policy import decide
 
 Shard = tuple[str, GateReport]
 """A shard report and the path it was read from (the name every message uses)."""
@@ -60,7 +60,7 @@ def run_merge(
     Returns the report, where it was written and notes for the user. Any ``ConfgateError``
     leaves the output untouched (the inputs are only ever read).
     """
-    from pytest_confgate.config_loader import load_config
+    from pytest_confgate.config.loader import load_config
     from pytest_confgate.report.json_report import resolve_report_path, write_json_report
 
     try:

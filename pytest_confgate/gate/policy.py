@@ -18,6 +18,7 @@ from pytest_confgate.models import (
     TestOutcomes,
     Verdict,
 )
+from pytest_confgate.report.display import format_pair
 
 # Reasons are listed most important first: broken tests, then missing evidence, then
 # security, then floors, then style, then people.
@@ -253,20 +254,6 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
     "checklist_completion": _checklist_checks,
     "test_coverage": _coverage_path_checks,
 }
-
-
-def format_fraction(value: float, digits: int = 2) -> str:
-    """A fraction as a percentage for people: 0.6996 -> ``69.96%``."""
-    return f"{value * 100:.{digits}f}%"
-
-
-def format_pair(value: float, threshold: float) -> tuple[str, str]:
-    """Format a value and its threshold so that unequal numbers never print the same."""
-    for digits in range(2, 9):
-        shown, floor = format_fraction(value, digits), format_fraction(threshold, digits)
-        if shown != floor or value == threshold:
-            return shown, floor
-    return repr(value), repr(threshold)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -19,8 +19,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.config import ConfgateConfig, cross_check
+from pytest_confgate.config.textfile import read_text_file, tomllib
 from pytest_confgate.exceptions import ConfigError
-from pytest_confgate.textfile import read_text_file, tomllib
 
 MAX_CONFIG_BYTES = 1024 * 1024
 YAML_NAMES = ("confgate.yml", "confgate.yaml")

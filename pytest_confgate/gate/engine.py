@@ -14,15 +14,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.agent_evidence import AgentEvidence
-from pytest_confgate.changes_gate import (
-    applied_tier,
-    is_source_file,
-    load_changes,
-    narrow_coverage,
-    narrow_findings,
-    trusted_config,
-)
 from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
 from pytest_confgate.collect.lint import collect_lint_score
@@ -44,12 +35,21 @@ from pytest_confgate.config import (
     RequirementMetricConfig,
     SecurityMetricConfig,
 )
-from pytest_confgate.config_loader import LoadedConfig
+from pytest_confgate.config.loader import LoadedConfig
+from pytest_confgate.gate.agent_evidence import AgentEvidence
+from pytest_confgate.gate.change import (
+    applied_tier,
+    is_source_file,
+    load_changes,
+    narrow_coverage,
+    narrow_findings,
+    trusted_config,
+)
+from pytest_confgate.gate.plugin_host import PluginHost
+from pytest_confgate.gate.policy import decide
+from pytest_confgate.gate.scope import coverage_by_glob, line_ranges, patch_coverage
+from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import Condition, EvalMetric, GateReport, MetricStatus, TestOutcomes
-from pytest_confgate.plugins import PluginHost
-from pytest_confgate.policy import decide
-from pytest_confgate.scope import coverage_by_glob, line_ranges, patch_coverage
-from pytest_confgate.waivers import apply_waivers, waiver_report
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
 

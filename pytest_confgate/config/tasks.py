@@ -7,13 +7,13 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from pytest_confgate.config_metrics import (
+from pytest_confgate.config.base import AgentName, Condition_, ConfigModel, Text
+from pytest_confgate.config.metrics import (
     ConfidenceConfig,
     MetricConfig,
     checked_metrics,
     default_metrics,
 )
-from pytest_confgate.config_types import AgentName, Condition_, ConfigModel, Text
 
 KeyPath = tuple[str | int, ...]
 
@@ -81,7 +81,7 @@ class TaskConfig(ConfigModel):
 
 def task_problems(tasks: Mapping[str, TaskConfig]) -> list[tuple[KeyPath, str]]:
     """SPEC 8's load-time rules for ``tasks``: who runs, who challenges, exit conditions."""
-    from pytest_confgate.conditions import compile_condition
+    from pytest_confgate.config.expressions import compile_condition
     from pytest_confgate.exceptions import ConditionError
 
     problems: list[tuple[KeyPath, str]] = []

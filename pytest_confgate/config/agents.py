@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pytest_confgate.config_types import ConfigModel, EnvName, Milliseconds, Text
+from pytest_confgate.config.base import ConfigModel, EnvName, Milliseconds, Text
 
 
 class _AgentConfig(ConfigModel):

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_confgate.config_types import (
+from pytest_confgate.config.base import (
     AgentName,
     ConfigModel,
     Count,

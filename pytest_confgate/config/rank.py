@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from pytest_confgate.config_types import AgentName, ConfigModel, Fraction, Text
+from pytest_confgate.config.base import AgentName, ConfigModel, Fraction, Text
 
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
 """The seed's five categories, in the seed's order."""

@@ -1,0 +1,106 @@
+"""The whole file (SPEC 3): ``ConfgateConfig`` and the rules that span its sections."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from pytest_confgate.config.agents import AgentConfig
+from pytest_confgate.config.base import AgentName, ConfigModel, Text
+from pytest_confgate.config.gate import GateConfig
+from pytest_confgate.config.metrics import (
+    ConfidenceConfig,
+    LlmJudgeMetricConfig,
+    MetricConfig,
+    RequirementMetricConfig,
+)
+from pytest_confgate.config.rank import RankConfig
+from pytest_confgate.config.tasks import KeyPath, TaskConfig, task_problems
+from pytest_confgate.config.trust import TrustConfig
+
+
+class ConfgateConfig(ConfigModel):
+    """The whole file: ``confgate.yml``, ``confgate.yaml`` or ``[tool.confgate]``."""
+
+    version: Literal[1] = 1
+    project: Annotated[str, Field(min_length=1)] | None = None
+    source: list[Annotated[str, Field(min_length=1)]] | None = None
+    base_ref: Text | None = None
+    """What ``scope: changed`` and ``risk_rules`` compare against (else ``GITHUB_BASE_REF``)."""
+    agents: dict[AgentName, AgentConfig] = Field(default_factory=dict)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    tasks: dict[AgentName, TaskConfig] = Field(default_factory=dict)
+    rank: RankConfig = Field(default_factory=RankConfig)
+    trust: TrustConfig = Field(default_factory=TrustConfig)
+
+
+JUDGE_NEEDS_EVALUATOR = "llm_judge metric requires evaluator_agent to be set."
+JUDGE_NOT_AUTHOR = "llm_judge evaluator_agent must differ from task agent."
+
+
+def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
+    """Rules that span keys (SPEC 3): agents that exist, judges that are not the author.
+
+    Returned as (key path, message) so the loader can name the line; the two ``llm_judge``
+    messages are the seeds' exact words.
+    """
+    problems: list[tuple[KeyPath, str]] = []
+    known = sorted(config.agents)
+
+    def agent(path: KeyPath, name: str | None) -> None:
+        if name is not None and name not in config.agents:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            defined = ", ".join(known) if known else "none"
+            problems.append(
+                (path, f"agent {name!r} is not defined under agents{hint}; defined: {defined}")
+            )
+
+    def metrics(path: KeyPath, items: list[MetricConfig], author: str | None) -> None:
+        for index, metric in enumerate(items):
+            if not isinstance(metric, LlmJudgeMetricConfig):
+                continue
+            at = (*path, index)
+            if metric.evaluator_agent is None:
+                problems.append((at, JUDGE_NEEDS_EVALUATOR))
+            elif metric.evaluator_agent == author:
+                problems.append(((*at, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+            else:
+                agent((*at, "evaluator_agent"), metric.evaluator_agent)
+
+    def confidence(path: KeyPath, block: ConfidenceConfig, author: str | None) -> None:
+        if block.method == "formula":
+            agent((*path, "evaluator_agent"), block.evaluator_agent)
+        elif block.evaluator_agent is None:
+            problems.append(
+                ((*path, "evaluator_agent"), f"method {block.method!r} needs evaluator_agent: "
+                 "the agent that gives the LLM's confidence (never the author)")
+            )
+        elif block.evaluator_agent == author:
+            problems.append(((*path, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+        else:
+            agent((*path, "evaluator_agent"), block.evaluator_agent)
+
+    agent(("gate", "agent"), config.gate.agent)
+    agent(("rank", "evaluator_agent"), config.rank.evaluator_agent)
+    for index, item in enumerate(config.gate.metrics):
+        if isinstance(item, RequirementMetricConfig) and item.requirements is None:
+            problems.append(
+                (("gate", "metrics", index), "requirement_coverage needs `requirements: PATH`, "
+                 "a YAML file of {id, title} or Markdown with IDs in its headings")
+            )
+    metrics(("gate", "metrics"), config.gate.metrics, config.gate.agent)
+    confidence(("gate", "confidence"), config.gate.confidence, config.gate.agent)
+    for name, task in config.tasks.items():
+        at: KeyPath = ("tasks", name)
+        agent((*at, "agent"), task.agent)
+        loop = task.overlays.confidence_loop
+        metrics((*at, "overlays", "confidence_loop", "metrics"), loop.metrics, task.agent)
+        confidence((*at, "overlays", "confidence_loop"), loop, task.agent)
+        pair = task.overlays.paired_workflow
+        agent((*at, "overlays", "paired_workflow", "driver_agent"), pair.driver_agent)
+        agent((*at, "overlays", "paired_workflow", "challenger_agent"), pair.challenger_agent)
+    problems.extend(task_problems(config.tasks))
+    return problems

@@ -1,0 +1,20 @@
+"""The gate's own stages: the change, the evidence wiring, the policy and the verdict.
+
+One evaluation flows one way (STYLE.md)::
+
+    change      what the change touched, which configuration judges it, the applied tier
+    engine      ``GateRun``: starts the collectors, gathers metrics, decides, builds the report
+    collectors  the table of per-metric collectors the engine calls
+    roles       which share of the work one pytest process does under xdist
+    scope       pure: risk rules, patch coverage, findings on changed lines
+    waivers     pure: active waivers excuse findings; expired ones excuse nothing
+    policy      pure: tier + evidence + sign-offs -> ``Verdict``
+    score       pure: ``compute_confidence``, ``compute_raw`` (SPEC 5)
+    confidence  the advisory score: formula, llm or hybrid; never read by the policy
+    agent_evidence  the gate's calls to agents: preflight, the judge, the confidence
+    plugin_host third-party pluggy plugins, each called on its own
+    merge       ``confgate merge``: CI shards -> one report decided once
+
+Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
+(``plugin.py``, ``cli/``) and ``overlays/``, which run it.
+"""
