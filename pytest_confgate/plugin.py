@@ -3,11 +3,8 @@
 Without ``--confgate`` this module registers its options and does nothing else: every import
 of the engine (pydantic, yaml, coverage) happens only once the gate is enabled.
 
-Under pytest-xdist each process has a role. The controller runs lint and security, collects
-the test reports and decides; each worker only traces coverage and hands its data back through
-``workeroutput``. A worker cannot be told apart from a nested controller until
-``pytest_configure`` (both see ``PYTEST_XDIST_WORKER`` at start-up), so a process that may be a
-worker starts tracing provisionally and the role is settled there.
+Under pytest-xdist each process has a role (``gate.roles``): the controller decides, workers
+only measure coverage. This module reads pytest's objects and hands the role plain facts.
 """
 
 from __future__ import annotations
@@ -23,12 +20,11 @@ if TYPE_CHECKING:
 
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.gate.engine import GateRun
+    from pytest_confgate.gate.roles import ProcessRole
     from pytest_confgate.models import GateReport
 
 _PLUGIN_NAME = "confgate-gate"
-_WORKER_KEY = "confgate_coverage"
 _LINKS_KEY = "confgate_requirements"
-SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -90,15 +86,6 @@ def pytest_load_initial_conftests(
     gate.begin()
 
 
-def _distributed(options: Any) -> bool:
-    workers = getattr(options, "numprocesses", None)
-    return workers not in (None, 0, "0") or getattr(options, "dist", "no") not in ("no", None)
-
-
-def _pytest_cov_active(options: Any) -> bool:
-    return bool(getattr(options, "cov_source", None)) and not getattr(options, "no_cov", False)
-
-
 class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
@@ -108,20 +95,16 @@ class _GatePlugin:
         run: GateRun,
         tally: TestTally,
         report_path: Path,
-        role: str,
-        borrow_cov: bool,
+        role: ProcessRole,
     ) -> None:
         self.config = config
         self.run = run
         self.tally = tally
         self.report_path = report_path
         self.role = role
-        self.borrow_cov = borrow_cov
         self.report: GateReport | None = None
         self.error: str | None = None
         self.tests_passed = False
-        self._parts: dict[str, bytes] = {}
-        self._missing: list[str] = []
         self._started = time.perf_counter()
 
     @classmethod
@@ -131,47 +114,34 @@ class _GatePlugin:
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.engine import GateRun
+        from pytest_confgate.gate.roles import ProcessRole
         from pytest_confgate.report.json_report import resolve_report_path
 
         root = Path(config.rootpath)
         explicit = options.confgate_config or os.environ.get("CONFGATE_CONFIG") or None
         loaded = load_config(root, explicit)
         report_path = resolve_report_path(root, options.confgate_report)
-        role = SERIAL
-        if _distributed(options):
-            role = WORKER if os.environ.get("PYTEST_XDIST_WORKER") else CONTROLLER
         run = GateRun(
             loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
         )
-        return cls(config, run, TestTally(), report_path, role, _pytest_cov_active(options))
+        role = ProcessRole.at_startup(run, options, os.environ)
+        return cls(config, run, TestTally(), report_path, role)
 
     def begin(self) -> None:
-        """Start what this process's (provisional) role measures."""
-        if self.role != WORKER:
-            self.run.start_tools()
-        if self.role != CONTROLLER and not self.borrow_cov:
-            self.run.start_coverage()
+        self.role.begin()
 
     def pytest_configure(self, config: pytest.Config) -> None:
         """Settle the role now that xdist has said who is a worker."""
-        if self.role == WORKER and not hasattr(config, "workerinput"):
-            self.run.discard_coverage()  # a controller nested inside someone's xdist worker
-            self.role = CONTROLLER
-            self.run.start_tools()
-        if self.role == CONTROLLER and config.getoption("dist", "no") == "no":
-            self.role = SERIAL  # xdist stood down (e.g. --pdb): trace here after all
-            if not self.borrow_cov:
-                self.run.start_coverage()
+        self.role.settle(
+            is_worker=hasattr(config, "workerinput"),
+            distributing=config.getoption("dist", "no") != "no",
+        )
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        """Keep each worker's coverage data; a worker that died is named, never ignored."""
         name = str(getattr(node.gateway, "id", node))
-        part = getattr(node, "workeroutput", {}).get(_WORKER_KEY)
-        if error is not None or part is None:
-            self._missing.append(name)
-        else:
-            self._parts[name] = part
+        output = getattr(node, "workeroutput", {})
+        self.role.worker_finished(name, output, failed=error is not None)
 
     def pytest_sessionstart(self) -> None:
         self._started = time.perf_counter()
@@ -194,14 +164,12 @@ class _GatePlugin:
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.role == WORKER:
-            output = getattr(session.config, "workeroutput", None)
-            payload = None if self.borrow_cov else self.run.coverage_payload()
-            if output is not None and payload is not None:
-                output[_WORKER_KEY] = payload
+        if not self.role.decides:
+            self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
         self.run.stop_tracing()
-        self._gather_coverage(session.config)
+        cov_plugin = session.config.pluginmanager.get_plugin("_cov")
+        self.role.gather(getattr(cov_plugin, "cov_controller", None))
         plugins = session.config.pluginmanager.get_plugins()
         self.run.plugins.register_modules(
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
@@ -210,15 +178,6 @@ class _GatePlugin:
         self._decide()
         if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _gather_coverage(self, config: pytest.Config) -> None:
-        if self.borrow_cov:
-            plugin = config.pluginmanager.get_plugin("_cov")
-            controller = getattr(plugin, "cov_controller", None)
-            if controller is not None and getattr(controller, "cov", None) is not None:
-                self.run.adopt_coverage(controller.cov, "pytest-cov")
-        elif self.role == CONTROLLER:
-            self.run.combine_coverage(self._parts, self._missing)
 
     def _decide(self) -> None:
         from pytest_confgate.exceptions import ConfgateError
@@ -248,7 +207,7 @@ class _GatePlugin:
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         from pytest_confgate.report.terminal import summary_lines
 
-        if self.role == WORKER:
+        if not self.role.decides:
             return
         terminalreporter.write_sep("-", "confgate")
         lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
@@ -266,7 +225,7 @@ class _GatePlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
-        if self.role == WORKER or not self.tests_passed or self._passed():
+        if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:

@@ -8,50 +8,35 @@ in background threads while the tests run, so their cost hides behind the tests 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.lint import collect_lint_score
-from pytest_confgate.collect.requirements import (
-    Requirement,
-    load_requirements,
-    requirement_metric,
-)
-from pytest_confgate.collect.security import collect_security_score
 from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources
-from pytest_confgate.collect.tests import pass_rate_metric
-from pytest_confgate.config import (
-    ChecklistMetricConfig,
-    CoverageMetricConfig,
-    LintMetricConfig,
-    LlmJudgeMetricConfig,
-    MetricConfig,
-    RequirementMetricConfig,
-    SecurityMetricConfig,
-)
+from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.gate.agent_evidence import AgentEvidence
 from pytest_confgate.gate.change import (
     applied_tier,
     is_source_file,
     load_changes,
-    narrow_coverage,
-    narrow_findings,
     trusted_config,
+)
+from pytest_confgate.gate.collectors import (
+    Evidence,
+    Links,
+    background_jobs,
+    collect_metric,
+    load_requirement_files,
 )
 from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
-from pytest_confgate.gate.scope import coverage_by_glob, line_ranges, patch_coverage
+from pytest_confgate.gate.scope import line_ranges
 from pytest_confgate.gate.waivers import apply_waivers, waiver_report
-from pytest_confgate.models import Condition, EvalMetric, GateReport, MetricStatus, TestOutcomes
-
-Links = Mapping[str, Sequence[tuple[str, bool]]]
+from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
 
 
 class GateRun:
@@ -76,7 +61,7 @@ class GateRun:
         self.gate = loaded.config.gate
         self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
         self.sources = resolve_sources(self.root, self.config.source)
-        self._requirements = self._load_requirements()
+        self._requirements = load_requirement_files(self.gate.metrics, self.root)
         self.agents = AgentEvidence(self.config, self.root, self.environ, self.change, loaded.path)
         self.agents.preflight()  # a missing key or SDK stops the run before any test
         if plugins is None:
@@ -94,7 +79,7 @@ class GateRun:
 
     def start_tools(self) -> None:
         """Launch lint and security in background threads; they finish while tests run."""
-        tools = self._tool_jobs()
+        tools = background_jobs(self.gate.metrics, self.root, self.sources, self._cache_dir())
         if tools and self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
             self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
@@ -154,8 +139,19 @@ class GateRun:
         ``links`` maps requirement ids to the (test id, passed) pairs of linked tests.
         """
         self.stop_tracing()
+        evidence = Evidence(
+            root=self.root,
+            environ=self.environ,
+            sources=self.sources,
+            change=self.change,
+            tests=tests,
+            links=links or {},
+            coverage=self._coverage,
+            background=self._pending,
+            requirements=self._requirements,
+        )
         measured = {
-            index: self._metric(config, tests, links or {})
+            index: collect_metric(config, evidence)
             for index, config in enumerate(self.gate.metrics)
             if not isinstance(config, LlmJudgeMetricConfig)
         }
@@ -252,30 +248,6 @@ class GateRun:
         ]
         return waived, report, expired
 
-    def _path_floors(self, metric: EvalMetric, config: CoverageMetricConfig) -> EvalMetric:
-        """Per-path coverage for ``paths:`` floors, over the same lines the metric judged."""
-        if not config.paths or not metric.available or self._coverage is None:
-            return metric
-        files = self._coverage.files_by_root()
-        if config.scope == "changed" and self.change.changes is not None:
-            patch = patch_coverage(self.change.changes, files)
-            per_file = {
-                f.path: (f.covered_lines + f.covered_branches, f.statements + f.branches)
-                for f in patch.files
-            }
-        else:
-            per_file = {
-                path: (
-                    data["summary"].get("covered_lines", 0)
-                    + data["summary"].get("covered_branches", 0),
-                    data["summary"].get("num_statements", 0)
-                    + data["summary"].get("num_branches", 0),
-                )
-                for path, data in files.items()
-            }
-        paths = coverage_by_glob(per_file, config.paths)
-        return metric.model_copy(update={"details": {**metric.details, "paths": paths}})
-
     def _plugin_metrics(self, ours: list[EvalMetric], tests: TestOutcomes) -> list[EvalMetric]:
         """Extra evidence from plugins; a plugin cannot replace a built-in metric."""
         taken = {m.type for m in ours}
@@ -296,33 +268,6 @@ class GateRun:
             extra.append(metric)
         return extra
 
-    def _tool_jobs(self) -> dict[str, Callable[[], EvalMetric]]:
-        jobs: dict[str, Callable[[], EvalMetric]] = {}
-        if not self.sources:
-            return jobs
-        for config in self.gate.metrics:
-            if isinstance(config, LintMetricConfig):
-                jobs[config.type] = partial(
-                    collect_lint_score,
-                    self.root,
-                    self.sources,
-                    command=config.command,
-                    timeout_s=config.timeout_s,
-                    cache_dir=self._cache_dir(),
-                )
-            elif isinstance(config, SecurityMetricConfig):
-                jobs[config.type] = partial(
-                    collect_security_score,
-                    self.root,
-                    self.sources,
-                    min_severity=config.min_severity,
-                    min_confidence=config.min_confidence,
-                    command=config.command,
-                    timeout_s=config.timeout_s,
-                    cache_dir=self._cache_dir(),
-                )
-        return jobs
-
     def _cache_dir(self) -> Path | None:
         """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist."""
         state = self.root / ".confgate"
@@ -334,40 +279,6 @@ class GateRun:
         except OSError:
             return None  # a read-only checkout only costs speed
         return state / "cache"
-
-    def _load_requirements(self) -> dict[str, list[Requirement]]:
-        """Read requirement files up front, so a broken one stops the run before any test."""
-        return {
-            config.requirements: load_requirements(self.root / config.requirements)
-            for config in self.gate.metrics
-            if isinstance(config, RequirementMetricConfig) and config.requirements is not None
-        }
-
-    def _metric(self, config: MetricConfig, tests: TestOutcomes, links: Links) -> EvalMetric:
-        if config.type == "test_pass_rate":
-            metric = pass_rate_metric(tests)
-        elif isinstance(config, ChecklistMetricConfig):
-            metric = collect_checklist(config, self.root, self.environ)
-        elif isinstance(config, RequirementMetricConfig) and config.requirements is not None:
-            requirements = self._requirements[config.requirements]
-            metric = requirement_metric(requirements, links, source=config.requirements)
-        elif config.type == "test_coverage" and self._coverage is not None:
-            metric = self._coverage.metric()
-            if getattr(config, "scope", "all") == "changed":
-                metric = narrow_coverage(metric, self.change, self._coverage.files_by_root())
-            if isinstance(config, CoverageMetricConfig):
-                metric = self._path_floors(metric, config)
-        elif config.type in self._pending:
-            metric = self._pending[config.type].result()
-            if getattr(config, "scope", "all") == "changed":
-                metric = narrow_findings(metric, self.change, self.sources, self.root)
-        else:
-            metric = EvalMetric(
-                type=config.type,
-                status=MetricStatus.ERROR,
-                reason=f"no source code found under {self.root}; set `source:` in the config",
-            )
-        return metric.model_copy(update={"weight": config.weight, "threshold": config.min})
 
     def _project(self) -> str:
         return self.config.project or self.environ.get("GITHUB_REPOSITORY") or self.root.name

@@ -1,0 +1,105 @@
+"""Which share of the gate one pytest process does, serially or under pytest-xdist.
+
+- ``serial``: everything, in this process.
+- ``controller``: runs lint and security, collects the test reports, combines every worker's
+  coverage data and decides.
+- ``worker``: only measures coverage, and hands its data back through ``workeroutput``.
+
+A worker cannot be told apart from a controller nested in someone else's xdist worker until
+``pytest_configure`` (both see ``PYTEST_XDIST_WORKER`` at start-up), so a process that may be a
+worker starts measuring provisionally and ``settle`` decides. With pytest-cov active
+(``--cov``) its measurement is adopted instead of tracing twice.
+
+pytest itself stays in ``plugin.py``: the plugin reads pytest's objects and passes plain facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_confgate.gate.engine import GateRun
+
+SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
+WORKER_KEY = "confgate_coverage"
+"""The ``workeroutput`` key a worker's coverage data travels under."""
+
+
+def distributed(options: Any) -> bool:
+    """Whether pytest-xdist was asked to distribute this run (``-n``/``--dist``)."""
+    workers = getattr(options, "numprocesses", None)
+    return workers not in (None, 0, "0") or getattr(options, "dist", "no") not in ("no", None)
+
+
+def pytest_cov_active(options: Any) -> bool:
+    """Whether pytest-cov measures this run (``--cov`` given and not ``--no-cov``)."""
+    return bool(getattr(options, "cov_source", None)) and not getattr(options, "no_cov", False)
+
+
+class ProcessRole:
+    """This process's role and the coverage parts it gathered from workers."""
+
+    def __init__(self, run: GateRun, name: str, *, borrow_cov: bool) -> None:
+        self.run = run
+        self.name = name
+        self.borrow_cov = borrow_cov
+        self._parts: dict[str, bytes] = {}
+        self._missing: list[str] = []
+
+    @classmethod
+    def at_startup(cls, run: GateRun, options: Any, environ: Mapping[str, str]) -> ProcessRole:
+        """The provisional role, from the command line and xdist's worker variable."""
+        name = SERIAL
+        if distributed(options):
+            name = WORKER if environ.get("PYTEST_XDIST_WORKER") else CONTROLLER
+        return cls(run, name, borrow_cov=pytest_cov_active(options))
+
+    @property
+    def decides(self) -> bool:
+        """Whether this process writes the report (the controller, or a serial run)."""
+        return self.name != WORKER
+
+    def begin(self) -> None:
+        """Start what this (provisional) role measures."""
+        if self.name != WORKER:
+            self.run.start_tools()
+        if self.name != CONTROLLER and not self.borrow_cov:
+            self.run.start_coverage()
+
+    def settle(self, *, is_worker: bool, distributing: bool) -> None:
+        """Correct the provisional role once xdist has said who is a worker."""
+        if self.name == WORKER and not is_worker:
+            self.run.discard_coverage()  # a controller nested inside someone's xdist worker
+            self.name = CONTROLLER
+            self.run.start_tools()
+        if self.name == CONTROLLER and not distributing:
+            self.name = SERIAL  # xdist stood down (e.g. --pdb): measure here after all
+            if not self.borrow_cov:
+                self.run.start_coverage()
+
+    def worker_finished(self, worker: str, output: Mapping[str, Any], failed: bool) -> None:
+        """Keep one worker's coverage data; a worker that died is named, never ignored."""
+        part = output.get(WORKER_KEY)
+        if failed or part is None:
+            self._missing.append(worker)
+        else:
+            self._parts[worker] = part
+
+    def hand_back(self, output: MutableMapping[str, Any] | None) -> None:
+        """As a worker: put this process's coverage data where the controller finds it."""
+        payload = None if self.borrow_cov else self.run.coverage_payload()
+        if output is not None and payload is not None:
+            output[WORKER_KEY] = payload
+
+    def gather(self, pytest_cov: object | None) -> None:
+        """As the deciding process: the coverage that counts, once the tests are over.
+
+        ``pytest_cov`` is pytest-cov's controller object when it measured this run.
+        """
+        if self.borrow_cov:
+            cov = getattr(pytest_cov, "cov", None)
+            if cov is not None:
+                self.run.adopt_coverage(cov, "pytest-cov")
+        elif self.name == CONTROLLER:
+            self.run.combine_coverage(self._parts, self._missing)

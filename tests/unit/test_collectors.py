@@ -1,0 +1,22 @@
+"""The engine's wiring table: every built-in metric has a collector, or is asked last."""
+
+from __future__ import annotations
+
+import typing
+
+from pytest_confgate.config.metrics import MetricConfig
+from pytest_confgate.gate.collectors import BACKGROUND, COLLECTORS
+
+
+def _builtin_types() -> set[str]:
+    union = typing.get_args(typing.get_args(MetricConfig)[0])
+    return {typing.get_args(cls.model_fields["type"].annotation)[0] for cls in union}
+
+
+def test_every_built_in_metric_has_a_collector_except_the_judge_which_is_asked_last() -> None:
+    assert set(COLLECTORS) == _builtin_types() - {"llm_judge"}
+
+
+def test_tools_that_run_beside_the_tests_are_read_back_by_a_collector() -> None:
+    assert set(BACKGROUND) <= set(COLLECTORS)
+    assert set(BACKGROUND) == {"lint_score", "security_score"}

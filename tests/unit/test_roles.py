@@ -1,0 +1,142 @@
+"""Process roles under pytest-xdist: who measures, who decides, and how a role settles."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pytest_confgate.gate.roles import (
+    CONTROLLER,
+    SERIAL,
+    WORKER,
+    WORKER_KEY,
+    ProcessRole,
+    distributed,
+    pytest_cov_active,
+)
+
+
+class RecordingRun:
+    """Stands in for ``GateRun``: records which measurements a role starts and gathers."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.combined: tuple[dict[str, bytes], list[str]] | None = None
+
+    def start_tools(self) -> None:
+        self.calls.append("tools")
+
+    def start_coverage(self) -> None:
+        self.calls.append("coverage")
+
+    def discard_coverage(self) -> None:
+        self.calls.append("discard")
+
+    def coverage_payload(self) -> bytes | None:
+        return b"data"
+
+    def combine_coverage(self, parts: dict[str, bytes], missing: list[str]) -> None:
+        self.combined = (dict(parts), list(missing))
+
+    def adopt_coverage(self, cov: object, origin: str) -> None:
+        self.calls.append(f"adopt:{origin}")
+
+
+def _role(name: str, *, borrow_cov: bool = False) -> tuple[ProcessRole, RecordingRun]:
+    run = RecordingRun()
+    return ProcessRole(run, name, borrow_cov=borrow_cov), run  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "environ", "expected"),
+    [
+        (SimpleNamespace(numprocesses=None, dist="no"), {}, SERIAL),
+        (SimpleNamespace(numprocesses=2, dist="load"), {}, CONTROLLER),
+        (SimpleNamespace(numprocesses=2, dist="load"), {"PYTEST_XDIST_WORKER": "gw0"}, WORKER),
+        (SimpleNamespace(numprocesses=0, dist="no"), {"PYTEST_XDIST_WORKER": "gw0"}, SERIAL),
+    ],
+    ids=["serial", "controller", "worker", "nested-serial"],
+)
+def test_the_startup_role_comes_from_the_command_line_and_xdist(
+    options: Any, environ: dict[str, str], expected: str
+) -> None:
+    role = ProcessRole.at_startup(RecordingRun(), options, environ)  # type: ignore[arg-type]
+    assert role.name == expected
+    assert role.decides is (expected != WORKER)
+
+
+def test_a_serial_run_starts_the_tools_and_coverage_in_this_process() -> None:
+    role, run = _role(SERIAL)
+    role.begin()
+    assert run.calls == ["tools", "coverage"]
+
+
+def test_a_worker_only_measures_and_a_controller_only_runs_the_tools() -> None:
+    worker, worker_run = _role(WORKER)
+    worker.begin()
+    controller, controller_run = _role(CONTROLLER)
+    controller.begin()
+    assert worker_run.calls == ["coverage"]
+    assert controller_run.calls == ["tools"]
+
+
+def test_a_provisional_worker_that_is_not_one_becomes_the_controller() -> None:
+    role, run = _role(WORKER)
+    role.begin()
+    role.settle(is_worker=False, distributing=True)
+    assert role.name == CONTROLLER
+    assert run.calls == ["coverage", "discard", "tools"]
+
+
+def test_a_controller_whose_xdist_stood_down_measures_here_after_all() -> None:
+    role, run = _role(CONTROLLER)
+    role.begin()
+    role.settle(is_worker=False, distributing=False)
+    assert role.name == SERIAL
+    assert run.calls == ["tools", "coverage"]
+
+
+def test_a_dead_worker_is_named_and_never_shrinks_the_denominator() -> None:
+    role, run = _role(CONTROLLER)
+    role.worker_finished("gw0", {WORKER_KEY: b"a"}, failed=False)
+    role.worker_finished("gw1", {}, failed=False)
+    role.worker_finished("gw2", {WORKER_KEY: b"c"}, failed=True)
+    role.gather(None)
+    assert run.combined == ({"gw0": b"a"}, ["gw1", "gw2"])
+
+
+def test_a_worker_hands_its_data_back_unless_pytest_cov_measures() -> None:
+    own, _ = _role(WORKER)
+    output: dict[str, Any] = {}
+    own.hand_back(output)
+    borrowed, _ = _role(WORKER, borrow_cov=True)
+    untouched: dict[str, Any] = {}
+    borrowed.hand_back(untouched)
+    assert output == {WORKER_KEY: b"data"}
+    assert untouched == {}
+
+
+def test_pytest_cov_measurement_is_adopted_instead_of_tracing_twice() -> None:
+    role, run = _role(SERIAL, borrow_cov=True)
+    role.begin()
+    role.gather(SimpleNamespace(cov=object()))
+    assert run.calls == ["tools", "adopt:pytest-cov"]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (SimpleNamespace(cov_source=["src"], no_cov=False), True),
+        (SimpleNamespace(cov_source=["src"], no_cov=True), False),
+        (SimpleNamespace(cov_source=None), False),
+        (SimpleNamespace(), False),
+    ],
+    ids=["cov", "no-cov", "unset", "no-pytest-cov"],
+)
+def test_pytest_cov_is_active_only_with_cov_and_without_no_cov(
+    options: Any, expected: bool
+) -> None:
+    assert pytest_cov_active(options) is expected
+    assert distributed(SimpleNamespace()) is False
