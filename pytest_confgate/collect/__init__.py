@@ -2,11 +2,21 @@
 
 Each module turns one source of evidence into an ``EvalMetric``:
 
-- ``tests``    -- tallies pytest outcomes into ``test_pass_rate`` (fed by the plugin);
-- ``coverage`` -- drives coverage.py's API in process into ``test_coverage``;
-- ``lint``     -- runs ruff (JSON output) into ``lint_score``;
-- ``security`` -- runs bandit (JSON output) into ``security_score``;
-- ``sources``  -- finds what to measure when ``source:`` is not configured.
+- ``tests``        -- tallies pytest outcomes into ``test_pass_rate`` (fed by the plugin);
+- ``coverage``     -- drives coverage.py's API in process into ``test_coverage``, combines
+  xdist workers' data and adopts pytest-cov's measurement;
+- ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
+  each statement, the recorded lines analysed by coverage.py itself;
+- ``lint``         -- runs ruff (JSON output) into ``lint_score``;
+- ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
+  mirrors bandit's file discovery so a warm run need not start it;
+- ``tool_cache``   -- per-file tool results keyed by content, tool version and config;
+- ``changes``      -- the change from git: files and lines since the merge base;
+- ``checklist``    -- Markdown task lists in the PR body or a file;
+- ``requirements`` -- requirement files and the tests linked to them;
+- ``signoffs``     -- human sign-offs from the PR's reviews (or ``CONFGATE_SIGNOFFS``);
+- ``sources``      -- finds what to measure when ``source:`` is not configured;
+- ``_tool``        -- runs one external tool with a timeout that kills its process group.
 
 Collectors never raise for a tool's failure: a missing, crashing or garbled tool gives a
 metric with ``status`` ``unavailable`` or ``error`` and a ``reason``, so the gate fails closed.

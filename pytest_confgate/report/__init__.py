@@ -1,5 +1,14 @@
 """Report writers: they render a finished ``GateReport`` and decide nothing.
 
-- ``json_report`` -- the schema-versioned JSON file, written atomically inside the work tree;
-- ``terminal``    -- the lines printed after pytest's own summary.
+- ``json_report`` -- the schema-versioned JSON file, written atomically inside the work tree,
+  and the shipped ``schema.json`` (kept equal to the models by a test);
+- ``terminal``    -- the lines printed after pytest's own summary;
+- ``markdown``    -- the job summary and sticky PR comment (hidden marker, 1 MiB cap,
+  untrusted text escaped);
+- ``sarif``       -- SARIF 2.1.0 of lint and security findings, with the tools' own rule ids;
+- ``html``        -- one self-contained page with inline SVG charts;
+- ``writers``     -- format name -> writer, and ``load_report`` for saved reports;
+- ``display``     -- how numbers read (a failing value never shows equal to its threshold).
+
+Any saved report renders again: writers read only the ``GateReport``.
 """

@@ -1,0 +1,69 @@
+"""The house rules of ARCHITECTURE.md, read from the code's own imports.
+
+ruff's banned-api keeps pytest in ``plugin.py``; these keep the other arrows pointing down.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_confgate"
+PURE = [
+    "gate/scope.py",
+    "gate/waivers.py",
+    "gate/policy.py",
+    "gate/score.py",
+    "trust/formula.py",
+    "rank/scoring.py",
+    "rank/ranking.py",
+]
+IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def _modules(folder: str) -> list[Path]:
+    return sorted((PACKAGE / folder).rglob("*.py"))
+
+
+def _ids(paths: list[Path]) -> list[str]:
+    return [p.relative_to(PACKAGE).as_posix() for p in paths]
+
+
+@pytest.mark.parametrize("path", _modules("report"), ids=_ids(_modules("report")))
+def test_report_writers_never_import_the_gate(path: Path) -> None:
+    assert not {m for m in _imports(path) if m.startswith("pytest_confgate.gate")}
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_pure_cores_import_no_io(module: str) -> None:
+    imported = _imports(PACKAGE / module)
+    assert not imported & IO_MODULES
+    stages = ("pytest_confgate.collect", "pytest_confgate.gate.engine")
+    assert not {m for m in imported if m.startswith(stages)}
+
+
+@pytest.mark.parametrize(
+    "folder", ["collect", "gate", "report", "config", "agents", "rank", "trust", "github"]
+)
+def test_no_stage_imports_the_front_doors_or_the_overlays(folder: str) -> None:
+    upward = ("pytest_confgate.cli", "pytest_confgate.plugin", "pytest_confgate.overlays")
+    for path in _modules(folder):
+        assert not {m for m in _imports(path) if m.startswith(upward)}, path
+
+
+def test_the_package_root_stays_small_and_shows_the_stages() -> None:
+    modules = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= 12, sorted(modules)
+    assert {"gate", "config", "github"} <= {p.name for p in PACKAGE.iterdir() if p.is_dir()}
