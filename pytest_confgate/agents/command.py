@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from typing import IO, cast
 
 from pytest_confgate.agents import AgentReply
-from pytest_confgate.collect._tool import kill_process_group
 from pytest_confgate.config import CommandAgentConfig
 from pytest_confgate.exceptions import AgentError
+from pytest_confgate.processes import kill_process_group
 
 STDERR_TAIL_CHARS = 2000
 _CHUNK = 64 * 1024

@@ -1,7 +1,7 @@
 """The ``confgate`` command: parses arguments and calls the same core as the pytest plugin.
 
 ``main(argv)`` returns an exit code; only ``console_main`` exits (as coverage.py does).
-The agent-workflow command groups (``rank``, ``run``, ``trust``) live in sibling modules,
+The command groups (``github``, ``rank``, ``run``, ``trust``) live in sibling modules,
 each adding its own subcommands; handlers import the core lazily so ``--help`` stays fast.
 """
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_confgate.cli import rank, run, trust
+from pytest_confgate.cli import github, rank, run, trust
 from pytest_confgate.cli.errors import usage_error
 from pytest_confgate.exit_codes import ExitCode
 
@@ -96,30 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--config", help="the confgate configuration (default: found in cwd)")
     merge.set_defaults(handler=_merge)
-    github = commands.add_parser("github", help="GitHub Actions integration").add_subparsers(
-        title="github commands", metavar="COMMAND"
-    )
-    publish = github.add_parser(
-        "publish",
-        help="job summary, step outputs, annotations and the sticky PR comment from a report "
-        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report)",
-    )
-    publish.add_argument("report", metavar="REPORT.json", help="a report `pytest --confgate` wrote")
-    publish.add_argument(
-        "--comment",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="post or update the sticky PR comment (needs a token and a pull_request event)",
-    )
-    publish.add_argument(
-        "--annotations-cap",
-        type=int,
-        default=10,
-        metavar="N",
-        help="annotations per level; GitHub shows 10 per step, the rest go to the summary",
-    )
-    publish.set_defaults(handler=_github_publish)
-    for group in (rank, run, trust):
+    for group in (github, rank, run, trust):
         group.add_commands(commands)
     return parser
 
@@ -190,16 +167,3 @@ def _merge(args: argparse.Namespace) -> int:
         print(note)
     print("\n".join(summary_lines(report, str(path))))
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
-
-
-def _github_publish(args: argparse.Namespace) -> int:
-    from pytest_confgate.github.publish import publish
-
-    return publish(
-        args.report,
-        environ=os.environ,
-        comment=args.comment,
-        annotations_cap=max(args.annotations_cap, 0),
-        out=sys.stdout,
-        err=sys.stderr,
-    )

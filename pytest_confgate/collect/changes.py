@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from pytest_confgate.collect._tool import ToolMissing, ToolResult, run_tool, tail
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, ChangeStatus, FileChange
 from pytest_confgate.paths import normalize_path
+from pytest_confgate.processes import ToolMissing, ToolResult, run_tool, tail
 
 GIT_TIMEOUT_S = 120.0
 # T (file <-> symlink) and U (unmerged) are still edits of that path.

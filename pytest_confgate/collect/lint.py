@@ -17,13 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from pytest_confgate.collect._tool import (
-    ToolMissing,
-    ToolResult,
-    display_path,
-    run_tool,
-    tool_version,
-)
+from pytest_confgate.collect._tool import display_path, tool_version
 from pytest_confgate.collect.tool_cache import (
     ToolCache,
     cached_tool_version,
@@ -35,6 +29,7 @@ from pytest_confgate.collect.tool_cache import (
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
+from pytest_confgate.processes import ToolMissing, ToolResult, run_tool
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
 SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")

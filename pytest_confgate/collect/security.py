@@ -24,16 +24,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.collect._bandit_files import bandit_targets
-from pytest_confgate.collect._tool import (
-    ToolMissing,
-    display_path,
-    run_tool,
-    tool_version,
-)
+from pytest_confgate.collect._tool import display_path, tool_version
 from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files, sha256_file
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
+from pytest_confgate.processes import ToolMissing, run_tool
 
 FORMAT_ARGS = ("-f", "json", "-q")
 _MAX_NAMED_ERRORS = 5

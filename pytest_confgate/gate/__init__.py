@@ -14,6 +14,7 @@ One evaluation flows one way (STYLE.md)::
     agent_evidence  the gate's calls to agents: preflight, the judge, the confidence
     plugin_host third-party pluggy plugins, each called on its own
     merge       ``confgate merge``: CI shards -> one report decided once
+    recount     sign-offs counted again from the PR's reviews in the Action's publish step
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

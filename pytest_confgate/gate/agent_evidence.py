@@ -8,7 +8,6 @@ body (else the commit messages) as the task, and the diff since the merge base.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +19,8 @@ from pytest_confgate.config import (
     LlmJudgeMetricConfig,
     LlmSettings,
 )
-from pytest_confgate.exceptions import AgentError, ConfigError, EvidenceError
+from pytest_confgate.exceptions import AgentError, ConfigError, EvidenceError, GitHubError
+from pytest_confgate.github.event import load_event
 from pytest_confgate.models import ConfidenceResult, EvalMetric, MetricStatus
 
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from pytest_confgate.gate.change import ChangeView
     from pytest_confgate.gate.confidence import LlmScore, LlmScorer
 
-MAX_EVENT_BYTES = 32 * 1024 * 1024
 NO_TASK = "(no description: the pull request has none and the change has no commits yet)"
 
 
@@ -151,16 +150,11 @@ class AgentEvidence:
 
 def _pull_request_text(environ: Mapping[str, str]) -> str:
     """The pull request's title and body from the GitHub event file, or '' when there is none."""
-    path = environ.get("GITHUB_EVENT_PATH", "")
-    if not path:
-        return ""
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_EVENT_BYTES + 1)
-        event = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_EVENT_BYTES else None
-    except (OSError, ValueError):
+        event = load_event(environ) or {}
+    except GitHubError:
         return ""
-    pull = event.get("pull_request") if isinstance(event, dict) else None
+    pull = event.get("pull_request")
     if not isinstance(pull, dict):
         return ""
     parts = [pull.get("title"), pull.get("body")]

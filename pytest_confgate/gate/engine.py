@@ -34,9 +34,9 @@ from pytest_confgate.gate.collectors import (
 )
 from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
-from pytest_confgate.gate.scope import line_ranges
 from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
+from pytest_confgate.report.display import line_ranges
 
 
 class GateRun:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pluggy
 
-from pytest_confgate import hookspecs
+import pytest_confgate.hookspecs as hookspecs
 from pytest_confgate.models import Condition, EvalMetric, GateReport
 
 

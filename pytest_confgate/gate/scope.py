@@ -250,19 +250,3 @@ def coverage_by_glob(
             "files": len(matched),
         }
     return result
-
-
-def line_ranges(lines: Iterable[int]) -> list[list[int]]:
-    """``{1, 2, 3, 7}`` -> ``[[1, 3], [7, 7]]``: changed lines, compact enough for a report."""
-    ranges: list[list[int]] = []
-    for line in sorted(set(lines)):
-        if ranges and line == ranges[-1][1] + 1:
-            ranges[-1][1] = line
-        else:
-            ranges.append([line, line])
-    return ranges
-
-
-def in_ranges(line: int, ranges: Iterable[Sequence[int]]) -> bool:
-    """Whether ``line`` falls inside one of ``line_ranges``' ``[first, last]`` pairs."""
-    return any(len(pair) == 2 and pair[0] <= line <= pair[1] for pair in ranges)

@@ -1,12 +1,16 @@
-"""The GitHub side: everything the Action and ``confgate github`` do on github.com.
+"""The GitHub side: reading from and writing to github.com and the Actions runner.
 
 - ``api``        -- a small stdlib REST client (token masked in every error, bounded retries,
   pagination only on GitHub's host);
-- ``action_run`` -- the Action's gate step: builds the pytest argv from ``env:`` values and
-  keeps the change's output from issuing workflow commands;
-- ``publish``    -- ``confgate github publish``: recounts sign-offs from the PR's reviews,
-  writes the job summary, outputs, annotations and the sticky comment, and exits with the
-  verdict.
+- ``event``      -- the Actions event file (``GITHUB_EVENT_PATH``): the pull request's number,
+  head commit, author, title and body, read once with a size cap;
+- ``reviews``    -- sign-offs from the pull request's reviews (latest per person, on the head
+  commit, by an approver who is not the author; the rest named with the reason);
+- ``publish``    -- what ``confgate github publish`` writes: job summary, outputs with random
+  delimiters, escaped annotations on changed lines, the one sticky PR comment;
+- ``action_run`` -- the Action's gate step: the pytest argv from ``env:`` values, and the
+  change's output kept from issuing workflow commands.
 
-Above the gate: it reads finished reports and may re-decide sign-offs, never the evidence.
+It decides nothing: the gate reads sign-offs through ``collect.signoffs`` and re-counts them in
+``gate.recount``; the ``confgate github`` command (``cli.github``) wires publishing together.
 """

@@ -1,34 +1,38 @@
-"""``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
+"""What ``confgate github publish`` writes to GitHub Actions from a finished report (SPEC 10).
 
-The Action's last step. From the JSON report it appends the Markdown to the job summary, writes
-the step outputs, prints annotations for lint and security findings on the changed files, and
-posts or updates one sticky PR comment. Everything it prints is a workflow command it built
-itself, with GitHub's escaping, or a line prefixed ``confgate:`` whose text is escaped: text from
-the report (findings, PR text, paths) can never start a command such as ``::set-output``.
-The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report cannot be read.
+The job summary, the step outputs, annotations for lint and security findings on the changed
+lines, and one sticky PR comment. Everything printed is a workflow command built here, with
+GitHub's escaping, or a line prefixed ``confgate:`` whose text is escaped: text from the report
+(findings, PR text, paths) can never start a command such as ``::set-output``. Deciding what to
+publish (re-counting sign-offs, the exit status) is the command's job, in ``cli.github``.
 """
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_confgate.gate.scope import in_ranges
-from pytest_confgate.models import Decision, Finding, GateReport
-from pytest_confgate.report.markdown import MARKER, render_markdown, report_findings
+from pytest_confgate.exceptions import GitHubError
+from pytest_confgate.github.api import GitHubClient
+from pytest_confgate.github.event import pull_request_number
+from pytest_confgate.models import Finding, GateReport
+from pytest_confgate.report.display import in_ranges
+from pytest_confgate.report.markdown import MARKER, report_findings
 
 __all__ = [
     "ANNOTATIONS_CAP",
+    "COMMENT_LIMIT",
     "annotation_commands",
     "escape_data",
     "escape_property",
-    "publish",
+    "log_line",
+    "post_sticky_comment",
     "step_outputs",
     "write_outputs",
+    "write_summary",
 ]
 
 ANNOTATIONS_CAP = 10  # GitHub shows at most 10 annotations of each level per step
@@ -147,97 +151,9 @@ def _delimiter() -> str:
     return f"ghadelimiter_{secrets.token_hex(16)}"
 
 
-def publish(
-    report_path: str,
-    *,
-    environ: Mapping[str, str],
-    comment: bool = True,
-    annotations_cap: int = ANNOTATIONS_CAP,
-    out: TextIO,
-    err: TextIO,
-) -> int:
-    """Summary, outputs, annotations and the sticky comment; returns the exit status."""
-    from pytest_confgate.exceptions import ReportError
-    from pytest_confgate.report.json_report import write_json_report
-    from pytest_confgate.report.writers import load_report
-
-    try:
-        report = load_report(Path(report_path))
-    except ReportError as exc:
-        print(log_line(f"github publish: {exc}"), file=err)
-        return 2
-    recounted, notes = recount_from_reviews(report, environ)
-    for note in notes:
-        print(log_line(note), file=err)
-    if recounted is not report:  # the `report` output must tell the final verdict
-        report = recounted
-        write_json_report(report, Path(report_path))
-    annotations = annotation_commands(report, annotations_cap)
-    for command in annotations.commands:
-        print(command, file=out)
-    summary = render_markdown(report)
-    if annotations.omitted:
-        summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
-    _write_env_file(environ, "GITHUB_STEP_SUMMARY", summary, err)
-    if environ.get("GITHUB_OUTPUT"):
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), step_outputs(report, report_path))
-    else:
-        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
-    if comment:
-        body = render_markdown(report, limit_bytes=COMMENT_LIMIT)
-        for note in post_sticky_comment(body, environ):
-            print(log_line(note), file=err)
-    print(log_line(f"decision {report.decision.value}"), file=out)
-    return 0 if report.decision is Decision.PASS else 1
-
-
-def recount_from_reviews(
-    report: GateReport, environ: Mapping[str, str]
-) -> tuple[GateReport, list[str]]:
-    """Count the pull request's reviews and re-decide; returns the report and notes to log.
-
-    The Action's gate step runs the change's own tests, so it gets no token and cannot read
-    reviews; this step has one. Only a report whose tier asks for sign-offs, on a
-    pull-request event with a token, is recounted; the reviews then replace whatever the gate
-    step counted (SPEC 6). A failed API call approves no one.
-    """
-    from pytest_confgate.collect.signoffs import collect_signoffs
-    from pytest_confgate.gate.policy import recount_signoffs
-    from pytest_confgate.github.api import GitHubClient
-    from pytest_confgate.models import Verdict
-
-    required = report.signoffs.required
-    number, _ = pull_request_number(environ)
-    if not required or number is None:
-        return report, []
-    if GitHubClient.from_env(environ) is None:
-        return report, ["sign-offs not recounted from reviews: no token"]
-    found = collect_signoffs(environ, report.signoffs.approvers).model_copy(
-        update={"required": required, "approvers": report.signoffs.approvers}
-    )
-    before = Verdict(
-        decision=report.decision,
-        reasons=report.reasons,
-        conditions=report.conditions,
-        auto_advance=report.auto_advance,
-    )
-    after = recount_signoffs(before, report.risk_tier, found)
-    updated = report.model_copy(
-        update={
-            "decision": after.decision,
-            "reasons": after.reasons,
-            "conditions": after.conditions,
-            "auto_advance": after.auto_advance,
-            "signoffs": found,
-        }
-    )
-    return updated, [
-        f"sign-offs from the reviews of #{number}: {len(found.approved_by)}/{required}; "
-        f"decision {report.decision.value} -> {after.decision.value}"
-    ]
-
-
-def _write_env_file(environ: Mapping[str, str], name: str, text: str, err: TextIO) -> None:
+def write_summary(environ: Mapping[str, str], text: str, err: TextIO) -> None:
+    """Append ``text`` to the job summary (``GITHUB_STEP_SUMMARY``), or say why not."""
+    name = "GITHUB_STEP_SUMMARY"
     target = environ.get(name)
     if not target:
         print(log_line(f"{name} is not set: no job summary written"), file=err)
@@ -252,9 +168,6 @@ def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
     Never fails the step: without a token, outside a pull request, or when GitHub refuses,
     the notes say why and the gate's decision stands.
     """
-    from pytest_confgate.exceptions import GitHubError
-    from pytest_confgate.github.api import GitHubClient
-
     number, why = pull_request_number(environ)
     repository = environ.get("GITHUB_REPOSITORY", "").strip()
     if number is None:
@@ -295,19 +208,3 @@ def _marked_comment(comments: Iterable[Any]) -> int | None:
         elif item.get("author_association") in _MEMBERS:
             marked.append((1, ident))
     return min(marked)[1] if marked else None
-
-
-def pull_request_number(environ: Mapping[str, str]) -> tuple[int | None, str]:
-    """The PR number from the event file (``GITHUB_EVENT_PATH``), or None and why not."""
-    event_path = environ.get("GITHUB_EVENT_PATH", "")
-    if not event_path:
-        return None, "GITHUB_EVENT_PATH is not set (not running in GitHub Actions)"
-    try:
-        event = json.loads(Path(event_path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        return None, f"cannot read the event file {event_path}: {exc}"
-    pull_request = event.get("pull_request") if isinstance(event, dict) else None
-    number = pull_request.get("number") if isinstance(pull_request, dict) else None
-    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
-        return None, "the event is not a pull_request event"
-    return number, ""

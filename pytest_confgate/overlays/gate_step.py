@@ -13,9 +13,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_confgate.collect._tool import kill_process_group, tail
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
+from pytest_confgate.processes import kill_process_group, tail
 
 _INHERITED_PYTEST_STATE = (
     "PYTEST_CURRENT_TEST",

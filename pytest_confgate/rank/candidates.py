@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pytest_confgate.collect._tool import run_tool
 from pytest_confgate.exceptions import CandidateError, EvidenceError
+from pytest_confgate.processes import run_tool
 
 IGNORED_NAMES = frozenset({
     ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", "node_modules",

@@ -1,4 +1,4 @@
-"""How numbers read in every report: percentages that never hide a failing value.
+"""How numbers read in every report: percentages that never hide a failing value, line ranges.
 
 Leaf: the policy words its reasons with these, and every writer shows values with them, so a
 value and its threshold read the same everywhere (SPEC 6: thresholds compare raw values,
@@ -6,6 +6,8 @@ rounding is for display only).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 
 
 def format_fraction(value: float, digits: int = 2) -> str:
@@ -20,3 +22,19 @@ def format_pair(value: float, threshold: float) -> tuple[str, str]:
         if shown != floor or value == threshold:
             return shown, floor
     return repr(value), repr(threshold)
+
+
+def line_ranges(lines: Iterable[int]) -> list[list[int]]:
+    """``{1, 2, 3, 7}`` -> ``[[1, 3], [7, 7]]``: changed lines, compact enough for a report."""
+    ranges: list[list[int]] = []
+    for line in sorted(set(lines)):
+        if ranges and line == ranges[-1][1] + 1:
+            ranges[-1][1] = line
+        else:
+            ranges.append([line, line])
+    return ranges
+
+
+def in_ranges(line: int, ranges: Iterable[Sequence[int]]) -> bool:
+    """Whether ``line`` falls inside one of ``line_ranges``' ``[first, last]`` pairs."""
+    return any(len(pair) == 2 and pair[0] <= line <= pair[1] for pair in ranges)

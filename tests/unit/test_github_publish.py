@@ -13,13 +13,13 @@ from fakes.github_server import FakeGitHubServer
 from fakes.reports import gate_report
 
 from pytest_confgate.cli import main
+from pytest_confgate.cli.github import publish
 from pytest_confgate.github import action_run
 from pytest_confgate.github import publish as github_publish
 from pytest_confgate.github.publish import (
     annotation_commands,
     escape_data,
     escape_property,
-    publish,
     step_outputs,
     write_outputs,
 )

@@ -14,7 +14,6 @@ from fakes.processes import process_gone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.collect._tool import ToolTimeout, run_tool
 from pytest_confgate.collect.lint import (
     CHECK_ARGS,
     SYNTAX_ERROR_RULE,
@@ -24,6 +23,7 @@ from pytest_confgate.collect.lint import (
 )
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
+from pytest_confgate.processes import ToolTimeout, run_tool
 
 RUFF = default_ruff_command()
 needs_ruff = pytest.mark.skipif(RUFF is None, reason="ruff is a runtime dependency")

@@ -14,8 +14,6 @@ from pytest_confgate.gate.scope import (
     config_changed,
     findings_on_changed_lines,
     glob_match,
-    in_ranges,
-    line_ranges,
     match_risk_rules,
     normalize_path,
     patch_coverage,
@@ -345,14 +343,3 @@ def test_config_changed_spots_edits_of_the_gates_own_configuration(
     files: tuple[FileChange, ...], config_path: str | None, expected: bool
 ) -> None:
     assert config_changed(_changes(*files), config_path) is expected
-
-
-def test_line_ranges_compact_consecutive_lines() -> None:
-    assert line_ranges({7, 1, 2, 3, 9, 8}) == [[1, 3], [7, 9]]
-    assert line_ranges([]) == []
-
-
-@given(st.sets(st.integers(min_value=1, max_value=300), max_size=60))
-def test_line_ranges_keep_exactly_the_lines(lines: set[int]) -> None:
-    ranges = line_ranges(lines)
-    assert {n for n in range(1, 302) if in_ranges(n, ranges)} == lines
