@@ -21,12 +21,12 @@ from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.loader import YAML_NAMES, LoadedConfig, parse_config_text
 from pytest_confgate.exceptions import ConfigError, EvidenceError
 from pytest_confgate.gate.scope import (
-    TIER_ORDER,
     config_changed,
     match_risk_rules,
     patch_coverage,
     rate_on_changed_files,
 )
+from pytest_confgate.gate.tiers import raised, tier_rank
 from pytest_confgate.models import SEVERITY_ORDER, ChangeSet, EvalMetric, MetricStatus, RiskTier
 
 NO_BASE = (
@@ -112,16 +112,14 @@ def applied_tier(
         reason = "the default tier; set gate.risk_tier to change it"
     if gate.risk_rules:
         if view.changes is None:
-            highest = max((r.tier for r in gate.risk_rules), key=TIER_ORDER.index)
-            tier = max(tier, highest, key=TIER_ORDER.index)
+            highest = max((r.tier for r in gate.risk_rules), key=tier_rank)
+            tier = max(tier, highest, key=tier_rank)
             reason = f"risk_rules cannot be matched ({view.error}); the highest rule tier applies"
         else:
             paths = set(view.changes.paths()) | set(view.top_paths)
             tier, reason = match_risk_rules(gate.risk_rules, paths, gate.risk_tier)
-    if note is not None and TIER_ORDER.index(tier) < TIER_ORDER.index("T2"):
-        tier, reason = "T2", f"{reason}; raised to T2: {note}"
-    elif note is not None:
-        reason = f"{reason}; {note}"
+    if note is not None:
+        return raised(tier, reason, "T2", note)
     return cast(RiskTier, tier), reason
 
 

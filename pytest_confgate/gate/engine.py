@@ -34,6 +34,7 @@ from pytest_confgate.gate.collectors import (
 )
 from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
+from pytest_confgate.gate.tiers import raise_for_evidence
 from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
 from pytest_confgate.report.display import line_ranges
@@ -167,7 +168,7 @@ class GateRun:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
         metrics += self._plugin_metrics(metrics, tests)
-        tier = self.tier
+        tier, tier_reason = raise_for_evidence(self.tier, self.tier_reason, metrics)
         found = collect_signoffs(self.environ, self.gate.policy.signoff.approvers)
         extra = self.plugins.extra_conditions(
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
@@ -182,7 +183,7 @@ class GateRun:
             generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             config_file=self._config_name(),
             risk_tier=tier,
-            risk_reason=self.tier_reason,
+            risk_reason=tier_reason,
             change=self._change_summary(),
             waivers=waivers,
             decision=verdict.decision,

@@ -17,18 +17,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_confgate.config import RiskRule
 
+from pytest_confgate.gate.tiers import TIER_ORDER, tier_rank
 from pytest_confgate.models import ChangeSet
 from pytest_confgate.paths import glob_match, normalize_path
 
-TIER_ORDER = ("T0", "T1", "T2", "T3")
 CONFIG_FILE_NAMES = ("confgate.yml", "confgate.yaml")
 """Files that would become the configuration if added (discovery order, SPEC 3)."""
-
-
-def _tier_rank(tier: str) -> int:
-    if tier not in TIER_ORDER:
-        raise ValueError(f"unknown risk tier {tier!r}: expected one of {', '.join(TIER_ORDER)}")
-    return TIER_ORDER.index(tier)
 
 
 def match_risk_rules(
@@ -42,11 +36,11 @@ def match_risk_rules(
     caller passes both names of a renamed file. Ties go to the first rule, then to the first
     path in sorted order, so the answer does not depend on the order of ``changed_paths``.
     """
-    default_rank = _tier_rank(default_tier)
+    default_rank = tier_rank(default_tier)
     paths = sorted({normalize_path(p) for p in changed_paths} - {""})
     best: tuple[int, str] | None = None
     for index, rule in enumerate(rules):
-        rank = _tier_rank(rule.tier)
+        rank = tier_rank(rule.tier)
         if best is not None and rank <= best[0]:
             continue
         for path in paths:

@@ -16,6 +16,7 @@ PURE = [
     "gate/waivers.py",
     "gate/policy.py",
     "gate/score.py",
+    "gate/tiers.py",
     "trust/formula.py",
     "rank/scoring.py",
     "rank/ranking.py",

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 from pytest_confgate.config import RiskRule
 from pytest_confgate.gate.scope import (
-    TIER_ORDER,
     config_changed,
     findings_on_changed_lines,
     glob_match,
@@ -19,6 +18,7 @@ from pytest_confgate.gate.scope import (
     patch_coverage,
     rate_on_changed_files,
 )
+from pytest_confgate.gate.tiers import TIER_ORDER
 from pytest_confgate.models import ChangeSet, FileChange
 
 

@@ -1,0 +1,53 @@
+"""How a change's risk tier rises (SPEC 6): set by rules, then only ever raised.
+
+``risk_rules`` (or ``gate.risk_tier``) give the starting tier; after that, what the gate learns
+about the change can only raise it, never lower it, and each raise is said in the reason:
+
+- from the change itself (``gate.change``): it edits the gate's own configuration or machinery;
+- from the evidence (``EVIDENCE_FLOORS`` below): a metric whose findings mean a human must look,
+  such as tampering with tests or text that tries to instruct the judge.
+
+Pure: no IO, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import cast
+
+from pytest_confgate.models import EvalMetric, RiskTier
+
+TIER_ORDER: tuple[RiskTier, ...] = ("T0", "T1", "T2", "T3")
+
+EvidenceFloor = Callable[[EvalMetric], "tuple[RiskTier, str] | None"]
+"""For one metric: the tier its evidence demands at least, and why; None when it demands none."""
+
+EVIDENCE_FLOORS: dict[str, EvidenceFloor] = {}
+"""Metric type -> its floor rule. A metric type without an entry never raises the tier."""
+
+
+def tier_rank(tier: str) -> int:
+    """0 for T0 .. 3 for T3; an unknown tier is a programming error."""
+    if tier not in TIER_ORDER:
+        raise ValueError(f"unknown risk tier {tier!r}: expected one of {', '.join(TIER_ORDER)}")
+    return TIER_ORDER.index(tier)
+
+
+def raised(tier: str, reason: str, floor: str, why: str) -> tuple[RiskTier, str]:
+    """``tier`` raised to at least ``floor`` because of ``why``; the reason always says why."""
+    if tier_rank(tier) < tier_rank(floor):
+        return cast(RiskTier, floor), f"{reason}; raised to {floor}: {why}"
+    return cast(RiskTier, tier), f"{reason}; {why}"
+
+
+def raise_for_evidence(
+    tier: str, reason: str, metrics: Iterable[EvalMetric]
+) -> tuple[RiskTier, str]:
+    """The tier after every metric's floor rule (``EVIDENCE_FLOORS``) is applied, in order."""
+    current, why = cast(RiskTier, tier), reason
+    for metric in metrics:
+        rule = EVIDENCE_FLOORS.get(metric.type)
+        demand = rule(metric) if rule is not None else None
+        if demand is not None:
+            current, why = raised(current, why, *demand)
+    return current, why
