@@ -111,8 +111,10 @@ def _rank(
             cells = _cross_test_all(pool, paths, files, unblocked, baseline, root, settings,
                                     processes, progress)
         except BaseException:
-            processes.kill_all()  # before the pool waits for its threads
-            pool.shutdown(wait=False, cancel_futures=True)
+            processes.kill_all()  # first, so the threads waiting on candidates return at once
+            # Then wait for them: a thread still writing into the scratch tree while it is
+            # removed would leave it behind (seen under load).
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
     llm: dict[str, LlmPreference] = {}
     llm_comparisons: list[Comparison] = []
