@@ -4,7 +4,7 @@ A false positive makes a pull request wait for a human, so the tamper analysis i
 real commits: each of the last N first-parent commits is compared with its parent (both read
 through git; nothing is checked out) and the findings are counted by rule::
 
-    python benchmarks/tamper_history.py [REPO] [-n 100] [--show]
+    python benchmarks/tamper_history.py [REPO] [-n 100] [--show] [--suppressions noqa,nosec]
 
 Prints one line per flagged commit (``--show``: every finding) and a summary; read the
 flagged ones to tell real tampering from false positives.
@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from pytest_confgate.collect._tamper_config import CONFIG_NAMES, PYTEST_FILES
-from pytest_confgate.collect.tamper import FileVersions, GitTree, find_tampering
+from pytest_confgate.collect.tamper import WATCHED, FileVersions, GitTree, find_tampering
 
 _STATUS = {"A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
 
@@ -69,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("repo", nargs="?", default=".")
     parser.add_argument("-n", type=int, default=100)
     parser.add_argument("--show", action="store_true", help="print every finding")
+    parser.add_argument(
+        "--suppressions", default=",".join(WATCHED),
+        help="comma-separated directives that count (as test_integrity's `suppressions:`)",
+    )
     args = parser.parse_args(argv)
     repo = Path(args.repo).resolve()
     commits = _git(repo, "rev-list", "--first-parent", "-n", str(args.n), "HEAD").split()
@@ -81,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         if not parents:
             continue
         compared += 1
-        report = find_tampering(versions_of_commit(repo, parents[0], commit))
+        watch = [d.strip() for d in args.suppressions.split(",") if d.strip()]
+        report = find_tampering(versions_of_commit(repo, parents[0], commit), watch=watch)
         if not report.findings:
             continue
         flagged += 1

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_confgate.collect._tamper_tests import ModuleShape, Spot, TestShape
+from pytest_confgate.collect._tamper_shapes import ModuleShape, Spot, TestShape
 
 TEST_REMOVED = "test_removed"
 CASE_REMOVED = "parametrize_case_removed"
@@ -85,6 +85,29 @@ def compare_tests(
         findings += _weakened(old, new) + _cases_removed(old, new)
     findings += _skips_added(pairs)
     findings += _spots_added(base, head, renamed)
+    findings += _checkers_weakened(base, head, renamed)
+    return findings
+
+
+def _checkers_weakened(
+    base: Mapping[str, ModuleShape], head: Mapping[str, ModuleShape], renamed: Mapping[str, str]
+) -> list[TamperFinding]:
+    """Assertion helpers and fixtures that check less: every test calling them does too."""
+    back = {new: old for old, new in renamed.items()}
+    findings = []
+    for path, module in head.items():
+        before = base.get(back.get(path, path))
+        for name, new in module.checkers.items():
+            old = before.checkers.get(name) if before is not None else None
+            if old is None or new.checks >= old.checks:
+                continue
+            message = (
+                f"{name}, which tests call, makes fewer live checks: {old.checks} -> "
+                f"{new.checks}"
+            )
+            findings.append(
+                TamperFinding(ASSERTIONS_WEAKENED, path, new.line, message, old.text, new.text)
+            )
     return findings
 
 

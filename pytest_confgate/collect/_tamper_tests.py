@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from fnmatch import fnmatch
 
 from pytest_confgate.collect._tamper_ast import (
     SKIP_CALLS,
@@ -29,8 +27,15 @@ from pytest_confgate.collect._tamper_ast import (
     walk_shallow,
 )
 from pytest_confgate.collect._tamper_checks import CheckCounter, FunctionNode
+from pytest_confgate.collect._tamper_shapes import (
+    Case,
+    Checker,
+    Collection,
+    ModuleShape,
+    Spot,
+    TestShape,
+)
 
-DEFAULT_NORECURSE = ("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv")
 HOOKS = frozenset(
     {
         "pytest_collection",
@@ -55,102 +60,7 @@ HOOKS = frozenset(
 """conftest hooks that can deselect, skip, or change the outcome of tests."""
 _LISTS = ("collect_ignore", "collect_ignore_glob", "pytest_plugins")
 _SKIP_WORDS = ("skip", "xfail", "Skip", "marker")
-
-
-@dataclass(frozen=True)
-class Collection:
-    """pytest's collection settings (``python_files`` ... ``norecursedirs``), with defaults."""
-
-    files: tuple[str, ...] = ("test_*.py", "*_test.py")
-    classes: tuple[str, ...] = ("Test",)
-    functions: tuple[str, ...] = ("test",)
-    testpaths: tuple[str, ...] = ()
-    norecurse: tuple[str, ...] = DEFAULT_NORECURSE
-
-    def collects_file(self, path: str) -> bool:
-        """Whether ``pytest`` (run with no paths) collects the module at root-relative ``path``."""
-        parts = path.split("/")
-        if any(fnmatch(part, pattern) for part in parts[:-1] for pattern in self.norecurse):
-            return False
-        if self.testpaths and not any(_under(path, where) for where in self.testpaths):
-            return False
-        return any(fnmatch(path if "/" in p else parts[-1], p) for p in self.files)
-
-    def is_test_class(self, name: str) -> bool:
-        return any(name.startswith(p) or fnmatch(name, p) for p in self.classes)
-
-    def is_test_function(self, name: str) -> bool:
-        return any(name.startswith(p) or fnmatch(name, p) for p in self.functions)
-
-
-def _under(path: str, where: str) -> bool:
-    where = where.strip("/")
-    return where in ("", ".") or path.startswith(where + "/") or fnmatch(path, where + "/*")
-
-
-@dataclass(frozen=True)
-class Spot:
-    """Something found at one line: what it is (``key``), where, and the code there."""
-
-    key: str
-    kind: str
-    line: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Case:
-    """One parametrised case: its fingerprint, where it is and how it reads."""
-
-    key: str
-    line: int
-    text: str
-
-
-@dataclass(frozen=True)
-class TestShape:
-    """One collected test on one side of the change."""
-
-    __test__ = False
-
-    test_id: str
-    path: str
-    name: str
-    line: int
-    text: str
-    checks: tuple[str, ...]
-    body: str
-    parametrize: tuple[tuple[str, tuple[Case, ...] | None], ...]
-    skips: tuple[Spot, ...]
-
-    @property
-    def runs(self) -> int:
-        """How many times pytest runs it: the product of its known case counts (at least 1)."""
-        count = 1
-        for _, cases in self.parametrize:
-            count *= max(len(cases), 1) if cases is not None else 1
-        return count
-
-    @property
-    def weight(self) -> int:
-        """Checks times runs: a test turned into a parametrised one keeps its weight."""
-        return len(self.checks) * self.runs
-
-
-@dataclass(frozen=True)
-class ModuleShape:
-    """Everything the analysis needs from one side of one Python file."""
-
-    path: str
-    tests: Mapping[str, TestShape] = field(default_factory=dict)
-    hidden: Mapping[str, str] = field(default_factory=dict)
-    """Function name -> why pytest does not collect it, for tests that look like tests."""
-    strays: Mapping[str, str] = field(default_factory=dict)
-    """Body fingerprint -> name of a function pytest does not collect (a renamed test)."""
-    other_skips: tuple[Spot, ...] = ()
-    hooks: Mapping[str, Spot] = field(default_factory=dict)
-    lists: tuple[Spot, ...] = ()
-    """Entries of ``collect_ignore``, ``collect_ignore_glob`` and ``pytest_plugins``."""
+_TEST_FOLDERS = frozenset({"tests", "test", "testing"})
 
 
 def top_functions(tree: ast.Module) -> dict[str, FunctionNode]:
@@ -190,6 +100,12 @@ class _Reader:
         self.tests: dict[str, TestShape] = {}
         self.hidden: dict[str, str] = {}
         self.strays: dict[str, str] = {}
+        self.checkers: dict[str, Checker] = {}
+        parts = path.split("/")
+        self.test_code = self.is_conftest or collection.collects_file(path) or any(
+            part in _TEST_FOLDERS for part in parts[:-1]
+        )
+        """Test modules, conftest and anything under a tests folder: where helpers check."""
         self.other_skips: list[Spot] = []
         self._memo: dict[tuple[int, int], tuple[list[str], list[FunctionNode]]] = {}
         self._skips: dict[int, list[Spot]] = {}
@@ -213,6 +129,7 @@ class _Reader:
             tests=self.tests,
             hidden=self.hidden,
             strays=self.strays,
+            checkers=self.checkers,
             other_skips=tuple(self.other_skips),
             hooks=self._hooks(statements) if self.is_conftest else {},
             lists=self._lists(statements) if self.is_conftest else (),
@@ -249,6 +166,10 @@ class _Reader:
             if "test" in node.name.lower():  # a test renamed out of collection, perhaps
                 why = f"it is now {qualname}, a name pytest does not collect"
                 self.strays[_body(node)] = why
+            if self.test_code:
+                made = CheckCounter(self.names, self.helpers, methods, self._memo).of(node)
+                line = node.lineno
+                self.checkers[qualname] = Checker(qualname, line, self._line(line), len(made))
             return
         if not collected:
             self.hidden[node.name] = why

@@ -57,12 +57,8 @@ from pytest_confgate.collect._tamper_config import (
     collection_of,
     config_changes,
 )
-from pytest_confgate.collect._tamper_tests import (
-    Collection,
-    ModuleShape,
-    read_module,
-    top_functions,
-)
+from pytest_confgate.collect._tamper_shapes import Collection, ModuleShape
+from pytest_confgate.collect._tamper_tests import read_module, top_functions
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet
 from pytest_confgate.processes import ToolMissing, run_tool, tail
@@ -124,6 +120,7 @@ class TamperReport:
     unreadable: tuple[str, ...] = ()
     """Head files that could not be parsed or were too large to analyse."""
     files: int = 0
+    """How many of the files compared differ between base and head."""
 
     def hidden_lines(self, directive: str) -> dict[str, list[tuple[int, int]]]:
         """File -> line ranges silenced by ``directive`` (``noqa``, ``nosec``) the change added."""
@@ -174,7 +171,8 @@ def find_tampering(
         findings += compare_outcomes(base_outcomes, head_outcomes, known, reported)
     order = {rule: index for index, rule in enumerate(RULES)}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.rule, len(order)), f.message))
-    return TamperReport(tuple(findings), tuple(suppressions), tuple(sorted(unreadable)), len(files))
+    changed = sum(1 for version in files if version.base != version.head)
+    return TamperReport(tuple(findings), tuple(suppressions), tuple(sorted(unreadable)), changed)
 
 
 def _read_side(

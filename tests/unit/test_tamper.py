@@ -462,3 +462,14 @@ def test_the_gate_reads_the_base_through_git_once(tmp_path: Path) -> None:
         broken.report()
     with pytest.raises(EvidenceError, match="cannot tell"):
         ChangeAnalysis(tmp_path, None, "cannot tell what changed").report()
+
+
+def test_a_shared_assertion_helper_hollowed_out_weakens_every_test_that_calls_it() -> None:
+    helpers = "from calc import add\n\n\n" + HELPERS
+    hollow = helpers.replace("    assert add(a, b) == total\n", "    return None\n")
+    report = find_tampering([FileVersions("tests/helpers.py", helpers, hollow)])
+    assert [(f.rule, f.line, f.message) for f in report.findings] == [
+        ("assertions_weakened", 4, "check_sum, which tests call, makes fewer live checks: 1 -> 0")
+    ]
+    product = find_tampering([FileVersions("src/calc/checks.py", helpers, hollow)])
+    assert product.findings == ()  # an assert in product code is an invariant, not a test
