@@ -59,6 +59,7 @@ from pytest_confgate.collect._tamper_config import (
 )
 from pytest_confgate.collect._tamper_shapes import Collection, ModuleShape
 from pytest_confgate.collect._tamper_tests import read_module, top_functions
+from pytest_confgate.collect.tool_cache import chunked
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet
 from pytest_confgate.processes import ToolMissing, run_tool, tail
@@ -96,6 +97,8 @@ class FileVersions:
     head: str | None
     base_path: str | None = None
     """The base path when the change renamed the file."""
+    skipped: bool = False
+    """Present but not analysed (too large, a symlink, unreadable): only named in the report."""
 
     @property
     def old_path(self) -> str:
@@ -151,9 +154,12 @@ def find_tampering(
         collection_of({f.old_path: f.base for f in files if "/" not in f.old_path}),
         collection_of({f.path: f.head for f in files if "/" not in f.path}),
     )
+    skipped = [f.path for f in files if f.skipped]
+    files = [f for f in files if not f.skipped]
     python = [f for f in files if f.path.endswith(".py")]
     base, _ = _read_side(python, collections[0], head=False)
     head, unreadable = _read_side(python, collections[1], head=True)
+    unreadable += skipped
     renamed = {f.base_path: f.path for f in python if f.base_path}
     findings = compare_tests(base, head, renamed)
     suppressions = _suppressions(python, unreadable)
@@ -231,13 +237,33 @@ def _relevant(path: str) -> bool:
     return path.endswith(".py") or path.rsplit("/", 1)[-1] in CONFIG_NAMES
 
 
+class _Unreadable(Exception):
+    """The file is there but is not analysed: a symlink, too large, or unreadable."""
+
+
 def _read_text(path: Path) -> str | None:
+    """The file's text, None when there is no such file; raises ``_Unreadable``.
+
+    A symlink is never followed: a change could point one at a file outside the repository.
+    """
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
+        if path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES:
+            raise _Unreadable(path)
         return path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise _Unreadable(path) from exc
+
+
+def _from_disk(path: str, base: Path | None, head: Path | None) -> FileVersions:
+    """Both sides read from files (None: absent on that side)."""
+    try:
+        before = _read_text(base) if base is not None else None
+        after = _read_text(head) if head is not None else None
+    except _Unreadable:
+        return FileVersions(path, None, None, skipped=True)
+    return FileVersions(path, before, after)
 
 
 def versions_from_directories(base: Path, head: Path) -> list[FileVersions]:
@@ -248,10 +274,11 @@ def versions_from_directories(base: Path, head: Path) -> list[FileVersions]:
     old, new = _tree_files(base), _tree_files(head)
     versions = []
     for path in sorted(old | new):
-        before = _read_text(base / path) if path in old else None
-        after = _read_text(head / path) if path in new else None
-        if before != after or path in PYTEST_FILES:
-            versions.append(FileVersions(path, before, after))
+        version = _from_disk(
+            path, base / path if path in old else None, head / path if path in new else None
+        )
+        if version.skipped or version.base != version.head or path in PYTEST_FILES:
+            versions.append(version)
     return versions
 
 
@@ -290,22 +317,24 @@ class GitTree:
 
     def __init__(self, root: Path, commit: str) -> None:
         self.root, self.commit = root, commit
+        self.skipped: set[str] = set()
+        """Paths present at the commit but not read: symlinks and files too large."""
 
     def read_many(self, paths: Iterable[str]) -> dict[str, str | None]:
-        """Root-relative path -> text at the commit (None: absent, not a file, or too big)."""
+        """Root-relative path -> text at the commit (None: absent, not a file, or skipped)."""
         wanted = sorted(set(paths))
         texts: dict[str, str | None] = dict.fromkeys(wanted)
-        if not wanted:
-            return texts
-        listing = self._git("ls-tree", "-r", "-z", "-l", self.commit, "--", *wanted)
-        for record in listing.split("\0"):
-            meta, _, path = record.partition("\t")
-            parts = meta.split()
-            if len(parts) != 4 or parts[1] != "blob" or path not in texts:
-                continue
-            if parts[0] == "120000" or not parts[3].isdigit() or int(parts[3]) > MAX_FILE_BYTES:
-                continue  # a symlink, or too large to analyse
-            texts[path] = self._git("cat-file", "blob", parts[2])
+        for batch in chunked(wanted):
+            listing = self._git("ls-tree", "-r", "-z", "-l", self.commit, "--", *batch)
+            for record in listing.split("\0"):
+                meta, _, path = record.partition("\t")
+                parts = meta.split()
+                if len(parts) != 4 or parts[1] != "blob" or path not in texts:
+                    continue
+                if parts[0] == "120000" or not parts[3].isdigit() or int(parts[3]) > MAX_FILE_BYTES:
+                    self.skipped.add(path)
+                    continue
+                texts[path] = self._git("cat-file", "blob", parts[2])
         return texts
 
     def _git(self, *args: str) -> str:
@@ -329,18 +358,24 @@ def versions_from_change(root: Path, changes: ChangeSet) -> list[FileVersions]:
     wanted = [c for c in changes.files if not c.binary and _relevant(c.path)]
     base_paths = [c.old_path or c.path for c in wanted if c.status != "added"]
     configs = [name for name in PYTEST_FILES if changes.get(name) is None]
-    texts = GitTree(root, changes.merge_base).read_many(base_paths)
+    tree = GitTree(root, changes.merge_base)
+    texts = tree.read_many(base_paths)
     versions = []
     for change in wanted:
-        head = None if change.status == "deleted" else _read_text(root / change.path)
-        base = None if change.status == "added" else texts.get(change.old_path or change.path)
+        old = change.old_path or change.path
+        new = change.status in ("added", "copied")  # a copy is a new file; its source stays
         renamed = change.old_path if change.status == "renamed" else None
-        versions.append(FileVersions(change.path, base, head, renamed))
+        try:
+            head = None if change.status == "deleted" else _read_text(root / change.path)
+        except _Unreadable:
+            head, skipped = None, True
+        else:
+            skipped = not new and old in tree.skipped
+        base = None if new else texts.get(old)
+        versions.append(FileVersions(change.path, base, head, renamed, skipped=skipped))
     for name in configs:  # unchanged, so the same on both sides
-        text = _read_text(root / name)
-        if text is not None:
-            versions.append(FileVersions(name, text, text))
-    return versions
+        versions.append(_from_disk(name, root / name, root / name))
+    return [v for v in versions if v.skipped or v.base is not None or v.head is not None]
 
 
 @dataclass

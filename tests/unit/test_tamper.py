@@ -473,3 +473,19 @@ def test_a_shared_assertion_helper_hollowed_out_weakens_every_test_that_calls_it
     ]
     product = find_tampering([FileVersions("src/calc/checks.py", helpers, hollow)])
     assert product.findings == ()  # an assert in product code is an invariant, not a test
+
+
+def test_symlinks_and_huge_files_are_named_not_read_and_never_look_deleted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    for root in (base, head):
+        (root / "tests").mkdir(parents=True)
+        (root / PATH).write_text(BASE, encoding="utf-8")
+    (tmp_path / "secret.txt").write_text("# noqa\n", encoding="utf-8")
+    (head / "tests" / "test_link.py").symlink_to(tmp_path / "secret.txt")
+    (head / PATH).write_text(BASE + "\n# grown\n", encoding="utf-8")
+    monkeypatch.setattr("pytest_confgate.collect.tamper.MAX_FILE_BYTES", len(BASE) + 2)
+    report = analyse_directories(base, head)
+    assert report.findings == ()  # not "every test of test_calc.py was removed"
+    assert report.unreadable == (PATH, "tests/test_link.py")
