@@ -113,7 +113,7 @@ _PREFIXES = (
     ("flake8:noqa", "noqa", "noqa", True),
     ("mypy:ignore-errors", "type: ignore", "ignore-errors", True),
     ("noqa", "noqa", "noqa", False),
-    ("nosec", "nosec", "nosec", False),  # bandit also reads "# nosecurity" as one
+    ("nosec", "nosec", "nosec", False),  # bandit also reads a word like "nosecurity" as one
     ("pragma:nocover", "pragma: no cover", "cover", False),
     ("pragmanocover", "pragma: no cover", "cover", False),
     ("pragma:nobranch", "pragma: no branch", "branch", False),
@@ -134,21 +134,34 @@ def _directive(part: str) -> tuple[str, tuple[str, ...], bool] | None:
     for prefix, directive, word, whole in _PREFIXES:
         if compact.startswith(prefix):
             rest = part[lowered.find(word) + len(word) :]
-            return directive, _codes(rest), whole
+            return directive, _codes(rest, shaped=directive in ("noqa", "nosec")), whole
     return None
 
 
-def _codes(rest: str) -> tuple[str, ...]:
-    """``: S101, E501`` / ``[attr-defined]`` / `` B105 -- why`` -> sorted codes."""
-    body = rest.strip().lstrip(":=").strip()
+def _codes(rest: str, *, shaped: bool) -> tuple[str, ...]:
+    """``: S101, E501`` / ``[attr-defined]`` / `` B105 -- why`` -> sorted codes.
+
+    After ``:``, ``=`` or in brackets every word is a code until the explanation starts
+    (``--``); without them, or when ``shaped`` (ruff's and bandit's codes), only words shaped
+    like codes (``B105``) are, so prose is not.
+    """
+    body = rest.strip()
     if body.startswith("["):
-        body = body[1 : body.find("]")] if "]" in body else body[1:]
+        body, listed = body[1 : body.find("]")] if "]" in body else body[1:], True
+    else:
+        listed = body[:1] in (":", "=")
+        body = body.lstrip(":=").strip()
     codes = []
     for word in body.replace(",", " ").split():
-        if not word[:1].isalnum():
+        if not word[:1].isalnum() or not ((listed and not shaped) or _code_shaped(word)):
             break  # "-- why": the explanation after the codes
         codes.append(word)
     return tuple(sorted(set(codes)))
+
+
+def _code_shaped(word: str) -> bool:
+    letters = word.rstrip("0123456789")
+    return letters.isalpha() and len(letters) < len(word)
 
 
 def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:

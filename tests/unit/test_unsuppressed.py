@@ -47,7 +47,7 @@ def test_a_high_finding_behind_an_added_nosec_counts_again(project: Path) -> Non
     assert found.details["findings"] == 1
     assert found.details["files_with_findings"] == 1
     assert found.details["suppressed_by_change"] == 1
-    assert found.value == pytest.approx(2 / 3)  # the base's eval # nosec still hides B307
+    assert found.value == pytest.approx(2 / 3)  # the eval's nosec from the base still works
 
 
 def test_a_lint_violation_behind_an_added_noqa_counts_again(project: Path) -> None:
