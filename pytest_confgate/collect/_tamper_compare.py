@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from pytest_confgate.collect._tamper_shapes import ModuleShape, Spot, TestShape
+from pytest_confgate.collect._tamper_shapes import Case, ModuleShape, Spot, TestShape
 
 TEST_REMOVED = "test_removed"
 CASE_REMOVED = "parametrize_case_removed"
@@ -34,6 +34,7 @@ RULES = (
 _RAN = frozenset({"passed", "failed", "error", "xpassed"})
 _NOT_RUN = frozenset({"skipped", "xfailed"})
 _MAX_LISTED = 3
+Keyed = TypeVar("Keyed", Spot, Case)
 
 
 @dataclass(frozen=True)
@@ -180,13 +181,7 @@ def _cases_removed(old: TestShape, new: TestShape) -> list[TamperFinding]:
     for label, cases in old.parametrize:
         if cases is None:
             continue
-        kept = Counter(case.key for case in now.get(label) or ())
-        missing = []
-        for case in cases:
-            if kept[case.key] > 0:
-                kept[case.key] -= 1
-            else:
-                missing.append(case)
+        missing = _unmatched(cases, (case.key for case in now.get(label) or ()))
         if not missing or (label in now and now[label] is None):
             continue
         listed = ", ".join(case.text for case in missing[:_MAX_LISTED])
@@ -206,11 +201,7 @@ def _skips_added(pairs: Iterable[tuple[TestShape, TestShape]]) -> list[TamperFin
     """New skips on tests that exist on both sides, one finding per skip (not per test)."""
     affected: dict[tuple[str, int, str], tuple[Spot, list[str]]] = {}
     for old, new in pairs:
-        had = Counter(spot.key for spot in old.skips)
-        for spot in new.skips:
-            if had[spot.key] > 0:
-                had[spot.key] -= 1
-                continue
+        for spot in _unmatched(new.skips, (spot.key for spot in old.skips)):
             entry = affected.setdefault((new.path, spot.line, spot.key), (spot, []))
             entry[1].append(new.test_id)
     findings = []
@@ -232,10 +223,10 @@ def _spots_added(
         if before is None and not path.endswith("conftest.py"):
             continue  # a new module's fixtures serve only its own, new tests
         before = before or ModuleShape(path)
-        for spot in _surplus(before.other_skips, module.other_skips):
+        for spot in _unmatched(module.other_skips, (s.key for s in before.other_skips)):
             message = f"{spot.kind} added outside a test: it can skip the tests that use it"
             findings.append(TamperFinding(SKIP_ADDED, path, spot.line, message, None, spot.text))
-        for spot in _surplus(before.lists, module.lists):
+        for spot in _unmatched(module.lists, (s.key for s in before.lists)):
             rule = TEST_HOOK_CHANGED if spot.kind == "pytest_plugins" else COLLECTION_NARROWED
             message = f"conftest adds to {spot.kind}: {spot.text}"
             findings.append(TamperFinding(rule, path, spot.line, message, None, spot.text))
@@ -252,15 +243,17 @@ def _spots_added(
     return findings
 
 
-def _surplus(before: Iterable[Spot], after: Iterable[Spot]) -> list[Spot]:
-    had = Counter(spot.key for spot in before)
-    found = []
-    for spot in after:
-        if had[spot.key] > 0:
-            had[spot.key] -= 1
+def _unmatched(items: Iterable[Keyed], keys: Iterable[str]) -> list[Keyed]:
+    """``items`` left once each of ``keys`` has taken one item with its key (a multiset
+    difference: a skip added next to an identical one is still one more)."""
+    available = Counter(keys)
+    left = []
+    for item in items:
+        if available[item.key] > 0:
+            available[item.key] -= 1
         else:
-            found.append(spot)
-    return found
+            left.append(item)
+    return left
 
 
 def compare_outcomes(

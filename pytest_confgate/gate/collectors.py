@@ -135,12 +135,7 @@ def _lint_job(
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
     lint = partial(collect_lint_score, command=config.command, timeout_s=config.timeout_s)
-    metric = lint(root, sources, cache_dir=cache_dir)
-    hidden = _hidden(analysis, "noqa", root, sources)
-    if not hidden or not metric.available:
-        return metric
-    unmasked = lint(root, [root / name for name in hidden], extra_args=("--ignore-noqa",))
-    return reveal(metric, unmasked, hidden, "# noqa")
+    return _revealing(lint, "noqa", root, sources, cache_dir, analysis)
 
 
 def _security_job(
@@ -150,19 +145,34 @@ def _security_job(
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
-    bandit = partial(
+    scan = partial(
         collect_security_score,
         min_severity=config.min_severity,
         min_confidence=config.min_confidence,
         command=config.command,
         timeout_s=config.timeout_s,
     )
-    metric = bandit(root, sources, cache_dir=cache_dir)
-    hidden = _hidden(analysis, "nosec", root, sources)
+    return _revealing(scan, "nosec", root, sources, cache_dir, analysis)
+
+
+def _revealing(
+    measure: Callable[..., EvalMetric],
+    directive: str,
+    root: Path,
+    sources: list[Path],
+    cache_dir: Path | None,
+    analysis: ChangeAnalysis | None,
+) -> EvalMetric:
+    """``measure`` the sources; where the change added ``# noqa``/``# nosec`` to measured
+    files, measure those files again with ``--ignore-noqa``/``--ignore-nosec`` and count
+    what the comments hide (``unsuppressed.reveal``)."""
+    metric = measure(root, sources, cache_dir=cache_dir)
+    hidden = _hidden(analysis, directive, root, sources)
     if not hidden or not metric.available:
         return metric
-    unmasked = bandit(root, [root / name for name in hidden], extra_args=("--ignore-nosec",))
-    return reveal(metric, unmasked, hidden, "# nosec")
+    files = [root / name for name in hidden]
+    unmasked = measure(root, files, extra_args=(f"--ignore-{directive}",))
+    return reveal(metric, unmasked, hidden, f"# {directive}")
 
 
 def _hidden(

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from pytest_confgate.collect.integrity import NO_BASE, integrity_metric
-from pytest_confgate.collect.tamper import ChangeAnalysis
+from pytest_confgate.collect.tamper import ChangeAnalysis, GitTree
 from pytest_confgate.config import GateConfig, IntegrityMetricConfig, PassRateMetricConfig
 from pytest_confgate.config.metrics import effective_metrics
+from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import integrity_floor, raise_for_evidence
 from pytest_confgate.models import (
@@ -26,6 +27,7 @@ from pytest_confgate.models import (
 TESTS = "def test_a():\n    assert 1 + 1 == 2\n\n\ndef test_b():\n    assert 2 * 2 == 4\n"
 SKIPPED = "import pytest\n\n\n@pytest.mark.skip\n" + TESTS
 CONFIG = IntegrityMetricConfig(type="test_integrity")
+_PATH = "tests/test_x.py"
 
 
 def _git(path: Path, *args: str) -> str:
@@ -145,3 +147,27 @@ def test_the_metric_joins_whenever_a_base_is_known_and_leaves_when_disabled() ->
     assert effective_metrics(off, base_known=True) == listed
     own = [*listed, IntegrityMetricConfig(type="test_integrity", advisory=True)]
     assert effective_metrics(own, base_known=True) == own
+
+
+def test_the_gate_reads_the_base_through_git_once(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / _PATH).write_text(TESTS, encoding="utf-8")
+    (tmp_path / "tests" / "we ird*.py").write_text("x = 1\n", encoding="utf-8")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    base = _git(tmp_path, "rev-parse", "HEAD").strip()
+    assert GitTree(tmp_path, base).read_many([_PATH, "tests/we ird*.py", "nope.py"]) == {
+        _PATH: TESTS, "tests/we ird*.py": "x = 1\n", "nope.py": None,
+    }
+    (tmp_path / _PATH).write_text(SKIPPED, encoding="utf-8")
+    changes = ChangeSet("main", base, (FileChange(_PATH, None, "modified"),))
+    analysis = ChangeAnalysis(tmp_path, changes)
+    report = analysis.report()
+    assert [(f.rule, f.file, f.line) for f in report.findings] == [("skip_added", _PATH, 4)]
+    assert analysis.report() is report
+    broken = ChangeAnalysis(tmp_path, ChangeSet("main", "0" * 40, changes.files))
+    with pytest.raises(EvidenceError, match="git ls-tree failed"):
+        broken.report()
+    with pytest.raises(EvidenceError, match="cannot tell"):
+        ChangeAnalysis(tmp_path, None, "cannot tell what changed").report()

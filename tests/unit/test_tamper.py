@@ -7,21 +7,16 @@ a careful engineer makes, which must report nothing (a false positive makes a hu
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pytest_confgate.collect.tamper import (
-    ChangeAnalysis,
     FileVersions,
-    GitTree,
     analyse_directories,
     find_tampering,
     versions_from_directories,
 )
-from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.models import ChangeSet, FileChange
 
 PATH = "tests/test_calc.py"
 BASE = '''\
@@ -430,38 +425,6 @@ def test_two_directories_compare_like_a_change(tmp_path: Path) -> None:
         base, head, base_outcomes={f"{PATH}::test_sum[1-2-3]": "passed"}, head_outcomes={}
     )
     assert [f.rule for f in report.findings] == ["skip_added", "test_removed"]
-
-
-def _git(path: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
-           "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(["git", *args], cwd=path, env=env, check=True, capture_output=True)
-    return done.stdout.decode()
-
-
-def test_the_gate_reads_the_base_through_git_once(tmp_path: Path) -> None:
-    (tmp_path / "tests").mkdir()
-    (tmp_path / PATH).write_text(BASE, encoding="utf-8")
-    (tmp_path / "tests" / "we ird*.py").write_text("x = 1\n", encoding="utf-8")
-    _git(tmp_path, "init", "-q", "-b", "main")
-    _git(tmp_path, "add", "-A")
-    _git(tmp_path, "commit", "-q", "-m", "base")
-    base = _git(tmp_path, "rev-parse", "HEAD").strip()
-    assert GitTree(tmp_path, base).read_many([PATH, "tests/we ird*.py", "nope.py"]) == {
-        PATH: BASE, "tests/we ird*.py": "x = 1\n", "nope.py": None,
-    }
-    (tmp_path / PATH).write_text(edit(("def test_add", "@pytest.mark.skip\ndef test_add")))
-    changes = ChangeSet("main", base, (FileChange(PATH, None, "modified"),))
-    analysis = ChangeAnalysis(tmp_path, changes)
-    report = analysis.report()
-    assert [(f.rule, f.file, f.line) for f in report.findings] == [("skip_added", PATH, 5)]
-    assert analysis.report() is report
-    broken = ChangeAnalysis(tmp_path, ChangeSet("main", "0" * 40, changes.files))
-    with pytest.raises(EvidenceError, match="git ls-tree failed"):
-        broken.report()
-    with pytest.raises(EvidenceError, match="cannot tell"):
-        ChangeAnalysis(tmp_path, None, "cannot tell what changed").report()
 
 
 def test_a_shared_assertion_helper_hollowed_out_weakens_every_test_that_calls_it() -> None:
