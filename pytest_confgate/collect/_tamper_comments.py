@@ -56,8 +56,7 @@ class Suppression:
 
 def suppressions(text: str) -> list[Suppression] | None:
     """Every suppression directive in the Python source ``text``; None if it cannot tokenize."""
-    lowered = text.lower()
-    if "#" not in text or not any(word in lowered for word in _WORDS):
+    if not _may_hold_directives(text):
         return []  # tokenizing costs; most files hold no directive at all
     lines = text.split("\n")
     found: list[Suppression] = []
@@ -128,6 +127,15 @@ _PREFIXES = (
 _WORDS = ("noqa", "nosec", "pragma", "ignore", "nosemgrep", "disable")
 
 
+def _may_hold_directives(text: str) -> bool:
+    """Whether some line has a directive's word after a ``#`` (a cheap look before tokenize)."""
+    for line in text.splitlines():
+        _, hash_sign, after = line.partition("#")
+        if hash_sign and any(word in after.lower() for word in _WORDS):
+            return True
+    return False
+
+
 def _directive(part: str) -> tuple[str, tuple[str, ...], bool] | None:
     lowered = part.lower()
     compact = "".join(lowered.split())
@@ -172,8 +180,8 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
     vanished (the line was edited around its old comment). What is left was added.
     """
     new = suppressions(head)
-    if new is None:
-        return None
+    if not new:
+        return new
     old = suppressions(base) if base is not None else []
     if old is None:
         old = []  # a base that cannot tokenize: everything in the head is news

@@ -110,7 +110,6 @@ class _Reader:
         self._memo: dict[tuple[int, int], tuple[list[str], list[FunctionNode]]] = {}
         self._skips: dict[int, list[Spot]] = {}
         text = "\n".join(lines)
-        self._local = {id(node) for node in ast.walk(tree) if isinstance(node, FunctionNode)}
         self._may_skip = any(word in text for word in _SKIP_WORDS)
         """False when no skip can be in this module's text: its code need not be walked."""
 
@@ -159,10 +158,10 @@ class _Reader:
         methods: Mapping[str, FunctionNode],
         parametrize: tuple[tuple[str, tuple[Case, ...] | None], ...] = (),
     ) -> None:
-        body_skips = self._skip_calls(node)
         if not self.collection.is_test_function(node.name):
             if self.is_conftest or self._is_fixture(node):
-                self.other_skips += [_scoped(spot, node.name) for spot in body_skips]
+                spots = self._skip_calls(node)
+                self.other_skips += [_scoped(spot, node.name) for spot in spots]
             if "test" in node.name.lower():  # a test renamed out of collection, perhaps
                 why = f"it is now {qualname}, a name pytest does not collect"
                 self.strays[_body(node)] = why
@@ -175,6 +174,7 @@ class _Reader:
             self.hidden[node.name] = why
             self.strays[_body(node)] = f"it is now {qualname}, and {why}"
             return
+        body_skips = self._skip_calls(node)
         own = [spot for d in node.decorator_list if (spot := self._mark_spot(d)) is not None]
         params = parametrize + tuple(self._parametrize(node.decorator_list, own))
         counter = CheckCounter(self.names, self.helpers, methods, self._memo)
@@ -253,11 +253,12 @@ class _Reader:
         resolved = self.names.resolve(expr)
         return Spot(f"{kind} {fingerprint(resolved)}", kind, expr.lineno, self._line(expr.lineno))
 
-    def _skip_calls(self, node: ast.AST) -> list[Spot]:
-        """Skip calls in ``node`` (a function's body, or one module-level statement)."""
+    def _skip_calls(self, node: ast.AST, *, elsewhere: bool = False) -> list[Spot]:
+        """Skip calls in ``node`` (a function's body, or one module-level statement);
+        ``elsewhere``: a helper that may live in another file, whose words are not known."""
         if id(node) in self._skips:
             return self._skips[id(node)]
-        if not self._may_skip and (id(node) in self._local or not isinstance(node, FunctionNode)):
+        if not (self._may_skip or elsewhere):
             return []
         spots: list[Spot] = []
         for child in walk_shallow(node):
@@ -273,7 +274,7 @@ class _Reader:
         another file): an existing test that now calls a skipping helper can be skipped."""
         spots = []
         for helper in helpers:
-            for spot in self._skip_calls(helper):
+            for spot in self._skip_calls(helper, elsewhere=True):
                 kind = f"{spot.kind} in {helper.name}()"
                 spots.append(Spot(f"{helper.name}: {spot.key}", kind, line, self._line(line)))
         return spots
