@@ -150,16 +150,15 @@ def find_tampering(
     both are needed for outcome findings. ``watch`` are the suppression directives reported
     (all of them are always in ``TamperReport.suppressions``).
     """
-    collections = (
-        collection_of({f.old_path: f.base for f in files if "/" not in f.old_path}),
-        collection_of({f.path: f.head for f in files if "/" not in f.path}),
-    )
-    skipped = [f.path for f in files if f.skipped]
+    unreadable = [f.path for f in files if f.skipped]
     files = [f for f in files if not f.skipped]
     python = [f for f in files if f.path.endswith(".py")]
-    base, _ = _read_side(python, collections[0], head=False)
-    head, unreadable = _read_side(python, collections[1], head=True)
-    unreadable += skipped
+    head_collection = collection_of({f.path: f.head for f in files if "/" not in f.path})
+    head, broken = _read_side(python, head_collection, head=True)
+    unreadable += broken
+    python = [f for f in python if f.path not in broken]  # neither side: no test "vanished"
+    base_collection = collection_of({f.old_path: f.base for f in files if "/" not in f.old_path})
+    base, _ = _read_side(python, base_collection, head=False)
     renamed = {f.base_path: f.path for f in python if f.base_path}
     findings = compare_tests(base, head, renamed)
     suppressions = _suppressions(python, unreadable)
@@ -167,10 +166,7 @@ def find_tampering(
     findings += [
         _suppression_finding(s) for s in suppressions if s.suppression.directive in watched
     ]
-    for version in files:
-        if version.path.rsplit("/", 1)[-1] in CONFIG_NAMES:
-            findings += [_config_finding(version.path, c) for c in config_changes(
-                version.path, version.base, version.head)]
+    findings += _config_findings(files)
     if base_outcomes is not None and head_outcomes is not None:
         known = {t.test_id: t for module in base.values() for t in module.tests.values()}
         reported = {f.test for f in findings if f.test}
@@ -199,10 +195,12 @@ def _read_side(
     helpers = {}
     for tree, _ in parsed.values():
         helpers.update(top_functions(tree))
-    shapes = {
-        path: read_module(path, tree, lines, collection, helpers)
-        for path, (tree, lines) in parsed.items()
-    }
+    shapes = {}
+    for path, (tree, lines) in parsed.items():
+        try:
+            shapes[path] = read_module(path, tree, lines, collection, helpers)
+        except RecursionError:  # an expression nested past what the analysis can walk
+            unreadable.append(path)
     return shapes, unreadable
 
 
@@ -226,8 +224,17 @@ def _suppression_finding(added: AddedSuppression) -> TamperFinding:
     return TamperFinding(SUPPRESSION_ADDED, added.file, item.line, message, None, item.text)
 
 
-def _config_finding(path: str, change: ConfigChange) -> TamperFinding:
-    return TamperFinding(change.rule, path, change.line, change.message, None, change.text)
+def _config_findings(files: Sequence[FileVersions]) -> list[TamperFinding]:
+    changes: list[tuple[str, ConfigChange]] = [
+        (version.path, change)
+        for version in files
+        if version.path.rsplit("/", 1)[-1] in CONFIG_NAMES
+        for change in config_changes(version.path, version.base, version.head)
+    ]
+    return [
+        TamperFinding(change.rule, path, change.line, change.message, None, change.text)
+        for path, change in changes
+    ]
 
 
 # --- reading the two sides --------------------------------------------------------------

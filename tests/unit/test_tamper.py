@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_confgate.collect.tamper import (
     FileVersions,
@@ -390,8 +392,34 @@ def test_outcomes_name_tests_that_ran_on_the_base_and_not_on_the_head() -> None:
 
 
 def test_unparsable_head_files_are_named_not_guessed() -> None:
-    report = find_tampering([FileVersions(PATH, BASE, "def test_add(:\n")])
-    assert report.unreadable == (PATH,)
+    for head in ("def test_add(:\n", "def test_x():\n    assert x == " + "+".join("1" * 20000)):
+        report = find_tampering([FileVersions(PATH, BASE, head)])
+        assert report.unreadable == (PATH,)
+        assert report.findings == ()  # pytest fails to collect it; no test "was removed"
+
+
+PYTHON_ISH = st.lists(
+    st.sampled_from([
+        "import pytest\n", "def test_a():\n", "    assert f() == 1\n", "    pass\n",
+        "@pytest.mark.skip\n", "class TestK:\n", "    def test_m(self):\n",
+        "        assert True  # noqa\n", "pytestmark = pytest.mark.xfail\n", "x = (\n",
+        "    # nosec\n", "if False:\n", "    pytest.skip()\n", "\t\x00\n", '"""\n',
+        "[tool.ruff]\n", "exclude = ['a']\n", "[flake8]\n", "ignore = E1\n",
+    ]),
+    max_size=12,
+).map("".join)
+
+
+@given(
+    base=PYTHON_ISH | st.text(max_size=80),
+    head=PYTHON_ISH | st.text(max_size=80),
+    name=st.sampled_from([PATH, "conftest.py", "pyproject.toml", "setup.cfg", "m.py"]),
+)
+def test_any_text_on_either_side_gives_a_report_never_a_crash(
+    base: str, head: str, name: str
+) -> None:
+    report = find_tampering([FileVersions(name, base, head)])
+    assert all(f.file == name and f.line >= 0 for f in report.findings)
 
 
 def test_hidden_lines_cover_the_whole_statement_a_suppression_sits_in() -> None:
