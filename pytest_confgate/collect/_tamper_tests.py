@@ -174,7 +174,10 @@ class _Reader:
             self.hidden[node.name] = why
             self.strays[_body(node)] = f"it is now {qualname}, and {why}"
             return
-        body_skips = self._skip_calls(node)
+        body_skips = list(self._skip_calls(node))  # a copy: the walk is cached
+        if isinstance(node, ast.AsyncFunctionDef):
+            kind = "async def (without an async plugin pytest skips or fails it)"
+            body_skips.append(Spot("async def", kind, node.lineno, self._line(node.lineno)))
         own = [spot for d in node.decorator_list if (spot := self._mark_spot(d)) is not None]
         params = parametrize + tuple(self._parametrize(node.decorator_list, own))
         counter = CheckCounter(self.names, self.helpers, methods, self._memo)
@@ -309,7 +312,12 @@ class _Reader:
             argnames = call.args[0] if call.args else args.get("argnames")
             values = call.args[1] if len(call.args) > 1 else args.get("argvalues")
             label = _argnames(argnames)
-            found.append((label, self._cases(values, label, skips)))
+            cases = self._cases(values, label, skips)
+            if cases == ():
+                kind = f"empty parametrize list for {label} (pytest skips the test)"
+                line = decorator.lineno
+                skips.append(Spot(f"empty {label}", kind, line, self._line(line)))
+            found.append((label, cases))
         return found
 
     def _cases(

@@ -108,6 +108,13 @@ TRICKS = {
         edit(("(2, 2, 4)", "pytest.param(2, 2, 4, marks=pytest.mark.skip)")),
         "skip_added", "pytest.param", "head",
     ),
+    "an emptied parametrize list": (
+        edit(("[(1, 2, 3), (2, 2, 4), (0, 5, 5)]", "[]")), "skip_added", "@pytest.mark.param",
+        "head",
+    ),
+    "async def without an async plugin": (
+        edit(("def test_add():", "async def test_add():")), "skip_added", "async def", "head",
+    ),
     "a body replaced by pass": (
         edit((ADD_BODY, "    pass\n")), "assertions_weakened", "def test_add", "head",
     ),
