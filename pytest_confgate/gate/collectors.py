@@ -189,14 +189,12 @@ def _hidden(
 
 
 def _integrity_job(
-    config: MetricConfig,
+    config: IntegrityMetricConfig,
     _root: Path,
     _sources: list[Path],
     _cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
-    if not isinstance(config, IntegrityMetricConfig):
-        raise TypeError(f"test_integrity needs its own config, got {type(config).__name__}")
     return integrity_metric(config, analysis)
 
 
@@ -204,7 +202,9 @@ def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     pending = evidence.background.get(config.type)
     if pending is not None:
         return pending.result()
-    return _integrity_job(config, evidence.root, evidence.sources, None, evidence.analysis)
+    if not isinstance(config, IntegrityMetricConfig):
+        return None
+    return integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside the tests
 
 
 def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:

@@ -61,7 +61,8 @@ class GateRun:
         loaded, self._trust_note = trusted_config(self.root, loaded, self.change, explicit_config)
         self.loaded = loaded
         self.config = loaded.config
-        # A base git cannot diff already blocks the gate (``_unverified_change``), once.
+        # test_integrity joins only when git could diff the change: a base it cannot diff
+        # already blocks the gate, once (``_unverified_change``).
         base_known = self.change.changes is not None
         metrics = effective_metrics(loaded.config.gate.metrics, base_known=base_known)
         self.gate = loaded.config.gate.model_copy(update={"metrics": metrics})

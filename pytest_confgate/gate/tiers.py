@@ -47,6 +47,7 @@ def integrity_floor(metric: EvalMetric) -> tuple[RiskTier, str] | None:
         f"must look: {listed}{more}"
     )
 
+
 EVIDENCE_FLOORS: dict[str, EvidenceFloor] = {
     "test_integrity": integrity_floor,
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ from pytest_confgate.collect.tamper import ChangeAnalysis, GitTree
 from pytest_confgate.config import GateConfig, IntegrityMetricConfig, PassRateMetricConfig
 from pytest_confgate.config.metrics import effective_metrics
 from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.gate.change import ChangeView
+from pytest_confgate.gate.collectors import Evidence, collect_metric
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import integrity_floor, raise_for_evidence
 from pytest_confgate.models import (
@@ -171,3 +174,16 @@ def test_the_gate_reads_the_base_through_git_once(tmp_path: Path) -> None:
         broken.report()
     with pytest.raises(EvidenceError, match="cannot tell"):
         ChangeAnalysis(tmp_path, None, "cannot tell what changed").report()
+
+
+def test_without_sources_the_metric_is_measured_when_the_tests_end(tmp_path: Path) -> None:
+    view = ChangeView("main", None, frozenset(), None)
+    evidence = Evidence(
+        root=tmp_path, environ={}, sources=[], change=view, tests=TestOutcomes(), links={},
+        coverage=None, background={}, requirements={},
+        analysis=_analysis(tmp_path, SKIPPED),
+    )
+    metric = collect_metric(IntegrityMetricConfig(type="test_integrity", weight=2.0), evidence)
+    assert (metric.value, metric.weight, metric.details["findings"]) == (0.0, 2.0, 1)
+    alone = collect_metric(CONFIG, replace(evidence, analysis=None))
+    assert alone.reason == NO_BASE
