@@ -18,6 +18,7 @@ from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
+from pytest_confgate.config.metrics import effective_metrics
 from pytest_confgate.gate.agent_evidence import AgentEvidence
 from pytest_confgate.gate.change import (
     applied_tier,
@@ -29,6 +30,7 @@ from pytest_confgate.gate.collectors import (
     Evidence,
     Links,
     background_jobs,
+    change_analysis,
     collect_metric,
     load_requirement_files,
 )
@@ -59,7 +61,12 @@ class GateRun:
         loaded, self._trust_note = trusted_config(self.root, loaded, self.change, explicit_config)
         self.loaded = loaded
         self.config = loaded.config
-        self.gate = loaded.config.gate
+        # test_integrity joins only when git could diff the change: a base it cannot diff
+        # already blocks the gate, once (``_unverified_change``).
+        base_known = self.change.changes is not None
+        metrics = effective_metrics(loaded.config.gate.metrics, base_known=base_known)
+        self.gate = loaded.config.gate.model_copy(update={"metrics": metrics})
+        self._analysis = change_analysis(self.gate, self.root, self.change)
         self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
         self.sources = resolve_sources(self.root, self.config.source)
         self._requirements = load_requirement_files(self.gate.metrics, self.root)
@@ -80,7 +87,9 @@ class GateRun:
 
     def start_tools(self) -> None:
         """Launch lint and security in background threads; they finish while tests run."""
-        tools = background_jobs(self.gate.metrics, self.root, self.sources, self._cache_dir())
+        tools = background_jobs(
+            self.gate.metrics, self.root, self.sources, self._cache_dir(), self._analysis
+        )
         if tools and self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
             self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
@@ -150,6 +159,7 @@ class GateRun:
             coverage=self._coverage,
             background=self._pending,
             requirements=self._requirements,
+            analysis=self._analysis,
         )
         measured = {
             index: collect_metric(config, evidence)

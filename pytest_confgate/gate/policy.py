@@ -27,6 +27,7 @@ _PRIORITY = {
     "tests_ran": 1,
     "evidence": 2,
     "max_high_severity": 3,
+    "max_test_tampering": 3,
     "min": 4,
     "checklist_required": 5,
     "max_lint_violations": 5,
@@ -246,6 +247,25 @@ def _coverage_path_checks(
     return checks
 
 
+def _integrity_checks(
+    _gate: GateConfig, config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    limit = getattr(config, "max_test_tampering", None)
+    if limit is None:
+        return []
+    count = int(metric.details.get("findings", 0))
+    where = [
+        f"{item.get('rule')} at {item.get('file')}:{item.get('line')}"
+        for item in metric.details.get("items", [])
+    ][:3]
+    at = f": {', '.join(where)}" if where and count > limit else ""
+    message = (
+        f"test_integrity: {_plural(count, 'sign')} of tampering with tests or checks "
+        f"(max_test_tampering: {limit}){at}"
+    )
+    return [_Check("max_test_tampering", count <= limit, message, float(count), float(limit))]
+
+
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
 _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_pass_rate": _test_checks,
@@ -253,6 +273,7 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
     "lint_score": _lint_checks,
     "checklist_completion": _checklist_checks,
     "test_coverage": _coverage_path_checks,
+    "test_integrity": _integrity_checks,
 }
 
 

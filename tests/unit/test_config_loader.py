@@ -20,7 +20,7 @@ from pytest_confgate.exceptions import ConfigError
 DEFAULT_METRICS = ["test_pass_rate", "test_coverage", "lint_score", "security_score"]
 KNOWN_TYPES = (
     "known types: checklist_completion, lint_score, llm_judge, requirement_coverage, "
-    "security_score, test_coverage, test_pass_rate"
+    "security_score, test_coverage, test_integrity, test_pass_rate"
 )
 PROBLEM_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>[0-9]+): (?P<rest>[^\n]*)$")
 

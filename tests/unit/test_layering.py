@@ -22,6 +22,16 @@ PURE = [
     "rank/ranking.py",
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
+TAMPER_ANALYSIS = [
+    "collect/_tamper_ast.py",
+    "collect/_tamper_checks.py",
+    "collect/_tamper_shapes.py",
+    "collect/_tamper_tests.py",
+    "collect/_tamper_compare.py",
+    "collect/_tamper_comments.py",
+    "collect/_tamper_config.py",
+]
+"""The pure core of ``collect/tamper``: base and head come in as text, from git or two trees."""
 
 
 def _imports(path: Path) -> set[str]:
@@ -53,6 +63,11 @@ def test_pure_cores_import_no_io(module: str) -> None:
     assert not imported & IO_MODULES
     stages = ("pytest_confgate.collect", "pytest_confgate.gate.engine")
     assert not {m for m in imported if m.startswith(stages)}
+
+
+@pytest.mark.parametrize("module", TAMPER_ANALYSIS)
+def test_the_tamper_analysis_reads_text_never_the_disk(module: str) -> None:
+    assert not _imports(PACKAGE / module) & (IO_MODULES | {"pathlib"})
 
 
 @pytest.mark.parametrize(
