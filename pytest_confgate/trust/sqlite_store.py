@@ -1,0 +1,562 @@
+"""The SQLite trust store (SPEC 9), the default: one file, and the only trust module that
+imports ``sqlite3``.
+
+Safe under concurrent writers (xdist workers, parallel CI jobs): WAL, every write in
+``BEGIN IMMEDIATE`` with a busy timeout and a bounded number of attempts. The schema version is
+``PRAGMA user_version``. A file that is not SQLite, not ours, newer, older (until migrated) or
+damaged is a ``StoreError`` naming it and is never written to. Damage is found with
+``PRAGMA quick_check`` once per file identity (device, inode, size, modification time): the
+identity last checked, or last written by this code, is kept beside the file in
+``<db>.checked``, so the check runs again only after someone else changed the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from pytest_confgate.config.trust import TrustConfig
+from pytest_confgate.exceptions import StoreError
+from pytest_confgate.trust.events import RetractedEvent, Retraction, TrustEvent
+from pytest_confgate.trust.formula import SEVERITIES, Bucket, TrustRow, TrustTable
+from pytest_confgate.trust.schema import (
+    AGENT_REVIEWS,
+    BUCKETS,
+    CACHED_TRUST,
+    EVENT_COLUMNS,
+    HEADER,
+    MIGRATIONS,
+    PAIR_REVIEWS,
+    RETRACTED,
+    SCHEMA,
+)
+from pytest_confgate.trust.spool import Spool
+from pytest_confgate.trust.store import (
+    SCHEMA_VERSION,
+    Evidence,
+    StoreBusy,
+    StoreState,
+    TrustStore,
+    WriteResult,
+    newer_schema,
+    older_schema,
+    unknown_event,
+)
+
+_INHERITED: list[sqlite3.Connection] = []
+"""Read connections inherited through fork: kept open, never closed by the child."""
+_SOUND: set[tuple[int, int, int, int]] = set()
+"""File identities this process has seen pass ``quick_check`` (or written itself)."""
+Identity = tuple[int, int, int, int]
+
+
+class SqliteTrustStore(TrustStore):
+    """One trust database file, with its spool.
+
+    Each write opens and closes its own connection. Reads share one connection per process,
+    reopened when the file is replaced, so a cached ``trust_score`` is one SQL statement.
+    """
+
+    def __init__(
+        self, path: Path, config: TrustConfig, *, fallback_spool: Path | None = None
+    ) -> None:
+        self.path = Path(os.path.abspath(path))
+        spool = Spool(self.path.with_name(self.path.name + ".spool"), str(self.path),
+                      fallback_spool)
+        super().__init__(str(path), str(self.path), config, spool)
+        self._uri = quote(str(self.path))
+        self._conn: sqlite3.Connection | None = None
+        self._conn_ident: tuple[int, int, int] | None = None
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def close(self) -> None:
+        conn, ident = self._conn, self._conn_ident
+        self._conn, self._conn_ident = None, None
+        if conn is not None and ident is not None and ident[0] != os.getpid():
+            # Never close a connection inherited through fork: it is the parent's (SQLite FAQ).
+            _INHERITED.append(conn)
+        elif conn is not None:
+            self._closing(conn)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def write_transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` on a checked connection at the current schema; commits."""
+        conn = self._connect(create=True)
+        try:
+            self._check_schema(conn)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash loses no commit
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if self._check_schema(conn) == 0:
+                    for statement in SCHEMA:
+                        conn.execute(statement)
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            self._closing(conn)
+
+    def _write(
+        self, events: Sequence[TrustEvent], retractions: Sequence[Retraction]
+    ) -> WriteResult:
+        try:
+            with self.write_transaction() as conn:
+                stored = insert_events(conn, events)
+                applied, unknown = _apply_retractions(conn, retractions)
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise StoreBusy(f"{self.shown}: {exc}") from exc
+            raise StoreError(f"{self.shown}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from exc
+        except OSError as exc:
+            raise StoreError(f"{self.shown}: {exc}") from exc
+        return WriteResult(stored, applied, tuple(unknown))
+
+    def migrate(self) -> tuple[int, int]:
+        try:
+            conn = self._connect(create=True)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.shown}: {exc}") from exc
+        try:
+            before = self._check_schema(conn, migrating=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._check_schema(conn, migrating=True)
+                steps = SCHEMA if version == 0 else [
+                    statement for step in range(version, SCHEMA_VERSION)
+                    for statement in MIGRATIONS[step]
+                ]
+                for statement in steps:
+                    conn.execute(statement)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"{self.shown}: the migration failed, nothing changed ({exc})"
+            ) from exc
+        finally:
+            self._closing(conn)
+        return before, SCHEMA_VERSION
+
+    # -- reads ----------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[_Snapshot | None]:
+        with self._reader() as conn:
+            if conn is None:
+                yield None
+                return
+            _ensure_math(conn)
+            conn.execute("BEGIN")  # one snapshot for the state and every query
+            yield _Snapshot(conn)
+
+    def _cached_trust(self, agent: str, project: str) -> tuple[StoreState, float | None] | None:
+        with self._reader() as conn:
+            if conn is None:
+                return None
+            # One statement, so the cache state and the row come from one snapshot.
+            *state, trust = conn.execute(CACHED_TRUST, (agent, project)).fetchone()
+        return _state_of(*state), (float(trust) if trust is not None else None)
+
+    def _store_cache(self, table: TrustTable, key: str, version: int) -> None:
+        """Best effort, one short try: a busy store just means the next read computes again."""
+        try:
+            with self._reader() as conn:
+                if conn is not None:
+                    _store_cache(conn, table, key, version, self.config.busy_timeout_ms)
+        except sqlite3.Error:
+            return
+
+    def count_events(self) -> int:
+        with self._reader() as conn:
+            if conn is None:
+                return 0
+            return int(conn.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def find_event(self, prefix: str) -> TrustEvent:
+        with self._reader() as conn:
+            rows = [] if conn is None else conn.execute(
+                f"{EVENT_COLUMNS} WHERE e.event_id >= ? AND e.event_id < ? LIMIT 2",
+                (prefix, prefix + "g"),
+            ).fetchall()
+        if len(rows) != 1:
+            raise unknown_event(self.shown, prefix, len(rows))
+        return _event(rows[0])
+
+    def retracted(self) -> list[RetractedEvent]:
+        with self._reader() as conn:
+            rows = [] if conn is None else conn.execute(RETRACTED).fetchall()
+        return [
+            RetractedEvent(_event(row[:8]), Retraction(row[0], row[8], row[9], row[10]))
+            for row in rows
+        ]
+
+    def export(self) -> Iterator[TrustEvent | Retraction]:
+        with self._reader() as conn:
+            if conn is None:
+                return
+            conn.execute("BEGIN")  # events and retractions from one snapshot
+            for row in conn.execute(f"{EVENT_COLUMNS} ORDER BY e.seq"):
+                yield _event(row)
+            for row in conn.execute("SELECT event_id, reason, actor, at FROM retractions"
+                                    " ORDER BY at, event_id"):
+                yield Retraction(*row)
+
+    @contextlib.contextmanager
+    def _reader(self) -> Iterator[sqlite3.Connection | None]:
+        """A checked connection at the current schema, or ``None`` without data."""
+        if not self.path.exists():
+            yield None
+            return
+        try:
+            conn = self._read_connection()
+            if self._check_schema(conn) == 0:
+                yield None
+                return
+            yield conn
+            if conn.in_transaction:
+                conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            self.close()
+            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise self._corrupt(exc) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _read_connection(self) -> sqlite3.Connection:
+        """The shared read connection; a new one after a fork or when the file was replaced."""
+        try:
+            stat = os.stat(self.path)
+        except OSError as exc:
+            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
+        self._ensure_sound(_identity_of(stat))
+        ident = (os.getpid(), stat.st_dev, stat.st_ino)
+        if self._conn is not None and self._conn_ident == ident:
+            return self._conn
+        self.close()
+        self._conn = self._connect(create=False)
+        self._conn_ident = ident
+        return self._conn
+
+    # -- connection, soundness and schema -------------------------------------------------
+
+    def _connect(self, *, create: bool) -> sqlite3.Connection:
+        self._check_header()
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(OSError):
+                self._ensure_sound(_identity_of(os.stat(self.path)))
+        mode = "rwc" if create else "rw"
+        uri = f"file:{self._uri}?mode={mode}"
+        try:
+            return sqlite3.connect(
+                uri, uri=True, timeout=self.config.busy_timeout_ms / 1000, isolation_level=None
+            )
+        except sqlite3.OperationalError as exc:
+            if create:
+                raise
+            raise StoreError(f"{self.shown}: the trust store cannot be opened ({exc})") from exc
+
+    def _closing(self, conn: sqlite3.Connection) -> None:
+        """Close ``conn``: the file was checked before it was opened, and what SQLite wrote
+        through it (commits, the checkpoint on close) keeps it sound."""
+        conn.close()
+        self._vouch()
+
+    def _ensure_sound(self, identity: Identity) -> None:
+        """``quick_check`` once per file identity; a damaged file is refused by name."""
+        if identity in _SOUND or identity[2] == 0:
+            return
+        self._check_header()
+        if self._checked() == identity:
+            _SOUND.add(identity)
+            return
+        try:
+            conn = sqlite3.connect(f"file:{self._uri}?mode=ro", uri=True,
+                                   timeout=self.config.busy_timeout_ms / 1000)
+            try:
+                found = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
+            finally:
+                conn.close()
+        except sqlite3.OperationalError as exc:
+            if _is_busy(exc):
+                raise StoreBusy(f"{self.shown}: {exc}") from exc
+            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from exc
+        if found != ["ok"]:
+            raise self._corrupt("; ".join(str(line) for line in found))
+        _SOUND.add(identity)
+        self._vouch()
+
+    def _checked(self) -> Identity | None:
+        try:
+            data = json.loads(self._checked_path().read_text(encoding="utf-8"))
+            return (int(data[0]), int(data[1]), int(data[2]), int(data[3]))
+        except (OSError, ValueError, TypeError, IndexError, KeyError):
+            return None
+
+    def _vouch(self) -> None:
+        """Remember the file's identity now as sound, beside it (best effort)."""
+        identity = _identity(self.path)
+        if identity is None:
+            return
+        _SOUND.add(identity)
+        if self._checked() == identity:
+            return
+        target = self._checked_path()
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps(list(identity)), encoding="utf-8")
+            os.replace(tmp, target)
+
+    def _checked_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".checked")
+
+    def _corrupt(self, detail: object) -> StoreError:
+        detail = " ".join(str(detail).split())
+        return StoreError(
+            f"{self.shown}: the trust store is damaged ({detail}); it was left untouched. "
+            "Move it away to start a new one, or restore a backup"
+        )
+
+    def _check_header(self) -> None:
+        """A non-empty file that is not SQLite is someone else's: refuse before SQLite opens it."""
+        try:
+            with self.path.open("rb") as handle:
+                head = handle.read(len(HEADER))
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
+        if head and head != HEADER:
+            raise StoreError(
+                f"{self.shown}: not an SQLite database; it was left untouched. Move it away to "
+                "start a new trust store, or point trust.db (or --db) at another file"
+            )
+
+    def _check_schema(self, conn: sqlite3.Connection, *, migrating: bool = False) -> int:
+        """The schema version (0: a new, empty database); corrupt, foreign, newer or (unless
+        migrating) older raises."""
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            tables = 0
+            if version == 0:
+                tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise self._corrupt(exc) from exc
+        if version > SCHEMA_VERSION:
+            raise newer_schema(self.shown, version)
+        if version == 0 and tables:
+            raise StoreError(
+                f"{self.shown}: an SQLite database that is not a confgate trust store; it was "
+                "left untouched. Point trust.db (or --db) at another file"
+            )
+        if 0 < version < SCHEMA_VERSION and not migrating:
+            raise older_schema(self.shown, version)
+        return version
+
+
+class _Snapshot:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def state(self) -> StoreState:
+        values: dict[str, Any] = dict(self._conn.execute("SELECT name, value FROM meta"))
+        return _state_of(values.get("evidence_version"), values.get("max_at"),
+                         values.get("cache_key"), values.get("cache_version"))
+
+    def cached_table(self, mode: str, new_agent: float) -> TrustTable:
+        pairs: dict[tuple[str, str], TrustRow] = {}
+        agents: dict[str, TrustRow] = {}
+        query = ("SELECT agent, project, is_global, trust, reviews, accepted, discarded"
+                 " FROM score_cache")
+        for agent, project, is_global, *numbers in self._conn.execute(query):
+            if is_global:
+                agents[agent] = TrustRow(agent, None, *numbers)
+            else:
+                pairs[(agent, project)] = TrustRow(agent, project, *numbers)
+        row = self._conn.execute("SELECT value FROM meta WHERE name = 'cache_default'").fetchone()
+        default = float(row[0]) if row is not None and row[0] is not None else new_agent
+        return TrustTable(mode, pairs, agents, default)
+
+    def evidence(self, now: float, half_life_days: float) -> Evidence:
+        buckets = [
+            Bucket(agent, project, bool(accepted), SEVERITIES[severity], count, decay)
+            for agent, project, accepted, severity, count, decay in self._conn.execute(
+                BUCKETS, (now, half_life_days)
+            )
+        ]
+        pair_reviews = {(a, p): n for a, p, n in self._conn.execute(PAIR_REVIEWS)}
+        agent_reviews = dict(self._conn.execute(AGENT_REVIEWS).fetchall())
+        return Evidence(buckets, pair_reviews, agent_reviews)
+
+
+def insert_events(conn: sqlite3.Connection, events: Sequence[TrustEvent]) -> int:
+    """Insert inside the caller's write transaction; returns how many were new."""
+    pairs: dict[tuple[str, str], int] = {}
+    inserted = 0
+    newest: float | None = None
+    for event in events:
+        key = (event.agent, event.project)
+        if key not in pairs:
+            conn.execute("INSERT OR IGNORE INTO pairs (agent, project) VALUES (?, ?)", key)
+            pairs[key] = conn.execute(
+                "SELECT pair FROM pairs WHERE agent = ? AND project = ?", key
+            ).fetchone()[0]
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO events (event_id, pair, accepted, severity, finding, run, at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (event.event_id, pairs[key], int(event.accepted), SEVERITIES.index(event.severity),
+             event.finding, event.run, event.at),
+        )
+        if cursor.rowcount > 0:
+            inserted += 1
+            newest = event.at if newest is None else max(newest, event.at)
+            _count_run(conn, pairs[key], event.agent, event.run, 1)
+    if inserted:  # new evidence: a new version, and the cached scores no longer hold
+        conn.execute(
+            "UPDATE meta SET value = max(coalesce(value, ?1), ?1) WHERE name = 'max_at'",
+            (newest,),
+        )
+        _new_evidence(conn)
+    return inserted
+
+
+def _apply_retractions(
+    conn: sqlite3.Connection, retractions: Sequence[Retraction]
+) -> tuple[int, list[str]]:
+    applied, unknown = 0, []
+    for item in retractions:
+        row = conn.execute(
+            "SELECT e.pair, p.agent, e.run, e.retracted FROM events AS e JOIN pairs AS p"
+            " USING (pair) WHERE e.event_id = ?", (item.event_id,),
+        ).fetchone()
+        if row is None:
+            unknown.append(item.event_id)
+            continue
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO retractions (event_id, reason, actor, at) VALUES (?, ?, ?, ?)",
+            (item.event_id, item.reason, item.by, item.at),
+        )
+        if cursor.rowcount > 0 and not row[3]:
+            conn.execute("UPDATE events SET retracted = 1 WHERE event_id = ?", (item.event_id,))
+            _count_run(conn, row[0], row[1], row[2], -1)
+            applied += 1
+    if applied:
+        _new_evidence(conn)
+    return applied, unknown
+
+
+def _count_run(conn: sqlite3.Connection, pair: int, agent: str, run: str, step: int) -> None:
+    """Distinct review runs are counted by how many live events name them."""
+    for table, owner in (("runs", "pair"), ("agent_runs", "agent")):
+        key = pair if owner == "pair" else agent
+        conn.execute(f"INSERT OR IGNORE INTO {table} VALUES (?, ?, 0)", (key, run))  # noqa: S608 - fixed names
+        conn.execute(
+            f"UPDATE {table} SET n = n + ? WHERE {owner} = ? AND run = ?", (step, key, run)  # noqa: S608 - fixed names
+        )
+        conn.execute(f"DELETE FROM {table} WHERE {owner} = ? AND run = ? AND n <= 0", (key, run))  # noqa: S608 - fixed names
+
+
+def _new_evidence(conn: sqlite3.Connection) -> None:
+    conn.execute("UPDATE meta SET value = value + 1 WHERE name = 'evidence_version'")
+    conn.execute("DELETE FROM score_cache")
+    conn.execute("DELETE FROM meta WHERE name IN ('cache_key', 'cache_version', 'cache_default')")
+
+
+def _store_cache(
+    conn: sqlite3.Connection, table: TrustTable, key: str, version: int, busy_ms: int
+) -> None:
+    conn.execute("PRAGMA busy_timeout = 50")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    try:
+        current = conn.execute(
+            "SELECT value FROM meta WHERE name = 'evidence_version'"
+        ).fetchone()[0]
+        if int(current or 0) == version:  # no evidence arrived since the computation
+            conn.execute("DELETE FROM score_cache")
+            conn.executemany(
+                "INSERT INTO score_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.agent, r.project or "", int(r.project is None), r.trust, r.reviews,
+                     r.accepted, r.discarded)
+                    for r in table.rows()
+                ],
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (name, value) VALUES ('cache_key', ?),"
+                " ('cache_version', ?), ('cache_default', ?)",
+                (key, version, table.new_agent),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _state_of(version: Any, max_at: Any, key: Any, cache_version: Any) -> StoreState:
+    return StoreState(
+        int(version or 0),
+        float(max_at) if isinstance(max_at, (int, float)) else None,
+        key if isinstance(key, str) else None,
+        int(cache_version) if isinstance(cache_version, int) else None,
+    )
+
+
+def _event(row: Sequence[Any]) -> TrustEvent:
+    event_id, accepted, agent, project, finding, severity, run, at = row
+    del event_id  # derived from the fields
+    kind = "finding_accepted" if accepted else "finding_discarded"
+    return TrustEvent(kind, agent, project, finding, SEVERITIES[severity], run, float(at))
+
+
+def _identity(path: Path) -> Identity | None:
+    try:
+        return _identity_of(os.stat(path))
+    except OSError:
+        return None
+
+
+def _identity_of(stat: os.stat_result) -> Identity:
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def _ensure_math(conn: sqlite3.Connection) -> None:
+    """SQLite built without math functions (older Pythons' bundles): provide ``pow``."""
+    try:
+        conn.execute("SELECT pow(0.5, 1.0)")
+    except sqlite3.OperationalError:
+        conn.create_function("pow", 2, math.pow, deterministic=True)
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
