@@ -55,8 +55,9 @@ def server_url(value: str) -> str | None:
     return value.strip()
 
 
-def _mask_db(data: Any) -> Any:
-    """Mask the password before validation, so no error message can repeat it."""
+def mask_db_password(data: Any) -> Any:
+    """A section's ``db`` with any password masked before validation, so no error message
+    can repeat it (used as a ``mode="before"`` model validator)."""
     if isinstance(data, dict) and isinstance(data.get("db"), str):
         return {**data, "db": masked(data["db"])}
     return data
@@ -100,7 +101,7 @@ class TrustConfig(ConfigModel):
     write_attempts: Annotated[int, Field(ge=1, le=10)] = 3
     """Attempts per write; after the last one the event goes to the spool, never lost."""
 
-    _masked = model_validator(mode="before")(_mask_db)
+    _masked = model_validator(mode="before")(mask_db_password)
 
     @field_validator("db")
     @classmethod

@@ -99,8 +99,15 @@ class PostgresTrustStore(TrustStore):
         return self._call(migrate, "the migration failed, nothing changed")
 
     def _create(self, conn: psycopg.Connection[Any]) -> None:
-        for statement in sql.SCHEMA:
-            conn.execute(statement)
+        try:
+            for statement in sql.SCHEMA:
+                conn.execute(statement)
+        except driver(self.shown).errors.InsufficientPrivilege as exc:
+            raise StoreError(self.server.scrub(
+                f"{self.shown}: this role may not create the trust tables ({exc}); run "
+                f"`confgate trust migrate --db {self.shown}` once as a role that may, then "
+                "grant this one SELECT, INSERT, UPDATE, DELETE on them"
+            )) from None
 
     # -- reads ----------------------------------------------------------------------------
 

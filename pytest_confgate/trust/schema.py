@@ -17,11 +17,9 @@ _AGENT_RUNS = (
     "CREATE TABLE {name} (agent TEXT NOT NULL, run TEXT NOT NULL, n INTEGER NOT NULL,"
     " PRIMARY KEY (agent, run)) WITHOUT ROWID"
 )
-# Covering and partial: the report's GROUP BY reads it in order, never the table (SPEC 11),
-# and retracted events are not in it.
-_COVERING = (
-    "CREATE INDEX events_by_pair ON events (pair, accepted, severity, at) WHERE retracted = 0"
-)
+# Covering: the report's GROUP BY reads the live events (retracted = 0) in order from the
+# index alone, never the table (SPEC 11; a partial index would not be covering in SQLite).
+_COVERING = "CREATE INDEX events_by_pair ON events (retracted, pair, accepted, severity, at)"
 _RETRACTIONS = (
     "CREATE TABLE retractions (event_id TEXT PRIMARY KEY REFERENCES events (event_id),"
     " reason TEXT NOT NULL, actor TEXT NOT NULL, at REAL NOT NULL)"
@@ -89,6 +87,15 @@ CACHED_TRUST = (
     " project = ?2) OR (is_global = 1 AND project = '')) ORDER BY is_global LIMIT 1),"
     " (SELECT value FROM meta WHERE name = 'cache_default'))"
 )
+COUNT_RUN = (
+    ("INSERT OR IGNORE INTO runs VALUES (?, ?, 0)",
+     "UPDATE runs SET n = n + ? WHERE pair = ? AND run = ?",
+     "DELETE FROM runs WHERE pair = ? AND run = ? AND n <= 0"),
+    ("INSERT OR IGNORE INTO agent_runs VALUES (?, ?, 0)",
+     "UPDATE agent_runs SET n = n + ? WHERE agent = ? AND run = ?",
+     "DELETE FROM agent_runs WHERE agent = ? AND run = ? AND n <= 0"),
+)
+"""Per table (pairs' runs, agents' runs): make the row, add to its count, drop it at zero."""
 EVENT_COLUMNS = (
     "SELECT e.event_id, e.accepted, p.agent, p.project, e.finding, e.severity, e.run, e.at"
     " FROM events AS e JOIN pairs AS p USING (pair)"

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from pytest_confgate.trust.schema import (
     AGENT_REVIEWS,
     BUCKETS,
     CACHED_TRUST,
+    COUNT_RUN,
     EVENT_COLUMNS,
     HEADER,
     MIGRATIONS,
@@ -418,6 +420,7 @@ class _Snapshot:
 def insert_events(conn: sqlite3.Connection, events: Sequence[TrustEvent]) -> int:
     """Insert inside the caller's write transaction; returns how many were new."""
     pairs: dict[tuple[str, str], int] = {}
+    runs: Counter[tuple[int, str, str]] = Counter()
     inserted = 0
     newest: float | None = None
     for event in events:
@@ -436,7 +439,9 @@ def insert_events(conn: sqlite3.Connection, events: Sequence[TrustEvent]) -> int
         if cursor.rowcount > 0:
             inserted += 1
             newest = event.at if newest is None else max(newest, event.at)
-            _count_run(conn, pairs[key], event.agent, event.run, 1)
+            runs[(pairs[key], event.agent, event.run)] += 1
+    for (pair, agent, run), count in runs.items():
+        _count_run(conn, pair, agent, run, count)
     if inserted:  # new evidence: a new version, and the cached scores no longer hold
         conn.execute(
             "UPDATE meta SET value = max(coalesce(value, ?1), ?1) WHERE name = 'max_at'",
@@ -473,13 +478,10 @@ def _apply_retractions(
 
 def _count_run(conn: sqlite3.Connection, pair: int, agent: str, run: str, step: int) -> None:
     """Distinct review runs are counted by how many live events name them."""
-    for table, owner in (("runs", "pair"), ("agent_runs", "agent")):
-        key = pair if owner == "pair" else agent
-        conn.execute(f"INSERT OR IGNORE INTO {table} VALUES (?, ?, 0)", (key, run))  # noqa: S608 - fixed names
-        conn.execute(
-            f"UPDATE {table} SET n = n + ? WHERE {owner} = ? AND run = ?", (step, key, run)  # noqa: S608 - fixed names
-        )
-        conn.execute(f"DELETE FROM {table} WHERE {owner} = ? AND run = ? AND n <= 0", (key, run))  # noqa: S608 - fixed names
+    for (create, add, drop), key in zip(COUNT_RUN, (pair, agent), strict=True):
+        conn.execute(create, (key, run))
+        conn.execute(add, (step, key, run))
+        conn.execute(drop, (key, run))
 
 
 def _new_evidence(conn: sqlite3.Connection) -> None:

@@ -189,3 +189,25 @@ def test_retractions_export_and_import_work_on_the_server_too(
     assert copy.import_records(exported).new_retractions == 1
     assert copy.table(NOW).rows() == store.table(NOW).rows()
     assert [r.retraction for r in copy.retracted()] == [r.retraction for r in store.retracted()]
+
+
+def test_a_least_privilege_role_is_told_to_migrate_first_then_works_with_grants(
+    postgres_cluster: pgcluster.Cluster, postgres_url: str,
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CONFGATE_SPOOL_DIR", str(tmp_path_factory.mktemp("spool")))
+    database = postgres_url.rsplit("/", 1)[1]
+    role = f"ci_{database}"
+    _sql(postgres_url, f"CREATE ROLE {role} LOGIN")
+    _sql(postgres_url, f"REVOKE CREATE ON SCHEMA public FROM PUBLIC, {role}")
+    ci = open_store(TrustConfig(), postgres_cluster.url(database, user=role))
+    outcome = ci.record([make_event()])
+    assert outcome.spooled
+    assert "may not create the trust tables" in outcome.reason
+    assert "`confgate trust migrate --db " in outcome.reason
+    assert open_store(TrustConfig(), postgres_url).migrate() == (0, SCHEMA_VERSION)
+    _sql(postgres_url, f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public"
+                       f" TO {role}")
+    after = ci.record([make_event("f2")])
+    assert (after.spooled, after.stored, after.replayed) == (False, 2, 1)
+    assert ci.table(NOW).pairs[("fd-arch", "svc")].accepted == 2
