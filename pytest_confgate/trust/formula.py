@@ -153,10 +153,13 @@ def score_table(
     agent_reviews: Mapping[str, int],
     config: TrustConfig,
 ) -> TrustTable:
-    """Every pair's and every agent's trust from the summed evidence (SPEC 9)."""
+    """Every pair's and every agent's trust from the summed evidence (SPEC 9).
+
+    Buckets are added in one fixed order, whatever order a database returned them in.
+    """
     weights = config.severity_weights.model_dump()
     pairs: dict[tuple[str, str], _Sums] = defaultdict(_Sums)
-    for bucket in buckets:
+    for bucket in sorted(buckets, key=lambda b: (b.agent, b.project, b.accepted, b.severity)):
         sums = pairs[(bucket.agent, bucket.project)]
         weighted = weights[bucket.severity] * bucket.decay_sum
         sums.weighted_total += weighted
@@ -265,7 +268,11 @@ def blend(
 
 
 def _bounded(score: float | None, config: TrustConfig) -> float:
-    """Neutral without evidence; otherwise within [floor, 1]: trust never excludes an agent."""
+    """Neutral without evidence; otherwise within [floor, 1]: trust never excludes an agent.
+
+    Given to 15 significant digits: two databases summing the same decayed weights in another
+    order differ in the last bit or two, and the same evidence should read the same everywhere.
+    """
     if score is None:
         return NEUTRAL
-    return max(config.floor, min(1.0, score))
+    return float(f"{max(config.floor, min(1.0, score)):.15g}")
