@@ -17,32 +17,33 @@ import json
 import math
 import os
 import sqlite3
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.exceptions import StoreError
 from pytest_confgate.trust.events import RetractedEvent, Retraction, TrustEvent
-from pytest_confgate.trust.formula import SEVERITIES, Bucket, TrustRow, TrustTable
+from pytest_confgate.trust.formula import TrustTable
 from pytest_confgate.trust.schema import (
-    AGENT_REVIEWS,
-    BUCKETS,
     CACHED_TRUST,
-    COUNT_RUN,
     EVENT_COLUMNS,
     HEADER,
     MIGRATIONS,
-    PAIR_REVIEWS,
     RETRACTED,
     SCHEMA,
 )
 from pytest_confgate.trust.spool import Spool
+from pytest_confgate.trust.sqlite_rows import (
+    Snapshot,
+    apply_retractions,
+    event_of,
+    insert_events,
+    state_of,
+    store_cache,
+)
 from pytest_confgate.trust.store import (
     SCHEMA_VERSION,
-    Evidence,
     StoreBusy,
     StoreState,
     TrustStore,
@@ -51,6 +52,8 @@ from pytest_confgate.trust.store import (
     older_schema,
     unknown_event,
 )
+
+__all__ = ["SqliteTrustStore", "insert_events"]
 
 _INHERITED: list[sqlite3.Connection] = []
 """Read connections inherited through fork: kept open, never closed by the child."""
@@ -118,15 +121,9 @@ class SqliteTrustStore(TrustStore):
         try:
             with self.write_transaction() as conn:
                 stored = insert_events(conn, events)
-                applied, unknown = _apply_retractions(conn, retractions)
-        except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
-                raise StoreBusy(f"{self.shown}: {exc}") from exc
-            raise StoreError(f"{self.shown}: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            raise self._corrupt(exc) from exc
-        except OSError as exc:
-            raise StoreError(f"{self.shown}: {exc}") from exc
+                applied, unknown = apply_retractions(conn, retractions)
+        except (sqlite3.Error, OSError) as exc:
+            raise self._failure(exc, "cannot be written") from exc
         return WriteResult(stored, applied, tuple(unknown))
 
     def migrate(self) -> tuple[int, int]:
@@ -161,14 +158,14 @@ class SqliteTrustStore(TrustStore):
     # -- reads ----------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[_Snapshot | None]:
+    def _snapshot(self) -> Iterator[Snapshot | None]:
         with self._reader() as conn:
             if conn is None:
                 yield None
                 return
             _ensure_math(conn)
             conn.execute("BEGIN")  # one snapshot for the state and every query
-            yield _Snapshot(conn)
+            yield Snapshot(conn)
 
     def _cached_trust(self, agent: str, project: str) -> tuple[StoreState, float | None] | None:
         with self._reader() as conn:
@@ -176,14 +173,14 @@ class SqliteTrustStore(TrustStore):
                 return None
             # One statement, so the cache state and the row come from one snapshot.
             *state, trust = conn.execute(CACHED_TRUST, (agent, project)).fetchone()
-        return _state_of(*state), (float(trust) if trust is not None else None)
+        return state_of(*state), (float(trust) if trust is not None else None)
 
     def _store_cache(self, table: TrustTable, key: str, version: int) -> None:
         """Best effort, one short try: a busy store just means the next read computes again."""
         try:
             with self._reader() as conn:
                 if conn is not None:
-                    _store_cache(conn, table, key, version, self.config.busy_timeout_ms)
+                    store_cache(conn, table, key, version, self.config.busy_timeout_ms)
         except sqlite3.Error:
             return
 
@@ -201,13 +198,13 @@ class SqliteTrustStore(TrustStore):
             ).fetchall()
         if len(rows) != 1:
             raise unknown_event(self.shown, prefix, len(rows))
-        return _event(rows[0])
+        return event_of(rows[0])
 
     def retracted(self) -> list[RetractedEvent]:
         with self._reader() as conn:
             rows = [] if conn is None else conn.execute(RETRACTED).fetchall()
         return [
-            RetractedEvent(_event(row[:8]), Retraction(row[0], row[8], row[9], row[10]))
+            RetractedEvent(event_of(row[:8]), Retraction(row[0], row[8], row[9], row[10]))
             for row in rows
         ]
 
@@ -217,7 +214,7 @@ class SqliteTrustStore(TrustStore):
                 return
             conn.execute("BEGIN")  # events and retractions from one snapshot
             for row in conn.execute(f"{EVENT_COLUMNS} ORDER BY e.seq"):
-                yield _event(row)
+                yield event_of(row)
             for row in conn.execute("SELECT event_id, reason, actor, at FROM retractions"
                                     " ORDER BY at, event_id"):
                 yield Retraction(*row)
@@ -236,12 +233,9 @@ class SqliteTrustStore(TrustStore):
             yield conn
             if conn.in_transaction:
                 conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             self.close()
-            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise self._corrupt(exc) from exc
+            raise self._failure(exc, "cannot be read") from exc
         except BaseException:
             self.close()
             raise
@@ -301,12 +295,8 @@ class SqliteTrustStore(TrustStore):
                 found = [row[0] for row in conn.execute("PRAGMA quick_check(5)")]
             finally:
                 conn.close()
-        except sqlite3.OperationalError as exc:
-            if _is_busy(exc):
-                raise StoreBusy(f"{self.shown}: {exc}") from exc
-            raise StoreError(f"{self.shown}: the trust store cannot be read ({exc})") from exc
-        except sqlite3.DatabaseError as exc:
-            raise self._corrupt(exc) from exc
+        except sqlite3.Error as exc:
+            raise self._failure(exc, "cannot be read") from exc
         if found != ["ok"]:
             raise self._corrupt("; ".join(str(line) for line in found))
         _SOUND.add(identity)
@@ -335,6 +325,16 @@ class SqliteTrustStore(TrustStore):
 
     def _checked_path(self) -> Path:
         return self.path.with_name(self.path.name + ".checked")
+
+    def _failure(self, exc: sqlite3.Error | OSError, doing: str) -> StoreError:
+        """A driver or file error as ours: busy is worth another attempt, damage is named."""
+        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+            return StoreBusy(f"{self.shown}: {exc}")
+        if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+            exc, sqlite3.OperationalError
+        ):
+            return self._corrupt(exc)
+        return StoreError(f"{self.shown}: the trust store {doing} ({exc})")
 
     def _corrupt(self, detail: object) -> StoreError:
         detail = " ".join(str(detail).split())
@@ -380,163 +380,6 @@ class SqliteTrustStore(TrustStore):
         if 0 < version < SCHEMA_VERSION and not migrating:
             raise older_schema(self.shown, version)
         return version
-
-
-class _Snapshot:
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def state(self) -> StoreState:
-        values: dict[str, Any] = dict(self._conn.execute("SELECT name, value FROM meta"))
-        return _state_of(values.get("evidence_version"), values.get("max_at"),
-                         values.get("cache_key"), values.get("cache_version"))
-
-    def cached_table(self, mode: str, new_agent: float) -> TrustTable:
-        pairs: dict[tuple[str, str], TrustRow] = {}
-        agents: dict[str, TrustRow] = {}
-        query = ("SELECT agent, project, is_global, trust, reviews, accepted, discarded"
-                 " FROM score_cache")
-        for agent, project, is_global, *numbers in self._conn.execute(query):
-            if is_global:
-                agents[agent] = TrustRow(agent, None, *numbers)
-            else:
-                pairs[(agent, project)] = TrustRow(agent, project, *numbers)
-        row = self._conn.execute("SELECT value FROM meta WHERE name = 'cache_default'").fetchone()
-        default = float(row[0]) if row is not None and row[0] is not None else new_agent
-        return TrustTable(mode, pairs, agents, default)
-
-    def evidence(self, now: float, half_life_days: float) -> Evidence:
-        buckets = [
-            Bucket(agent, project, bool(accepted), SEVERITIES[severity], count, decay)
-            for agent, project, accepted, severity, count, decay in self._conn.execute(
-                BUCKETS, (now, half_life_days)
-            )
-        ]
-        pair_reviews = {(a, p): n for a, p, n in self._conn.execute(PAIR_REVIEWS)}
-        agent_reviews = dict(self._conn.execute(AGENT_REVIEWS).fetchall())
-        return Evidence(buckets, pair_reviews, agent_reviews)
-
-
-def insert_events(conn: sqlite3.Connection, events: Sequence[TrustEvent]) -> int:
-    """Insert inside the caller's write transaction; returns how many were new."""
-    pairs: dict[tuple[str, str], int] = {}
-    runs: Counter[tuple[int, str, str]] = Counter()
-    inserted = 0
-    newest: float | None = None
-    for event in events:
-        key = (event.agent, event.project)
-        if key not in pairs:
-            conn.execute("INSERT OR IGNORE INTO pairs (agent, project) VALUES (?, ?)", key)
-            pairs[key] = conn.execute(
-                "SELECT pair FROM pairs WHERE agent = ? AND project = ?", key
-            ).fetchone()[0]
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO events (event_id, pair, accepted, severity, finding, run, at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (event.event_id, pairs[key], int(event.accepted), SEVERITIES.index(event.severity),
-             event.finding, event.run, event.at),
-        )
-        if cursor.rowcount > 0:
-            inserted += 1
-            newest = event.at if newest is None else max(newest, event.at)
-            runs[(pairs[key], event.agent, event.run)] += 1
-    for (pair, agent, run), count in runs.items():
-        _count_run(conn, pair, agent, run, count)
-    if inserted:  # new evidence: a new version, and the cached scores no longer hold
-        conn.execute(
-            "UPDATE meta SET value = max(coalesce(value, ?1), ?1) WHERE name = 'max_at'",
-            (newest,),
-        )
-        _new_evidence(conn)
-    return inserted
-
-
-def _apply_retractions(
-    conn: sqlite3.Connection, retractions: Sequence[Retraction]
-) -> tuple[int, list[str]]:
-    applied, unknown = 0, []
-    for item in retractions:
-        row = conn.execute(
-            "SELECT e.pair, p.agent, e.run, e.retracted FROM events AS e JOIN pairs AS p"
-            " USING (pair) WHERE e.event_id = ?", (item.event_id,),
-        ).fetchone()
-        if row is None:
-            unknown.append(item.event_id)
-            continue
-        cursor = conn.execute(
-            "INSERT OR IGNORE INTO retractions (event_id, reason, actor, at) VALUES (?, ?, ?, ?)",
-            (item.event_id, item.reason, item.by, item.at),
-        )
-        if cursor.rowcount > 0 and not row[3]:
-            conn.execute("UPDATE events SET retracted = 1 WHERE event_id = ?", (item.event_id,))
-            _count_run(conn, row[0], row[1], row[2], -1)
-            applied += 1
-    if applied:
-        _new_evidence(conn)
-    return applied, unknown
-
-
-def _count_run(conn: sqlite3.Connection, pair: int, agent: str, run: str, step: int) -> None:
-    """Distinct review runs are counted by how many live events name them."""
-    for (create, add, drop), key in zip(COUNT_RUN, (pair, agent), strict=True):
-        conn.execute(create, (key, run))
-        conn.execute(add, (step, key, run))
-        conn.execute(drop, (key, run))
-
-
-def _new_evidence(conn: sqlite3.Connection) -> None:
-    conn.execute("UPDATE meta SET value = value + 1 WHERE name = 'evidence_version'")
-    conn.execute("DELETE FROM score_cache")
-    conn.execute("DELETE FROM meta WHERE name IN ('cache_key', 'cache_version', 'cache_default')")
-
-
-def _store_cache(
-    conn: sqlite3.Connection, table: TrustTable, key: str, version: int, busy_ms: int
-) -> None:
-    conn.execute("PRAGMA busy_timeout = 50")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    try:
-        current = conn.execute(
-            "SELECT value FROM meta WHERE name = 'evidence_version'"
-        ).fetchone()[0]
-        if int(current or 0) == version:  # no evidence arrived since the computation
-            conn.execute("DELETE FROM score_cache")
-            conn.executemany(
-                "INSERT INTO score_cache VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (r.agent, r.project or "", int(r.project is None), r.trust, r.reviews,
-                     r.accepted, r.discarded)
-                    for r in table.rows()
-                ],
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (name, value) VALUES ('cache_key', ?),"
-                " ('cache_version', ?), ('cache_default', ?)",
-                (key, version, table.new_agent),
-            )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-def _state_of(version: Any, max_at: Any, key: Any, cache_version: Any) -> StoreState:
-    return StoreState(
-        int(version or 0),
-        float(max_at) if isinstance(max_at, (int, float)) else None,
-        key if isinstance(key, str) else None,
-        int(cache_version) if isinstance(cache_version, int) else None,
-    )
-
-
-def _event(row: Sequence[Any]) -> TrustEvent:
-    event_id, accepted, agent, project, finding, severity, run, at = row
-    del event_id  # derived from the fields
-    kind = "finding_accepted" if accepted else "finding_discarded"
-    return TrustEvent(kind, agent, project, finding, SEVERITIES[severity], run, float(at))
 
 
 def _identity(path: Path) -> Identity | None:

@@ -11,17 +11,9 @@ import pytest
 
 from pytest_confgate.cli import main
 
+pytestmark = pytest.mark.usefixtures("trust_project")
+
 NOW = "2025-01-31T00:00:00Z"
-
-
-@pytest.fixture(autouse=True)
-def _in_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = tmp_path / "my-service"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("CONFGATE_SPOOL_DIR", str(tmp_path / "fallback-spool"))
-    monkeypatch.delenv("GITHUB_ACTOR", raising=False)
-    return project
 
 
 def record(*extra: str, event: str = "finding_accepted", agent: str = "fd-arch",

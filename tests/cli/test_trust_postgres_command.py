@@ -12,6 +12,8 @@ import pytest
 
 from pytest_confgate.cli import main
 
+pytestmark = pytest.mark.usefixtures("trust_project")
+
 EVENTS = [  # (event, agent, finding, severity, run, at): several per bucket, several ages
     ("finding_accepted", "fd-arch", "F1", "P0", "r1", "2025-01-01T00:00:00Z"),
     ("finding_discarded", "fd-arch", "F2", "P2", "r1", "2025-01-10T08:00:00Z"),
@@ -22,15 +24,6 @@ EVENTS = [  # (event, agent, finding, severity, run, at): several per bucket, se
     ("finding_discarded", "fd-game", "G2", "P1", "r3", "2025-01-20T00:00:00Z"),
 ]
 NOW = "2025-01-31T00:00:00Z"
-
-
-@pytest.fixture(autouse=True)
-def _in_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = tmp_path / "my-service"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("CONFGATE_SPOOL_DIR", str(tmp_path / "fallback-spool"))
-    return project
 
 
 def record_all(db: str, project: str = "svc") -> None:
