@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 from pathlib import Path
@@ -161,3 +162,14 @@ def test_migrate_refuses_a_newer_store_and_leaves_it_alone(
     assert main(["trust", "migrate"]) == 2
     assert "schema version 9, newer than this pytest-confgate" in capsys.readouterr().err
     assert Path(".confgate/trust.db").read_bytes() == before
+
+
+def test_import_reads_standard_input_with_a_dash(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _seed()
+    lines = "\n".join(json.dumps(line) for line in export_lines(capsys)) + "\n\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(lines))
+    assert main(["trust", "import", "-", "--db", "copy.db"]) == 0
+    assert "3 new event(s) of 3 read" in capsys.readouterr().err
+    assert report_json(capsys, "--db", "copy.db") == report_json(capsys)
