@@ -1,7 +1,7 @@
 """The trust store's one interface (SPEC 9, issue 20): what every backend promises, shared logic.
 
-Two backends implement it: ``sqlite_store`` (a file, the default; the only module of the
-package that imports ``sqlite3``) and ``postgres_store`` (a ``postgresql://`` URL; psycopg is
+Two backends implement it: ``sqlite_store`` (a file, the default; the only trust module that
+imports ``sqlite3`` at run time) and ``postgres_store`` (a ``postgresql://`` URL; psycopg is
 imported only by ``server``, and only when a URL is given). Both keep the same promises:
 
 - an event is stored once by its id, whatever the number of concurrent writers;
