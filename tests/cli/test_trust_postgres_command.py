@@ -48,6 +48,9 @@ def test_record_then_report_on_postgresql_gives_the_sqlite_scores(
     record_all(postgres_url)
     record_all("local/trust.db")
     assert capsys.readouterr() == ("", "")  # silent on success, both
+    with psycopg.connect(postgres_url) as conn:  # in the server, not in a folder named like it
+        assert conn.execute("SELECT count(*) FROM confgate_trust_events").fetchone() == (7,)
+    assert sorted(p.name for p in Path.cwd().iterdir()) == ["local"]
     server, local = report(capsys, postgres_url), report(capsys, "local/trust.db")
     assert len(server) == 4
     assert server == local  # the same rows and the same numbers, to the last digit
