@@ -77,7 +77,7 @@ def build_agent(name: str, config: AgentConfig, environ: Mapping[str, str] | Non
 
         return CommandAgent(name, config, environ=environ)
     if isinstance(config, OpenAIAgentConfig) and config.api_version and not config.base_url:
-        raise AgentError(_azure_without_endpoint(name))
+        raise AgentError(_azure_without_endpoint(name), kind="configuration")
     api_key = _api_key(name, config, env)
     try:
         if isinstance(config, OpenAIAgentConfig):
@@ -88,7 +88,9 @@ def build_agent(name: str, config: AgentConfig, environ: Mapping[str, str] | Non
 
         return AnthropicAgent(name, config, api_key)
     except ImportError as exc:
-        raise AgentError(f"{_missing_sdk(name, config.provider)} ({exc})") from exc
+        raise AgentError(
+            f"{_missing_sdk(name, config.provider)} ({exc})", kind="configuration"
+        ) from exc
 
 
 def preflight(
@@ -122,7 +124,7 @@ def _api_key(
 ) -> str:
     key = env.get(config.api_key_env)
     if not key:
-        raise AgentError(_missing_key(name, config))
+        raise AgentError(_missing_key(name, config), kind="configuration")
     return key
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -149,3 +150,97 @@ def test_a_file_that_is_not_executable_is_an_error(tmp_path: Path) -> None:
 
     with pytest.raises(AgentError, match="is not executable"):
         _agent(str(program)).ask("hello")
+
+
+# A program that forks a grandchild which leaves the process group with setsid() and writes
+# its pid (whole, by rename); then the program either hangs or answers and exits.
+ESCAPING = """\
+import os, sys, time
+pidfile, then = sys.argv[1], sys.argv[2]
+if os.fork() == 0:
+    os.setsid()
+    with open(pidfile + ".tmp", "w") as out:
+        out.write(str(os.getpid()))
+    os.rename(pidfile + ".tmp", pidfile)
+    time.sleep(120)
+    os._exit(0)
+while not os.path.exists(pidfile):
+    time.sleep(0.01)
+if then == "hang":
+    time.sleep(120)
+print("the answer")
+"""
+
+
+def _escaping(tmp_path: Path, then: str, **fields: Any) -> tuple[Agent, Path]:
+    script = tmp_path / "escaping.py"
+    script.write_text(ESCAPING, encoding="utf-8")
+    pidfile = tmp_path / "grandchild.pid"
+    return _agent(sys.executable, str(script), str(pidfile), then, **fields), pidfile
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+def test_a_timeout_also_kills_a_grandchild_that_left_the_group_with_setsid(
+    tmp_path: Path,
+) -> None:
+    agent, pidfile = _escaping(tmp_path, "hang", timeout_ms=4000)
+
+    with pytest.raises(AgentError, match="did not answer within") as caught:
+        agent.ask("hello")
+
+    assert process_gone(int(pidfile.read_text()))
+    assert (caught.value.attempts, caught.value.kind) == (1, "timeout")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+def test_a_daemon_left_behind_is_killed_and_cannot_hold_the_answer_open(tmp_path: Path) -> None:
+    # The daemon inherited stdout: unless it is killed, the answer never reaches its end.
+    agent, pidfile = _escaping(tmp_path, "answer", timeout_ms=30_000)
+
+    reply = agent.ask("hello")
+
+    assert reply.text == "the answer\n"
+    assert process_gone(int(pidfile.read_text()))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
+def test_a_killed_caller_leaves_no_process_of_its_agent_behind(tmp_path: Path) -> None:
+    """SIGKILL on the gate itself: the agent's intermediary is told and kills what it ran."""
+    script = tmp_path / "escaping.py"
+    script.write_text(ESCAPING, encoding="utf-8")
+    pidfile = tmp_path / "grandchild.pid"
+    caller = tmp_path / "caller.py"
+    caller.write_text(
+        "import sys\n"
+        "from pytest_confgate.agents import build_agent\n"
+        "from pytest_confgate.config import CommandAgentConfig\n"
+        f"command = [sys.executable, {str(script)!r}, {str(pidfile)!r}, 'hang']\n"
+        "config = CommandAgentConfig(provider='command', command=command, timeout_ms=120000)\n"
+        "build_agent('dev', config).ask('hello')\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.Popen([sys.executable, str(caller)])
+    try:
+        deadline = time.monotonic() + 60
+        while not pidfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pidfile.exists(), "the agent's grandchild never started"
+    finally:
+        proc.kill()
+        proc.wait()
+
+    assert process_gone(int(pidfile.read_text()))
+
+
+def test_a_failed_call_counts_its_attempt_and_names_its_kind(tmp_path: Path) -> None:
+    with pytest.raises(AgentError) as caught:
+        _python("import sys; sys.exit(3)").ask("hello")
+
+    assert (caught.value.attempts, caught.value.kind) == (1, "exit_status")
+
+
+def test_a_program_that_could_not_start_made_no_attempt() -> None:
+    with pytest.raises(AgentError) as caught:
+        _agent("no-such-agent-program").ask("hello")
+
+    assert (caught.value.attempts, caught.value.kind) == (0, "not_found")

@@ -105,6 +105,33 @@ def test_a_reset_connection_is_retried_after_a_backoff(openai_server: FakeOpenAI
     assert reply.latency_s >= 0.5  # the first back-off step: not a tight retry loop
 
 
+def test_resets_that_spend_the_retries_are_reported_as_resets_with_every_attempt(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.enqueue(reset=True, times=3)
+
+    with pytest.raises(AgentError) as caught:
+        _agent(openai_server, max_retries=2, deadline_ms=20_000).ask("hello")
+
+    message = str(caught.value)
+    assert "was reset" in message
+    assert "gave up after 3 attempt(s)" in message
+    assert "within" not in message  # a reset is not a timeout
+    assert (caught.value.attempts, caught.value.kind) == (3, "connection_reset")
+    assert len(openai_server.requests) == 3
+
+
+def test_attempts_that_failed_differently_are_each_named(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(status=503, headers={"Retry-After": "0"})
+    openai_server.enqueue(reset=True)
+
+    with pytest.raises(AgentError) as caught:
+        _agent(openai_server, max_retries=1, deadline_ms=20_000).ask("hello")
+
+    assert str(caught.value).endswith("(attempts: http 503, connection reset)")
+    assert (caught.value.attempts, caught.value.kind) == (2, "connection_reset")
+
+
 def test_the_agent_gives_up_when_retries_are_spent(openai_server: FakeOpenAIServer) -> None:
     openai_server.enqueue(status=503, headers={"Retry-After": "0"}, times=3)
 
