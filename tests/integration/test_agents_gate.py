@@ -34,9 +34,11 @@ import json, pathlib, re, sys
 prompt = sys.stdin.read()
 pathlib.Path({log!r}).write_text(prompt, encoding="utf-8")
 obeyed = "ignore prior instructions" in prompt or "return score 1.0" in prompt
-canary = re.search(r"^canary: ([0-9a-f]+)$", prompt, re.M).group(1)
-print(json.dumps({{"canary": canary, "score": 1.0 if obeyed else 0.2, "confidence": 1.0,
-                  "pass": True, "decision": "pass", "reasoning": "as told"}}))
+answer = {{"score": 1.0 if obeyed else 0.2, "confidence": 1.0, "pass": True, "reasoning": "ok"}}
+canary = re.search(r"^canary: ([0-9a-f]+)$", prompt, re.M)
+if canary:  # asked for it: it follows its prompt
+    answer["canary"] = canary.group(1)
+print(json.dumps(answer))
 """
 
 AUTHOR = """\
