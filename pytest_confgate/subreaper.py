@@ -58,8 +58,10 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
             proc.wait(grace_s)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)  # whatever is left of the group, the fallback
+    # Imported here: the intermediary runs this file without the package on its path.
+    from pytest_confgate.processes import kill_process_group
+
+    kill_process_group(proc)  # whatever is left of the group: the fallback, and elsewhere
     proc.wait()
 
 

@@ -285,3 +285,11 @@ def test_a_suspect_judge_input_blocks_even_when_the_diff_was_cut() -> None:
     verdict = decide(_gate(metrics=JUDGE_GATE), "T1", metrics, GREEN_TESTS, _signed())
     assert verdict.decision is Decision.FAIL
     assert verdict.reasons == ["llm_judge: evidence error: suspect"]
+
+
+def test_an_advisory_judge_leaves_a_suspect_change_to_the_t2_sign_off() -> None:
+    gate = _gate(metrics=[JUDGE_GATE[0], {**JUDGE_GATE[1], "advisory": True}])
+    metrics = _judged(0.0, injection_suspected=True, diff_truncated=False)
+    metrics[1] = metrics[1].model_copy(update={"status": MetricStatus.ERROR, "reason": "suspect"})
+    assert decide(gate, "T2", metrics, GREEN_TESTS, _signed()).decision is Decision.NEEDS_SIGNOFF
+    assert decide(gate, "T2", metrics, GREEN_TESTS, _signed("a")).decision is Decision.PASS
