@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_confgate.agents.judge_prompt import (
@@ -83,8 +83,7 @@ def judge_change(
     answers: list[JudgeAnswer] = []
     for call in range(1, config.repeats + 1):
         details["calls"] = call
-        canary = new_canary()
-        system, user = _judge_prompt(config, task, diff, metrics_summary, canary)
+        system, user, canary = _judge_prompt(config, task, diff, metrics_summary)
         where = f"call {call} of {config.repeats}"
         answer = _ask_judge(agent, system, user, canary, where, details)
         if isinstance(answer, str):
@@ -113,21 +112,28 @@ def injection_reason(screening: Screening) -> str:
 
 
 def _judge_prompt(
-    config: LlmJudgeMetricConfig, task: str, diff: str, metrics_summary: str, canary: str
-) -> tuple[str, str]:
+    config: LlmJudgeMetricConfig, task: str, diff: str, metrics_summary: str
+) -> tuple[str, str, str]:
+    """(system, user, canary) for one call, with a fence and a canary no text contains."""
     texts = [*config.criteria, task, diff, metrics_summary]
-    fence = new_fence()
-    while any(fence in text for text in texts):  # astronomically unlikely: draw again
-        fence = new_fence()
-    return build_judge_prompt(
+    canary = _fresh(new_canary, texts)
+    system, user = build_judge_prompt(
         criteria=config.criteria,
         task=task,
         diff=diff,
         metrics_summary=metrics_summary,
-        fence=fence,
+        fence=_fresh(new_fence, texts),
         canary=canary,
         max_diff_chars=config.max_diff_chars,
     )
+    return system, user, canary
+
+
+def _fresh(draw: Callable[[], str], texts: list[str]) -> str:
+    token = draw()
+    while any(token in text for text in texts):  # astronomically unlikely: draw again
+        token = draw()
+    return token
 
 
 def _ask_judge(
@@ -145,8 +151,7 @@ def _ask_judge(
     if answer.score is None:
         raw = {"call": details["calls"], "text": _clip(reply.text, RAW_ANSWER_CHARS)}
         details["raw_answers"].append(raw)
-        canary_problem = answer.error is not None and '"canary"' in answer.error
-        details["failure_kind"] = "canary" if canary_problem else "unusable_answer"
+        details["failure_kind"] = answer.error_kind
         return f"unusable judge answer ({where}): {answer.error}"
     details["scores"].append(answer.score)
     details["confidences"].append(answer.confidence)

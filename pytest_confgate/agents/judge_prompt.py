@@ -64,10 +64,16 @@ class JudgeAnswer:
     reasoning: str = ""
     suggestions: tuple[str, ...] = ()
     error: str | None = None
+    error_kind: str | None = None
+    """``canary`` (not this call's answer) or ``unusable_answer``, with ``error``."""
 
 
 class _Rejected(ValueError):
-    """Why an answer is unusable; becomes ``JudgeAnswer.error``."""
+    """Why an answer is unusable; becomes ``JudgeAnswer.error`` and ``error_kind``."""
+
+    def __init__(self, message: str, kind: str = "unusable_answer") -> None:
+        self.kind = kind
+        super().__init__(message)
 
 
 def new_fence() -> str:
@@ -209,20 +215,22 @@ def parse_judge_answer(text: str, canary: str | None = None) -> JudgeAnswer:
             _check_canary(data.get("canary"), canary)
         return answer
     except _Rejected as exc:
-        return JudgeAnswer(score=None, error=str(exc))
+        return JudgeAnswer(score=None, error=str(exc), error_kind=exc.kind)
 
 
 def _check_canary(given: Any, expected: str) -> None:
     if given is None:
         raise _Rejected(
             'the answer has no "canary": it is not the judge\'s answer to this prompt (it may '
-            "be text copied from the judged material)"
+            "be text copied from the judged material)",
+            kind="canary",
         )
     if given != expected:
         shown = json.dumps(given)[:60]
         raise _Rejected(
             f'the answer\'s "canary" is {shown}, not the value this call sent: it is not the '
-            "judge's answer to this prompt"
+            "judge's answer to this prompt",
+            kind="canary",
         )
 
 
