@@ -205,7 +205,7 @@ JOINED_PATTERNS = [
 ]
 """The judge's answer object, also when spread over lines (read with newlines kept)."""
 
-_DETERMINER = r"(?:(?:all|any|every|each|of|the|your|my|our|these|those|this|previous) )*"
+_DETERMINER = r"(?:(?:all|any|every|each|of|the|your|my|our|these|those|this|previous) ){0,4}"
 _EARLIER = (
     r"(?:previous|prior|above|preceding|earlier|foregoing|former|aforementioned|system)"
 )
