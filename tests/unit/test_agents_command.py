@@ -29,12 +29,14 @@ def _python(code: str, **fields: Any) -> Agent:
 def test_the_prompt_goes_to_stdin_and_stdout_is_the_answer() -> None:
     agent = _python("import sys; sys.stdout.write(sys.stdin.read().upper())")
 
+    started = time.perf_counter()
     reply = agent.ask("fix the bug", system="be brief")
+    waited = time.perf_counter() - started
 
     assert reply.text == "BE BRIEF\n\nFIX THE BUG"
     assert reply.attempts == 1
     assert (reply.input_tokens, reply.output_tokens, reply.model) == (None, None, None)
-    assert 0 < reply.latency_s < 2
+    assert 0 < reply.latency_s <= waited
 
 
 def test_a_large_prompt_and_answer_stream_through_without_deadlock() -> None:
@@ -101,22 +103,21 @@ def test_output_past_the_cap_is_an_error() -> None:
         _python("print('a' * 1000)", max_output_bytes=1000).ask("")
 
 
-def test_endless_output_is_cut_off_quickly() -> None:
+def test_endless_output_is_cut_off_by_the_cap_not_the_timeout() -> None:
     code = "import sys\nwhile True: sys.stdout.write('x' * 65536)"
 
-    started = time.perf_counter()
-    with pytest.raises(AgentError, match="max_output_bytes"):
-        _python(code, max_output_bytes=200_000, timeout_ms=10_000).ask("")
+    with pytest.raises(AgentError, match="max_output_bytes") as caught:
+        _python(code, max_output_bytes=200_000, timeout_ms=60_000).ask("")
 
-    assert time.perf_counter() - started < 2
+    assert caught.value.kind == "output_cap"
 
 
-def test_a_slow_program_times_out_fast() -> None:
+def test_a_slow_program_is_cut_short_at_its_timeout() -> None:
     started = time.perf_counter()
     with pytest.raises(AgentError, match=r"did not answer within 0\.3 s \(timeout_ms\)"):
-        _agent("sleep", "30", timeout_ms=300).ask("hello")
+        _agent("sleep", "120", timeout_ms=300).ask("hello")
 
-    assert time.perf_counter() - started < 1.5
+    assert time.perf_counter() - started < 60  # killed, not waited for: however busy the host
 
 
 def test_a_program_that_closes_stdout_but_keeps_running_times_out() -> None:
