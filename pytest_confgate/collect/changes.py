@@ -295,9 +295,10 @@ def _prefix(root: Path, top: Path) -> str:
     return "" if relative == "." else relative
 
 
-def change_diff(root: Path, merge_base: str | None, max_chars: int) -> str:
+def change_diff(root: Path, merge_base: str | None) -> str:
     """The change as a unified diff for a reviewer: since ``merge_base`` (else HEAD), working
-    tree included, untracked files named; cut at ``max_chars`` (the reader says so).
+    tree included, untracked files named. Whole: a reader that shows only part of it must
+    know, and say, how much it left out.
 
     Raises ``EvidenceError`` when git cannot produce it.
     """
@@ -311,7 +312,7 @@ def change_diff(root: Path, merge_base: str | None, max_chars: int) -> str:
     untracked = [change.path for change in _untracked_files(top)]
     if untracked:
         text += "".join(f"new untracked file: {name}\n" for name in untracked)
-    return text[: max_chars + 1]
+    return text
 
 
 def change_story(root: Path, merge_base: str | None, max_chars: int = 20_000) -> str:

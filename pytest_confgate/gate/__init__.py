@@ -7,7 +7,8 @@ One evaluation flows one way (STYLE.md)::
     collectors  the table of per-metric collectors the engine calls
     roles       which share of the work one pytest process does under xdist
     scope       pure: risk rules, patch coverage, findings on changed lines
-    tiers       pure: a tier, once set, only rises (the change's machinery, tamper evidence)
+    tiers       pure: a tier, once set, only rises (the change's machinery, tamper evidence,
+                a judge whose input tried to instruct it or that saw part of the diff)
     waivers     pure: active waivers excuse findings; expired ones excuse nothing
     policy      pure: tier + evidence + sign-offs -> ``Verdict``
     score       pure: ``compute_confidence``, ``compute_raw`` (SPEC 5)
