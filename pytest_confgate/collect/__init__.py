@@ -12,6 +12,8 @@ Each module turns one source of evidence into an ``EvalMetric``:
   mirrors bandit's file discovery so a warm run need not start it;
 - ``tool_cache``   -- per-file tool results keyed by content, tool version and config;
 - ``changes``      -- the change from git: files and lines since the merge base;
+- ``symlinks``     -- a change to a symlink's target counts under the link's path too;
+- ``provenance``   -- what the report is bound to: head commit, uncommitted changes, run id;
 - ``checklist``    -- Markdown task lists in the PR body or a file;
 - ``requirements`` -- requirement files and the tests linked to them;
 - ``signoffs``     -- human sign-offs from the PR's reviews (or ``CONFGATE_SIGNOFFS``);
