@@ -117,8 +117,8 @@ def is_pull_request_run(environ: Mapping[str, str]) -> bool:
     """Whether this run reviews a pull request: the event's name, ``GITHUB_BASE_REF``, or an
     event file that carries ``pull_request`` (a review event has one too).
 
-    An event file that cannot be read counts as a pull request when the event's name or
-    ``GITHUB_BASE_REF`` says so; otherwise it is not one.
+    An event file that is named but cannot be read counts as one: what it would allow (a
+    sign-off from the environment, a configuration from addopts) is the unsafe side.
     """
     name = environ.get("GITHUB_EVENT_NAME", "").strip()
     if name in PULL_REQUEST_EVENTS or environ.get("GITHUB_BASE_REF", "").strip():
@@ -126,7 +126,7 @@ def is_pull_request_run(environ: Mapping[str, str]) -> bool:
     try:
         event = load_event(environ)
     except GitHubError:
-        return False
+        return True
     return event is not None and isinstance(event.get("pull_request"), dict)
 
 

@@ -5,6 +5,7 @@ bodies), so sign-off and PR-comment tests run the real client code without the i
 
     server.add_pull("o/r", 7, author="carol", head_sha="b" * 40)
     server.add_review("o/r", 7, "alice", "APPROVED", commit_id="b" * 40)
+    server.add_commit("o/r", 7, author="dave", message="fix\n\nCo-authored-by: E <e@x.org>")
     server.add_team_member("o", "reviewers", "dave")
     server.fail_next(500, message="boom")                 # the next request gets HTTP 500
     server.fail_next(reset=True)                          # connection closed, no reply
@@ -51,7 +52,7 @@ _Route = Callable[
 
 
 class FakeGitHubServer(LocalServer):
-    """Pull requests, reviews, team memberships and issue comments, all in memory."""
+    """Pull requests, reviews, commits, team memberships and issue comments, all in memory."""
 
     def __init__(self, token: str = "ghs_fake_token_0123456789") -> None:  # noqa: S107 - a fake server's fake token
         self.token = token
@@ -59,6 +60,7 @@ class FakeGitHubServer(LocalServer):
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.reviews: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.teams: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
+        self.commits: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self._ids = itertools.count(1000)
         self._failures: collections.deque[_Failure] = collections.deque()
@@ -94,6 +96,28 @@ class FakeGitHubServer(LocalServer):
         self.reviews[repo, number].append(review)
         return review
 
+    def add_commit(
+        self,
+        repo: str,
+        number: int,
+        *,
+        author: str | None,
+        message: str = "change",
+        name: str = "Some One",
+        email: str = "someone@example.invalid",
+    ) -> dict[str, Any]:
+        """Append a commit to the pull request; ``author`` None: an email GitHub cannot map."""
+        sha = f"{next(self._ids):040x}"
+        commit = {
+            "sha": sha,
+            "commit": {"message": message, "author": {"name": name, "email": email}},
+            "author": None if author is None else {"login": author, "type": "User"},
+            "committer": {"login": "web-flow", "type": "User"},
+            "parents": [],
+        }
+        self.commits[repo, number].append(commit)
+        return commit
+
     def add_team_member(self, org: str, team: str, login: str) -> None:
         """Make ``login`` an active member of ``org/team``."""
         self.teams[org, team].add(login.casefold())
@@ -128,6 +152,11 @@ class FakeGitHubServer(LocalServer):
         self, request: RecordedRequest, m: re.Match[str]
     ) -> tuple[int, Any, dict[str, str]]:
         return self._page(request, list(self.reviews.get((m["repo"], int(m["n"])), [])))
+
+    def _commits(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        return self._page(request, list(self.commits.get((m["repo"], int(m["n"])), [])))
 
     def _membership(
         self, request: RecordedRequest, m: re.Match[str]
@@ -211,6 +240,7 @@ _REPO = r"/repos/(?P<repo>[^/]+/[^/]+)"
 _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)"), FakeGitHubServer._pull),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/reviews"), FakeGitHubServer._reviews),
+    ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/commits"), FakeGitHubServer._commits),
     (
         "GET",
         re.compile(r"/orgs/(?P<org>[^/]+)/teams/(?P<team>[^/]+)/memberships/(?P<login>[^/]+)"),

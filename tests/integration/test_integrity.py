@@ -353,3 +353,39 @@ def test_the_base_config_protects_more_paths(repo: pytest.Pytester) -> None:
     report = read_report(repo)
     assert report["risk_tier"] == "T2"
     assert "scripts/release.sh matched gate.protected_paths (scripts/**)" in report["risk_reason"]
+
+
+# -- sign-offs and the checklist -----------------------------------------------------------
+
+
+def test_confgate_signoffs_never_signs_off_a_pull_request(
+    guarded: tuple[pytest.Pytester, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No token in the gate step: the environment must not stand in for the reviews."""
+    repo, base = guarded
+    touch_calc(repo)
+    commit(repo, "feature")
+    open_pull_request(repo, monkeypatch, tmp_path, base)
+    monkeypatch.setenv("CONFGATE_SIGNOFFS", "alice,bob")
+
+    assert repo.runpytest("--confgate").ret == 1
+    report = read_report(repo)
+    assert report["decision"] == "needs_signoff"
+    assert report["signoffs"]["approved_by"] == []
+    assert {e["login"] for e in report["signoffs"]["ignored"]} == {"alice", "bob"}
+
+
+def test_a_ticked_item_with_a_caveat_does_not_satisfy_a_required_item(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {
+        "number": 7, "body": "- [x] tests added (will do later)\n- [x] docs updated\n"}}))
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    write_config(project, "gate:\n  metrics:\n    - {type: checklist_completion, "
+                 "required: [tests added, docs updated]}\n")
+
+    assert project.runpytest("--confgate").ret == 1
+    assert read_report(project)["reasons"] == [
+        "checklist_completion: required item(s) not checked: 'tests added'"
+    ]
