@@ -116,7 +116,7 @@ class _GatePlugin:
         from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.engine import GateRun
         from pytest_confgate.gate.roles import ProcessRole
-        from pytest_confgate.report.json_report import resolve_report_path
+        from pytest_confgate.report.json_report import forget_report, resolve_report_path
 
         root = Path(config.rootpath)
         # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
@@ -128,9 +128,11 @@ class _GatePlugin:
             config=options.confgate_config,
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
+        report_path = resolve_report_path(root, options.confgate_report)
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
-        report_path = resolve_report_path(root, options.confgate_report)
         run = GateRun(loaded, root, os.environ, requested=requested, config_choice=choice)
         role = ProcessRole.at_startup(run, options, os.environ)
         return cls(config, run, TestTally(), report_path, role)

@@ -389,3 +389,12 @@ def test_a_ticked_item_with_a_caveat_does_not_satisfy_a_required_item(
     assert read_report(project)["reasons"] == [
         "checklist_completion: required item(s) not checked: 'tests added'"
     ]
+
+
+def test_a_run_that_stops_early_leaves_no_older_report_behind(project: pytest.Pytester) -> None:
+    assert project.runpytest("--confgate").ret == 0
+    assert read_report(project)["decision"] == "pass"
+    write_config(project, "gate: [unclosed\n")
+
+    assert project.runpytest("--confgate").ret == pytest.ExitCode.USAGE_ERROR
+    assert not (project.path / "confgate-report.json").exists()
