@@ -115,7 +115,7 @@ class _GatePlugin:
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.engine import GateRun
-        from pytest_confgate.gate.roles import ProcessRole
+        from pytest_confgate.gate.roles import ProcessRole, distributed
         from pytest_confgate.report.json_report import forget_report, resolve_report_path
 
         root = Path(config.rootpath)
@@ -129,7 +129,7 @@ class _GatePlugin:
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
         report_path = resolve_report_path(root, options.confgate_report)
-        if not os.environ.get("PYTEST_XDIST_WORKER"):
+        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
             forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
