@@ -19,6 +19,7 @@ One evaluation flows one way (STYLE.md)::
     merge       ``confgate merge``: CI shards -> one report decided once
     recount     sign-offs counted again from the PR's reviews in the Action's publish step
     binding     whether a saved report is this run's verdict on this commit (publish asks)
+    rederive    the tier worked out again in the publish step from GitHub's file list
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

@@ -14,7 +14,7 @@ notices the deletion.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -140,10 +140,20 @@ def trusted_config(
         where = f"defaults; the base {view.base_ref} cannot be read ({view.error})"
         source = f"{choice.source}; the base commit's configuration is out of reach"
         return LoadedConfig(ConfgateConfig(), loaded.path), Trust(where, source, choice.ignored)
-    found = _config_at_base(root, view.base_commit, choice.path)
-    if found is None:  # named outside the repository: not part of any change
+    commit, explicit, outside = view.base_commit, choice.path, []
+
+    def read(name: str) -> str | None:
+        if name != explicit:
+            return read_at_ref(root, commit, name)
+        try:  # named on the command line relative to the cwd, which read_at_ref cannot know
+            return read_at_ref(root, commit, os.path.abspath(name))
+        except EvidenceError:
+            outside.append(name)  # outside the repository: not part of any change
+            return None
+
+    config, where, _ = base_config(read, explicit, commit[:12])
+    if outside:
         return loaded, here
-    config, where = found
     why = "because the change edits it" if edits else f"({view.base.source})"
     note = None
     if edits:
@@ -155,28 +165,26 @@ def trusted_config(
     return LoadedConfig(config, loaded.path), Trust(where, source, choice.ignored, note)
 
 
-def _config_at_base(
-    root: Path, commit: str, explicit: str | None
-) -> tuple[ConfgateConfig, str] | None:
-    """The configuration the base commit would use: ``explicit`` if it has it, else its own
-    discovery (SPEC 3 order); None when ``explicit`` lies outside the repository."""
-    names: list[tuple[str, str]] = [(os.path.abspath(explicit), explicit)] if explicit else []
-    names += [(name, name) for name in (*YAML_NAMES, "pyproject.toml")]
-    for name, shown in names:
-        try:
-            text = read_at_ref(root, commit, name)
-        except EvidenceError:
-            if shown is explicit:
-                return None
-            raise
+def base_config(
+    read: Callable[[str], str | None], explicit: str | None, at: str
+) -> tuple[ConfgateConfig, str, str | None]:
+    """The configuration a commit would use (``read`` gives a file's text there, or None):
+    ``explicit`` if it has it, else its own discovery (SPEC 3 order), else the defaults.
+    Returns it, where it came from in words, and the file's name (None: defaults).
+
+    Shared by the gate (git) and the publish step (GitHub's API), so both judge alike.
+    """
+    names = [explicit] if explicit else []
+    for name in [*names, *YAML_NAMES, "pyproject.toml"]:
+        text = read(name)
         if text is None or (name.endswith("pyproject.toml") and not _has_confgate_table(text)):
             continue
         try:
-            return parse_config_text(Path(shown), text), f"{shown} at {commit[:12]}"
+            return parse_config_text(Path(name), text), f"{name} at {at}", name
         except ConfigError as exc:
             # The trusted side is broken: its defaults are still trusted, the change is not.
-            return ConfgateConfig(), f"defaults; {shown} at {commit[:12]} is invalid: {exc}"
-    return ConfgateConfig(), f"defaults; no configuration at {commit[:12]}"
+            return ConfgateConfig(), f"defaults; {name} at {at} is invalid: {exc}", name
+    return ConfgateConfig(), f"defaults; no configuration at {at}", None
 
 
 def _has_confgate_table(text: str) -> bool:

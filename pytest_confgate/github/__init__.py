@@ -8,6 +8,7 @@
 - ``reviews``    -- sign-offs from the pull request's reviews (latest per person, on the head
   commit, by an approver who is not the author, wrote no commit of it and is not a bot; the
   rest named with the reason);
+- ``pulls``      -- a pull request's file list and a file's text at a commit (contents API);
 - ``publish``    -- what ``confgate github publish`` writes: job summary, outputs with random
   delimiters, escaped annotations on changed lines, the one sticky PR comment;
 - ``action_run`` -- the Action's gate step: old reports removed, the pytest argv from ``env:``

@@ -91,6 +91,7 @@ class Runner:
         fields: dict[str, Any] = {
             "number": 7, "title": EVIL, "body": EVIL, "user": {"login": "carol"},
             "head": {"ref": "feature;$(touch pwned)", "sha": self.head()},
+            "base": {"ref": "main", "sha": git(self.workspace, "rev-parse", "main").strip()},
         }
         fields.update(pull)
         self.event.write_text(json.dumps({"action": "opened", "pull_request": fields}),
@@ -181,6 +182,19 @@ def apply_file_commands(env: dict[str, str], files: dict[str, Path]) -> dict[str
     return env
 
 
+def serve_pull_request(server: FakeGitHubServer, repo: Path, number: int = 7) -> None:
+    """What GitHub's API says of the PR main..HEAD: its files, and each at both commits."""
+    base = git(repo, "rev-parse", "main").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for line in git(repo, "diff", "--name-status", "--no-renames", base, head).splitlines():
+        status, name = line.split("\t", 1)
+        server.add_file("o/r", number, name, {"A": "added", "D": "removed"}.get(status, "modified"))
+    for ref in (base, head):
+        for name in git(repo, "ls-tree", "-r", "--name-only", ref).splitlines():
+            text = git(repo, "show", f"{ref}:{name}")
+            server.add_content("o/r", ref, name, text)
+
+
 def assert_log_issues_only_our_commands(log: list[str], annotations: list[str]) -> None:
     """Lines read as commands are ours: stop/resume pairs and the annotations we built."""
     tokens: list[str] = []
@@ -259,7 +273,8 @@ def test_the_action_gates_publishes_and_keeps_one_comment(
     assert [r.method for r in github_server.requests].count("PATCH") == 1
 
     runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main", "comment": "false"})
-    assert len(github_server.requests) == 4  # list+post, list+patch; nothing with comment off
+    comment_calls = [r for r in github_server.requests if "/comments" in r.path]
+    assert len(comment_calls) == 4  # list+post, list+patch; nothing with comment off
 
 
 def test_reviews_read_in_the_publish_step_sign_off_a_t3_change(
@@ -280,9 +295,8 @@ def test_reviews_read_in_the_publish_step_sign_off_a_t3_change(
     github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=head)
     github_server.add_review("o/r", 7, "bob", "APPROVED", commit_id="0" * 40)  # stale
     runner = Runner(repo.path, tmp_path, github_server)
-    runner.event.write_text(json.dumps({"pull_request": {
-        "number": 7, "title": "t", "body": "", "head": {"sha": head},
-        "user": {"login": "carol"}}}), encoding="utf-8")
+    runner.write_event(title="t", body="")
+    serve_pull_request(github_server, repo.path)
 
     waiting = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
     assert waiting.status == 1
@@ -549,7 +563,7 @@ def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> No
     assert workflow["permissions"] == {}
     gate, publish = workflow["jobs"]["gate"], workflow["jobs"]["publish"]
     assert gate["permissions"] == {"contents": "read"}
-    assert publish["permissions"] == {"pull-requests": "write"}
+    assert publish["permissions"] == {"contents": "read", "pull-requests": "write"}
     assert (publish["needs"], publish["if"]) == ("gate", "always()")
     checkout = gate["steps"][0]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
@@ -563,3 +577,51 @@ def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> No
     )
     for step in [*gate["steps"], *publish["steps"]]:
         assert "github-token" not in step.get("with", {}) or step is publish["steps"][-1]
+
+
+FORGING_CONFTEST = """\
+import json
+import pathlib
+
+
+def pytest_unconfigure(config):
+    # After the gate wrote its report: keep its provenance, claim an easy pass.
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(risk_tier="T0", risk_reason="set by gate.risk_tier", decision="pass",
+                  reasons=[], conditions=[], auto_advance=True)
+    report["signoffs"].update(required=0, approvers=["mallory"])
+    path.write_text(json.dumps(report))
+"""
+
+
+def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The tests run in the gate's process and rewrite its report; publish re-derives the tier
+    from the pull request's files and the base's configuration, which they cannot touch."""
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  risk_rules:\n    - {paths: ['calc/**'], tier: T3}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "T3 rule on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "extra.py").write_text("LIMIT = 3\n", encoding="utf-8")
+    repo.path.joinpath("conftest.py").write_text(FORGING_CONFTEST, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a change, and a report to match")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    runner.write_event()
+
+    runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert load_report(repo.path / "confgate-report.json").risk_tier == "T0"  # forged
+    published = runner.run({"mode": "publish", "comment": "false"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert published.status == 1
+    assert published.outputs["decision"] == "needs_signoff"
+    final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
+    assert final.risk_tier == "T3"
+    assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
+    assert "conftest.py" in final.risk_reason
+    assert final.signoffs.approvers == []  # the base's list, not the report's

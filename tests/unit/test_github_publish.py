@@ -27,6 +27,7 @@ from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateR
 from pytest_confgate.report.markdown import MARKER
 
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
+BASE_SHA = "b" * 40
 
 
 def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
@@ -277,6 +278,7 @@ def pr_env(tmp_path: Path, server: FakeGitHubServer, number: int = 7) -> dict[st
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {
         "number": number, "title": EVIL, "head": {"sha": HEAD_SHA}, "user": {"login": "carol"},
+        "base": {"sha": BASE_SHA},
     }}), encoding="utf-8")
     return {**runner_env(tmp_path), "GITHUB_EVENT_PATH": str(event),
             "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": server.token,
@@ -316,7 +318,8 @@ def test_a_github_failure_does_not_change_the_exit_status(
     tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     env = pr_env(tmp_path, github_server)
-    github_server.fail_next(403, message="Resource not accessible by integration")
+    github_server.fail_next(403, message="Resource not accessible by integration",
+                            path="/repos/o/r/issues/7/comments")
     code, _, err = run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
     assert code == 1
     assert "no PR comment: GitHub GET" in err
@@ -429,7 +432,8 @@ def reviewed_pr(tmp_path: Path, server: FakeGitHubServer, *reviews: tuple[str, s
         server.add_review("o/r", 7, login, "APPROVED", commit_id=commit)
     env = pr_env(tmp_path, server)
     Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"pull_request": {
-        "number": 7, "head": {"sha": head}, "user": {"login": "carol"}}}), encoding="utf-8")
+        "number": 7, "head": {"sha": head}, "user": {"login": "carol"},
+        "base": {"sha": BASE_SHA}}}), encoding="utf-8")
     return env
 
 
