@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pytest_confgate.collect.signoffs import collect_signoffs
-from pytest_confgate.exceptions import ConfgateError
+from pytest_confgate.exceptions import ConfgateError, GitHubError
 from pytest_confgate.gate.policy import recount_signoffs
 from pytest_confgate.gate.rederive import derive_floor
 from pytest_confgate.gate.tiers import raised, tier_rank
@@ -76,20 +76,16 @@ def _with_floor(
         if pull is None or repo.count("/") != 1:
             raise ConfgateError("no pull request or GITHUB_REPOSITORY to read the files of")
         floor = derive_floor(client, environ, pull, repo)
+    except GitHubError as exc:
+        if exc.status != 404:
+            return _unchecked(report, exc)
+        # GitHub knows no such pull request (or hides it from this token): nothing to judge
+        # by, and the reviews of the same pull request will not count either.
+        return report, [f"risk tier not checked against the pull request's files: {exc}"]
     except ConfgateError as exc:
-        failing = Condition(
-            metric="change",
-            name="evidence",
-            passed=False,
-            message=f"change: the risk tier could not be checked against the pull request's "
-            f"files and the base's configuration: {exc}",
-        )
-        verdict = _verdict(report)
-        verdict = verdict.model_copy(update={"conditions": [failing, *verdict.conditions]})
-        after = recount_signoffs(verdict, report.risk_tier, report.signoffs)
-        update = {"decision": after.decision, "reasons": after.reasons,
-                  "conditions": after.conditions, "auto_advance": False}
-        return report.model_copy(update=update), [failing.message]
+        return _unchecked(report, exc)
+    if floor is None:
+        return report, ["risk tier not checked: the event names no base commit"]
     tier, reason = report.risk_tier, report.risk_reason
     if tier_rank(floor.tier) > tier_rank(tier):
         why = (
@@ -98,11 +94,9 @@ def _with_floor(
         )
         tier, reason = raised(tier, reason, floor.tier, why)
     _, needed, may_advance = floor.policy.tier(tier)
+    approvers = floor.policy.signoff.approvers if floor.configured else report.signoffs.approvers
     signoffs = report.signoffs.model_copy(
-        update={
-            "required": max(needed, report.signoffs.required),
-            "approvers": floor.policy.signoff.approvers,
-        }
+        update={"required": max(needed, report.signoffs.required), "approvers": approvers}
     )
     update = {"risk_tier": tier, "risk_reason": reason, "signoffs": signoffs,
               "auto_advance": report.auto_advance and may_advance}
@@ -110,6 +104,23 @@ def _with_floor(
     if tier != report.risk_tier:
         note += f"; the report said {report.risk_tier}, it is judged at {tier}"
     return report.model_copy(update=update), [note]
+
+
+def _unchecked(report: GateReport, exc: Exception) -> tuple[GateReport, list[str]]:
+    """The report with a failing condition: its tier could not be checked (fail closed)."""
+    failing = Condition(
+        metric="change",
+        name="evidence",
+        passed=False,
+        message=f"change: the risk tier could not be checked against the pull request's "
+        f"files and the base's configuration: {exc}",
+    )
+    verdict = _verdict(report)
+    verdict = verdict.model_copy(update={"conditions": [failing, *verdict.conditions]})
+    after = recount_signoffs(verdict, report.risk_tier, report.signoffs)
+    update = {"decision": after.decision, "reasons": after.reasons,
+              "conditions": after.conditions, "auto_advance": False}
+    return report.model_copy(update=update), [failing.message]
 
 
 def _verdict(report: GateReport) -> Verdict:

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pytest_confgate.config import PolicyConfig
-from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.gate.change import ChangeView, Trust, applied_tier, base_config
 from pytest_confgate.gate.machinery import is_sectioned, machinery_changes
 from pytest_confgate.gate.scope import config_changed
@@ -33,21 +32,32 @@ ENV_PROJECT_DIR = "CONFGATE_PROJECT_DIR"
 
 @dataclass(frozen=True)
 class Floor:
-    """The tier the change's files demand under the base's configuration, and that policy."""
+    """The tier the change's files demand under the base's configuration, and that policy.
+
+    ``configured``: the base has a configuration file (else its defaults judged, whose empty
+    approver list accepts anyone, so a report's own list can only be stricter).
+    """
 
     tier: RiskTier
     reason: str
     config: str
     policy: PolicyConfig
     files: int
+    configured: bool
 
 
 def derive_floor(
     client: GitHubClient, environ: Mapping[str, str], pull: PullRequest, repo: str
-) -> Floor:
-    """Raises ``GitHubError`` when GitHub cannot say what the change or its base is."""
-    if not pull.base_sha:
-        raise GitHubError("the event names no base commit (pull_request.base.sha)")
+) -> Floor | None:
+    """Raises ``GitHubError`` when GitHub cannot say what the change or its base is.
+
+    The base is the event's ``pull_request.base.sha`` (else the ``GITHUB_BASE_REF`` branch);
+    None when neither is known. The runner always writes both, so only a hand-made event
+    lacks them, and the change cannot edit the event.
+    """
+    base = pull.base_sha or environ.get("GITHUB_BASE_REF", "").strip()
+    if not base:
+        return None
     prefix = normalize_path(environ.get(ENV_PROJECT_DIR, "")).strip("/")
     prefix = "" if prefix == "." else prefix
 
@@ -55,7 +65,6 @@ def derive_floor(
         return file_at(client, repo, posixpath.join(prefix, path) if prefix else path, ref)
 
     explicit = environ.get(ENV_CONFIG, "").strip() or None
-    base = pull.base_sha
     config, where, in_use = base_config(lambda name: at(name, base), explicit, base[:12])
     files = tuple(pull_request_files(client, repo, pull.number))
     whole = ChangeSet(base, base, files, prefix)
@@ -74,4 +83,4 @@ def derive_floor(
     )
     trust = Trust(where, "the base commit's, read in the publish step", edits_config=note)
     tier, reason = applied_tier(config, view, trust, machinery)
-    return Floor(tier, reason, where, config.gate.policy, len(whole.files))
+    return Floor(tier, reason, where, config.gate.policy, len(whole.files), in_use is not None)

@@ -144,7 +144,8 @@ def test_a_project_in_a_subfolder_is_judged_relative_to_it(
 def test_a_tier_that_cannot_be_checked_fails_closed(
     tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
 ) -> None:
-    github_server.fail_next(404, message="Not Found", path="/repos/o/r/pulls/7/files")
+    github_server.fail_next(403, message="Resource not accessible by integration",
+                            path="/repos/o/r/pulls/7/files")
 
     code, saved, _ = run(tmp_path, env, forged())
 
@@ -165,3 +166,29 @@ def test_a_real_report_at_the_right_tier_is_left_as_it_is(
 
     assert (code, saved.risk_tier, saved.decision) == (0, "T1", Decision.PASS)
     assert "risk tier checked against the pull request's files: T1" in err
+
+
+def test_without_a_pull_request_to_read_the_tier_is_left_as_the_report_says(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    """GitHub answers 404 for a pull request it does not know (or hides from this token):
+    its reviews will not count either, so nothing is approved on its word."""
+    github_server.fail_next(404, message="Not Found", path="/repos/o/r/pulls/7/files")
+
+    code, saved, err = run(tmp_path, env, forged())
+
+    assert (code, saved.risk_tier, saved.decision) == (0, "T0", Decision.PASS)
+    assert "risk tier not checked against the pull request's files: GitHub GET" in err
+
+
+def test_a_base_without_configuration_keeps_the_reports_own_approver_list(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    """The defaults accept any reviewer but the author; a report's list can only narrow that."""
+    github_server.add_file("o/r", 7, "src/app.py")
+    report = gate_report(risk_tier="T3", decision=Decision.NEEDS_SIGNOFF,
+                         signoffs=Signoffs(required=2, approvers=["alice", "bob"]))
+
+    _, saved, _ = run(tmp_path, env, report)
+
+    assert (saved.risk_tier, saved.signoffs.approvers) == ("T3", ["alice", "bob"])
