@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import git, read_report, write_config
@@ -68,20 +69,28 @@ def assert_judged_at_t3_against(report: dict[str, object], base: str) -> None:
     assert change["base"] == base
 
 
+def pull_request_touching_calc(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, base: str,
+    *args: str,
+) -> dict[str, Any]:
+    """Commit a change to ``calc/``, run the gate on it as a pull request; it must be T3."""
+    touch_calc(repo)
+    commit(repo, "the change")
+    open_pull_request(repo, monkeypatch, tmp_path, base)
+    assert repo.runpytest("--confgate", *args).ret == 1
+    report = read_report(repo)
+    assert_judged_at_t3_against(report, base)
+    return report
+
+
 def test_a_change_cannot_redirect_its_base_or_lower_its_tier_in_its_config(
     guarded: tuple[pytest.Pytester, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     repo, base = guarded
     write_config(repo, "base_ref: HEAD\ngate:\n  risk_tier: T0\n")
-    touch_calc(repo)
-    commit(repo, "compare me with myself")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
 
-    result = repo.runpytest("--confgate")
+    report = pull_request_touching_calc(repo, monkeypatch, tmp_path, base)
 
-    assert result.ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
     assert report["change"]["base_source"] == "pull_request.base.sha of the GitHub event"
     ignored = " ".join(report["change"]["ignored"])
     assert "base_ref: HEAD" in ignored
@@ -98,15 +107,9 @@ def test_a_base_from_addopts_is_ignored_on_a_pull_request(
             PYPROJECT + 'addopts = "--confgate-base=HEAD"\n', encoding="utf-8")
     else:
         monkeypatch.setenv("PYTEST_ADDOPTS", "--confgate-base=HEAD")
-    touch_calc(repo)
-    commit(repo, "compare me with myself")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
 
-    result = repo.runpytest("--confgate")
+    report = pull_request_touching_calc(repo, monkeypatch, tmp_path, base)
 
-    assert result.ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
     ignored = " ".join(report["change"]["ignored"])
     assert "--confgate-base=HEAD from addopts or PYTEST_ADDOPTS" in ignored
 
@@ -118,16 +121,9 @@ def test_a_config_file_named_in_addopts_is_ignored_on_a_pull_request(
     write_config(repo, "gate:\n  risk_tier: T0\n", name="lax.yml")
     (repo.path / "pyproject.toml").write_text(
         PYPROJECT + 'addopts = "--confgate-config=lax.yml"\n', encoding="utf-8")
-    touch_calc(repo)
-    commit(repo, "judge me by my own rules")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
 
-    result = repo.runpytest("--confgate")
+    change = pull_request_touching_calc(repo, monkeypatch, tmp_path, base)["change"]
 
-    assert result.ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
-    change = report["change"]
     assert change["config"] == f"confgate.yml at {base[:12]}"
     assert "--confgate-config=lax.yml from addopts or PYTEST_ADDOPTS" in " ".join(
         change["ignored"])
@@ -138,14 +134,10 @@ def test_confgate_config_in_the_environment_is_ignored_on_a_pull_request(
 ) -> None:
     repo, base = guarded
     write_config(repo, "gate:\n  risk_tier: T0\n", name="lax.yml")
-    touch_calc(repo)
-    commit(repo, "judge me by my own rules")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
     monkeypatch.setenv("CONFGATE_CONFIG", "lax.yml")
 
-    assert repo.runpytest("--confgate").ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
+    report = pull_request_touching_calc(repo, monkeypatch, tmp_path, base)
+
     assert "CONFGATE_CONFIG=lax.yml" in " ".join(report["change"]["ignored"])
 
 
@@ -155,13 +147,10 @@ def test_a_config_named_on_the_command_line_is_read_from_the_base_commit(
     write_config(repo, BASE_RULES, name="ci.yml")
     base = on_main(repo)
     write_config(repo, "gate:\n  risk_tier: T0\n", name="ci.yml")  # relaxed by the change
-    touch_calc(repo)
-    commit(repo, "relax ci.yml")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
 
-    assert repo.runpytest("--confgate", "--confgate-config=ci.yml").ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
+    report = pull_request_touching_calc(
+        repo, monkeypatch, tmp_path, base, "--confgate-config=ci.yml")
+
     assert report["change"]["config"] == f"ci.yml at {base[:12]}"
     assert report["change"]["config_source"].startswith("--confgate-config on the command line")
 
@@ -184,35 +173,25 @@ def test_the_base_commit_judges_even_when_the_change_leaves_the_config_alone(
     assert_judged_at_t3_against(read_report(repo), base)
 
 
-def test_a_command_line_base_that_is_not_on_the_base_branch_is_ignored(
-    guarded: tuple[pytest.Pytester, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize(
+    ("given", "source", "ignored"),
+    [("main", "--confgate-base on the command line", ""),
+     ("HEAD", "pull_request.base.sha of the GitHub event", "--confgate-base HEAD on the command "
+      "line not used: its merge base with HEAD")],
+    ids=["on-the-base-branch", "off-it"],
+)
+def test_a_command_line_base_is_used_while_it_is_on_the_base_branch(
+    guarded: tuple[pytest.Pytester, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    given: str, source: str, ignored: str,
 ) -> None:
     """An edited workflow passing ``--confgate-base HEAD`` still meets the event's base."""
     repo, base = guarded
-    touch_calc(repo)
-    commit(repo, "feature")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
 
-    assert repo.runpytest("--confgate", "--confgate-base", "HEAD").ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
-    assert "--confgate-base HEAD" in " ".join(report["change"]["ignored"])
+    report = pull_request_touching_calc(
+        repo, monkeypatch, tmp_path, base, "--confgate-base", given)
 
-
-def test_the_real_command_line_base_is_used_and_said(
-    guarded: tuple[pytest.Pytester, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    repo, base = guarded
-    touch_calc(repo)
-    commit(repo, "feature")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
-
-    assert repo.runpytest("--confgate", "--confgate-base", "main").ret == 1
-    report = read_report(repo)
-    assert_judged_at_t3_against(report, base)
-    assert report["change"]["base_ref"] == "main"
-    assert report["change"]["base_source"] == "--confgate-base on the command line"
-    assert report["change"]["ignored"] == []
+    assert report["change"]["base_source"] == source
+    assert " ".join(report["change"]["ignored"]).startswith(ignored)
 
 
 def test_a_local_run_still_honours_addopts_and_base_ref(repo: pytest.Pytester) -> None:
@@ -363,13 +342,10 @@ def test_confgate_signoffs_never_signs_off_a_pull_request(
 ) -> None:
     """No token in the gate step: the environment must not stand in for the reviews."""
     repo, base = guarded
-    touch_calc(repo)
-    commit(repo, "feature")
-    open_pull_request(repo, monkeypatch, tmp_path, base)
     monkeypatch.setenv("CONFGATE_SIGNOFFS", "alice,bob")
 
-    assert repo.runpytest("--confgate").ret == 1
-    report = read_report(repo)
+    report = pull_request_touching_calc(repo, monkeypatch, tmp_path, base)
+
     assert report["decision"] == "needs_signoff"
     assert report["signoffs"]["approved_by"] == []
     assert {e["login"] for e in report["signoffs"]["ignored"]} == {"alice", "bob"}
