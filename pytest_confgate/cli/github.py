@@ -17,9 +17,12 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_confgate.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from pytest_confgate.models import GateReport
 
 ANNOTATIONS_CAP = 10  # github.publish.ANNOTATIONS_CAP, kept lazy so --help stays fast
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # every byte of the report is untrusted: cap what is read
@@ -130,7 +133,7 @@ def publish(
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path) -> GateReport:
     """The report, refused unread when it is larger than any real report could be."""
     from pytest_confgate.exceptions import ReportError
     from pytest_confgate.report.writers import load_report
