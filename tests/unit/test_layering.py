@@ -17,6 +17,7 @@ PURE = [
     "gate/policy.py",
     "gate/score.py",
     "gate/tiers.py",
+    "gate/machinery.py",
     "trust/formula.py",
     "rank/scoring.py",
     "rank/ranking.py",
