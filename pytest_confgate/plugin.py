@@ -220,7 +220,9 @@ class _GatePlugin:
         if not self.role.decides:
             return
         terminalreporter.write_sep("-", "confgate")
-        lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
+        verbosity = int(self.config.getoption("verbose", 0) or 0)
+        path = _display_path(self.report_path)
+        lines = summary_lines(self.report, path, verbosity=verbosity) if self.report else []
         passed = self._passed()
         for line in lines:
             if line.startswith("confgate: "):

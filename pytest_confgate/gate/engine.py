@@ -210,7 +210,7 @@ class GateRun:
             decision=verdict.decision,
             reasons=verdict.reasons,
             auto_advance=verdict.auto_advance,
-            metrics=metrics,
+            metrics=verdict.metrics,
             conditions=verdict.conditions,
             tests=tests,
             confidence=confidence,

@@ -44,6 +44,8 @@ class _Check:
     message: str
     value: float | None = None
     threshold: float | None = None
+    limit: str | None = None
+    """The limit as people read it (``max 0 violations``); None for checks that are no limit."""
 
 
 def decide(
@@ -64,22 +66,46 @@ def decide(
     blocking, needed, may_advance = gate.policy.tier(tier)
     by_type = {m.type: m for m in metrics}
     conditions: list[Condition] = []
+    judged: dict[int, EvalMetric] = {}
     for config in gate.metrics:
         metric = by_type.get(config.type)
         partial = _partial_judgement(config, metric)
-        for check in _checks(gate, config, metric, tests):
+        own: list[Condition] = []
+        checks = _checks(gate, config, metric, tests)
+        for check in checks:
             advisory = config.advisory or partial is not None
             is_blocking = (blocking or check.name == "tests_failed") and not advisory
             if partial is not None and not check.passed:
                 check = replace(check, message=f"{check.message} ({partial})")
-            conditions.append(_condition(config.type, check, is_blocking))
+            own.append(_condition(config.type, check, is_blocking))
+        conditions.extend(own)
+        if metric is not None:
+            judged[id(metric)] = _judged(metric, own, checks)
     for condition in extra or []:
         conditions.append(
             condition.model_copy(update={"blocking": condition.blocking and blocking})
         )
     if needed:
         conditions.append(_signoff_condition(tier, needed, signoffs))
-    return _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+    verdict = _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+    # A metric no configured condition judges (a plugin's) carries no verdict, whatever it says.
+    unjudged = {"passed": None, "limit": None}
+    judged_metrics = [judged.get(id(m)) or m.model_copy(update=unjudged) for m in metrics]
+    return verdict.model_copy(update={"metrics": judged_metrics})
+
+
+def _judged(metric: EvalMetric, own: list[Condition], checks: list[_Check]) -> EvalMetric:
+    """``metric`` with the verdict on its own conditions and the limits that apply.
+
+    ``passed`` is None when none of its conditions blocks (advisory: the metric, or the tier)
+    or when there is nothing to check beyond collecting the evidence.
+    """
+    limit = ", ".join(c.limit for c in checks if c.limit) or None
+    checked = [c for c in own if not (c.name == "evidence" and c.passed)]
+    passed: bool | None = None
+    if checked and any(c.blocking for c in checked):
+        passed = all(c.passed for c in checked)
+    return metric.model_copy(update={"passed": passed, "limit": limit})
 
 
 def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict:
@@ -93,7 +119,8 @@ def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict
     conditions = [c for c in verdict.conditions if c.metric != "signoff"]
     if signoffs.required:
         conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
-    return _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+    after = _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+    return after.model_copy(update={"metrics": verdict.metrics})
 
 
 def _partial_judgement(config: MetricConfig, metric: EvalMetric | None) -> str | None:
@@ -176,7 +203,7 @@ def _checks(
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
-        checks.append(_Check("min", ok, message, metric.value, config.min))
+        checks.append(_Check("min", ok, message, metric.value, config.min, f"min {floor}"))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
         checks.extend(hard_checks(gate, config, metric, tests))
@@ -195,7 +222,10 @@ def _test_checks(
             parts.append(_plural(tests.errors, "error"))
         what = " and ".join(parts) or "no test failed"
         message = f"test_pass_rate: {what} (max_failed_tests: {limit})"
-        checks.append(_Check("tests_failed", broken <= limit, message, float(broken), limit))
+        checks.append(
+            _Check("tests_failed", broken <= limit, message, float(broken), limit,
+                   f"max {limit:g} failed")
+        )
     need = getattr(config, "min_tests", 1)
     ran = tests.ran
     message = f"test_pass_rate: {_plural(ran, 'test')} ran (min_tests: {need})"
@@ -219,7 +249,10 @@ def _security_checks(
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
-    return [_Check("max_high_severity", high <= limit, message, float(high), float(limit))]
+    return [
+        _Check("max_high_severity", high <= limit, message, float(high), float(limit),
+               f"max {limit:g} HIGH")
+    ]
 
 
 def _lint_checks(
@@ -230,7 +263,10 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
-    return [_Check("max_lint_violations", count <= limit, message, float(count), float(limit))]
+    return [
+        _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
+               f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
+    ]
 
 
 def _checklist_checks(
@@ -244,7 +280,10 @@ def _checklist_checks(
         if missing
         else "checklist_completion: every required item is checked"
     )
-    return [_Check("checklist_required", not missing, message, float(len(missing)), 0.0)]
+    return [
+        _Check("checklist_required", not missing, message, float(len(missing)), 0.0,
+               "required items checked")
+    ]
 
 
 def _coverage_path_checks(
@@ -285,7 +324,10 @@ def _integrity_checks(
         f"test_integrity: {_plural(count, 'sign')} of tampering with tests or checks "
         f"(max_test_tampering: {limit}){at}"
     )
-    return [_Check("max_test_tampering", count <= limit, message, float(count), float(limit))]
+    return [
+        _Check("max_test_tampering", count <= limit, message, float(count), float(limit),
+               f"max {limit:g} tampering")
+    ]
 
 
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]

@@ -141,3 +141,27 @@ def test_a_change_git_cannot_diff_fails_closed_even_without_changed_scope(
 
 def read_text(repo: pytest.Pytester, name: str) -> str:
     return (repo.path / name).read_text(encoding="utf-8")
+
+
+def test_missing_changed_lines_show_as_ranges_in_the_terminal_and_the_markdown(
+    repo: pytest.Pytester,
+) -> None:
+    """diff-cover prints `Missing lines 17-19`; the gate printed only `25.00% (1/4 lines)`."""
+    from pytest_confgate.models import GateReport
+    from pytest_confgate.report.markdown import render_markdown
+
+    write_config(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed, min: 0.8}]\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "config on main")
+    git(repo.path, "branch", "-f", "main")
+    _append(repo, "calc/__init__.py", UNTESTED)
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+    result.stdout.fnmatch_lines([
+        "test_coverage (changed lines)*25.00%*min 80.00%*FAIL*(1/4 changed lines)",
+        "missing changed lines:",
+        "  calc/__init__.py  17-19",
+    ])
+    report = GateReport.model_validate(read_report(repo))
+    markdown = render_markdown(report)
+    assert "| calc/__init__.py | 17-19 |" in markdown
+    assert "### Missing changed lines" in markdown

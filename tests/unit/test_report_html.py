@@ -66,9 +66,12 @@ def _report() -> GateReport:
         decision=Decision.NEEDS_SIGNOFF,
         reasons=["needs 1 more sign-off", HOSTILE],
         metrics=[
-            EvalMetric(type="test_coverage", value=0.6996, threshold=0.7),
-            EvalMetric(type="lint_score", value=1.0, threshold=0.9),
-            EvalMetric(type="security_score", value=0.5, threshold=1.0,
+            EvalMetric(type="test_coverage", value=0.6996, threshold=0.7, passed=False,
+                       limit="min 70.00%"),
+            EvalMetric(type="lint_score", value=1.0, threshold=0.9, passed=True,
+                       limit="min 90.00%, max 0 violations"),
+            EvalMetric(type="security_score", value=0.5, threshold=1.0, passed=False,
+                       limit="min 100.00%, max 0 HIGH",
                        details={"items": [finding.model_dump()]}),
             EvalMetric(type="llm_judge", status=MetricStatus.UNAVAILABLE, reason="no agent"),
         ],
@@ -130,13 +133,14 @@ def test_the_chart_has_one_bar_and_one_label_per_metric() -> None:
     ticks = [attrs for tag, attrs in tree.tags if tag == "line"]
     assert len(ticks) == 3  # llm_judge has no threshold
     text = "".join(tree.text)
-    assert "test_coverage: 69.96% against threshold 70.00%" in text  # the <title> of the bar
+    assert "test_coverage: 69.96%, limit min 70.00%: FAIL" in text  # the <title> of the bar
     assert "Each metric's value (bar) against its threshold (tick)" in text
 
 
 def test_evidence_reasons_confidence_and_findings_are_shown() -> None:
     text = "".join(_parse(render_html(_report())).text)
-    for expected in ("69.96%", "70.00%", "below", "unavailable: no agent", "Reasons",
+    for expected in ("69.96%", "min 70.00%", "FAIL", "PASS", "max 0 HIGH", "max 0 violations",
+                     "advisory (unavailable: no agent)", "Reasons",
                      "needs 1 more sign-off", "Confidence (advisory only)", "60.00% against 80.00%",
                      "Findings (1 of 1)", "B602"):
         assert expected in text
