@@ -48,11 +48,24 @@ def console_main() -> None:  # pragma: no cover - the console-script shim
     sys.exit(status)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-confgate")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="confgate",
         description="Quality gate for changes: tests, coverage, lint and security -> pass/fail. "
         "Run the gate itself with `pytest --confgate`.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"confgate {_version()}",
+        help="print the version of pytest-confgate and exit",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     validate = commands.add_parser(

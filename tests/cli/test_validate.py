@@ -349,3 +349,13 @@ def test_schema_prints_the_report_json_schema(
     assert schema == report_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_version_prints_the_installed_version_and_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`confgate --version` was an unknown option (usage error, exit 2)."""
+    from importlib.metadata import version
+
+    assert main(["--version"]) == ExitCode.OK
+    assert capsys.readouterr().out.strip() == f"confgate {version('pytest-confgate')}"
