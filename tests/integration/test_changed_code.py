@@ -61,6 +61,7 @@ def test_a_risk_rule_raises_the_tier_and_says_which_rule(
     git(repo.path, "commit", "-q", "-m", "rules on main")
     git(repo.path, "branch", "-f", "main")
     _append(repo, "calc/__init__.py", "\n\nLIMIT = 3\n")
+    git(repo.path, "commit", "-q", "-am", "the change")  # on a pull request, only commits count
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     result = repo.runpytest("--confgate")
     assert result.ret == 1
