@@ -124,7 +124,8 @@ class _GatePlugin:
         run = GateRun(
             loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
         )
-        role = ProcessRole.at_startup(run, options, os.environ)
+        cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
+        role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         return cls(config, run, TestTally(), report_path, role)
 
     def begin(self) -> None:
@@ -155,6 +156,9 @@ class _GatePlugin:
         ids = [str(i) for mark in item.iter_markers("requirement") for i in mark.args]
         if ids:
             item.user_properties.append((_LINKS_KEY, ids))
+
+    def pytest_runtest_logfinish(self) -> None:
+        self.run.between_tests()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
@@ -225,6 +229,7 @@ class _GatePlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
+        self.run.close()
         if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -1,17 +1,20 @@
-"""Line coverage of a few changed files without any tracer (pull-request mode, SPEC 11).
+"""Line coverage without any tracer (SPEC 11): probes compiled into the measured modules.
 
 Any tracer, even one that ignores every frame, makes a suite ~1.3x slower on Python 3.11,
-because the interpreter calls it for every function call of every module. So in pull-request
-mode the changed modules are instead compiled with a probe before each statement
-(``__confgate_probe__(LINE)``, a ``set.add``) and the rest of the program runs untouched.
+because the interpreter calls it for every function call of every module. So the measured
+modules are instead compiled with a probe before each statement (``__confgate_probe__(LINE)``,
+a ``set.add``) and the rest of the program runs untouched. ``probe_code`` caches the
+instrumented code on disk and strips probes once they have fired.
 
-Only which lines ran is recorded here. Which lines are statements, exclusions
-(``# pragma: no cover``) and the figures stay coverage.py's: the lines are handed to a
-``CoverageData`` and coverage.py's own reporting analyses them, so a line on a statement's
-second row or a decorator maps to the statement exactly as it does for coverage.py's tracer.
+Only which lines ran is recorded here. Which files are measured, which lines are statements,
+exclusions (``# pragma: no cover``) and the figures stay coverage.py's: the caller decides with
+coverage.py which files to instrument (``wants``), and the lines are handed to a
+``CoverageData`` that coverage.py's own reporting analyses, so a line on a statement's second
+row or a decorator maps to the statement exactly as it does for coverage.py's tracer.
 
-A changed module that was imported before the probes were installed cannot be instrumented;
-``missed_modules`` names them so the caller can trace with coverage.py instead.
+A measured module imported before the probes were installed cannot be instrumented, and nor can
+one another loader claims (pytest rewrites test modules' asserts): ``unprobed`` names them, so
+the caller traces them with coverage.py instead, or says it could not.
 """
 
 from __future__ import annotations
@@ -20,35 +23,67 @@ import ast
 import importlib.machinery
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
+from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
+
 PROBE = "__confgate_probe__"
 VALUE_PROBE = "__confgate_probe_value__"
 """Records a line and returns its argument: marks an ``except`` clause as tested."""
+Wants = Callable[[str, str], bool]
+"""``wants(filename, module name)``: whether the file is measured."""
+_FIRST_SWEEP_S = 0.25
 
 
 class LineProbes:
-    """Records executed lines of ``files`` through an import hook; ``install`` / ``uninstall``."""
+    """Records executed lines of the files ``wants`` names; ``install`` / ``uninstall``."""
 
-    def __init__(self, files: Sequence[Path]) -> None:
-        self.hits: dict[str, set[int]] = {os.path.realpath(f): set() for f in files}
-        self._finder = _ProbeFinder(self.hits)
+    def __init__(
+        self,
+        wants: Wants,
+        *,
+        leave: Sequence[str] = (),
+        cache_dir: Path | None = None,
+        canonical: Callable[[str], str] = os.path.realpath,
+    ) -> None:
+        self.hits: dict[str, set[int]] = {}
+        self.unprobed: dict[str, str] = {}
+        """Measured files another loader claimed: ``{file: loader}``; they have no data."""
+        self._wants = wants
+        self._leave = frozenset(leave)
+        self._canonical = canonical
+        self._cache = ProbeCache(cache_dir)
+        self._stripper = Deinstrumenter(PROBE)
+        self._finder = _ProbeFinder(self)
+        self._next_sweep = 0.0
+        self._interval = _FIRST_SWEEP_S
+        self._seen = 0
+
+    @classmethod
+    def for_files(cls, files: Sequence[Path], **options: Any) -> LineProbes:
+        """Probes for exactly ``files`` (pull-request mode: the changed ones)."""
+        wanted = {os.path.realpath(f) for f in files}
+        return cls(lambda filename, _module: os.path.realpath(filename) in wanted, **options)
 
     def missed_modules(self) -> list[str]:
-        """Changed files already imported: instrumenting them now would miss their lines."""
-        loaded = []
-        for module in list(sys.modules.values()):
+        """Measured files already imported: instrumenting them now would miss their lines."""
+        loaded = set()
+        for name, module in list(sys.modules.items()):
             origin = getattr(getattr(module, "__spec__", None), "origin", None)
-            if isinstance(origin, str) and os.path.realpath(origin) in self.hits:
-                loaded.append(origin)
+            if not isinstance(origin, str) or not origin.endswith((".py", ".pyw")):
+                continue
+            if self._wants(origin, name):
+                loaded.add(origin)
         return sorted(loaded)
 
     def install(self) -> None:
         if self._finder not in sys.meta_path:
             sys.meta_path.insert(0, self._finder)
+        self._next_sweep = time.perf_counter() + self._interval
 
     def uninstall(self) -> None:
         """Stop instrumenting new imports; modules already loaded keep recording."""
@@ -56,34 +91,75 @@ class LineProbes:
             sys.meta_path.remove(self._finder)
 
     def lines(self) -> dict[str, list[int]]:
-        """Executed lines per file (real paths), for ``CoverageData.add_lines``."""
+        """Executed lines per file (canonical paths), for ``CoverageData.add_lines``."""
         return {path: sorted(lines) for path, lines in self.hits.items() if lines}
+
+    def between_tests(self) -> None:
+        """A moment when no measured code runs: strip fired probes now and then.
+
+        Sweeps get rarer as the run goes on (each walks the heap once), and only happen when
+        new lines ran since the last one.
+        """
+        now = time.perf_counter()
+        if now < self._next_sweep:
+            return
+        seen = sum(len(lines) for lines in self.hits.values())
+        if seen != self._seen:
+            self._seen = seen
+            self.sweep()
+            self._interval *= 2
+        self._next_sweep = time.perf_counter() + self._interval
+
+    def sweep(self) -> int:
+        """Strip every probe that has fired; returns how many functions were rewritten."""
+        return self._stripper.sweep(self.hits)
+
+    def wants(self, filename: str, module: str) -> bool:
+        """Whether to instrument ``filename``: measured, and not left to the tracer."""
+        if self._leave and self._canonical(filename) in self._leave:
+            return False
+        return self._wants(filename, module)
+
+    def compile(self, source: bytes, path: str) -> CodeType:
+        """``source`` compiled with probes, from the cache when it was seen before."""
+
+        def build() -> CodeType:
+            tree = instrument(ast.parse(source, filename=path))
+            code: CodeType = compile(tree, path, "exec", dont_inherit=True)
+            return code
+
+        code = self._cache.code(source, path, build)
+        self._stripper.track(code, self._canonical(path))
+        return code
+
+    def recorder(self, path: str) -> set[int]:
+        return self.hits.setdefault(self._canonical(path), set())
 
 
 class _ProbeFinder:
-    """A meta-path finder that hands the changed files to ``_ProbeLoader``.
+    """A meta-path finder that hands the measured files to ``_ProbeLoader``.
 
     It asks the finders behind it (so editable installs and namespace packages resolve as
-    usual), and only for module names that could be one of the changed files: every other
-    import costs one set lookup.
+    usual) and returns their answer, with its own loader only for a measured source file:
+    every other import resolves exactly as if it were not here, searched once.
     """
 
-    def __init__(self, hits: dict[str, set[int]]) -> None:
-        self.hits = hits
-        self.names = {_module_name(path) for path in hits}
+    def __init__(self, probes: LineProbes) -> None:
+        self.probes = probes
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname.rpartition(".")[2] not in self.names:
-            return None
         spec = self._others(fullname, path, target)
-        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
-            return None  # let the normal finders answer, as if we were not here
-        origin = spec.origin
-        if origin is None or os.path.realpath(origin) not in self.hits:
-            return None
-        spec.loader = _ProbeLoader(fullname, origin, self.hits[os.path.realpath(origin)])
+        origin = getattr(spec, "origin", None)
+        if spec is None or not isinstance(origin, str) or not origin.endswith((".py", ".pyw")):
+            return spec
+        if not self.probes.wants(origin, fullname):
+            return spec
+        if type(spec.loader) is not importlib.machinery.SourceFileLoader:
+            self.probes.unprobed[origin] = type(spec.loader).__name__
+            return spec
+        spec.loader = _ProbeLoader(fullname, origin, self.probes)
         return spec
 
     def _others(
@@ -99,27 +175,18 @@ class _ProbeFinder:
         return None
 
 
-def _module_name(path: str) -> str:
-    stem = Path(path).stem
-    return Path(path).parent.name if stem == "__init__" else stem
-
-
 class _ProbeLoader(importlib.machinery.SourceFileLoader):
     """Compiles the module with probes; never reads or writes a ``.pyc`` for it."""
 
-    def __init__(self, fullname: str, path: str, hits: set[int]) -> None:
+    def __init__(self, fullname: str, path: str, probes: LineProbes) -> None:
         super().__init__(fullname, path)
-        self._hits = hits
+        self._probes = probes
 
     def get_code(self, fullname: str) -> CodeType:
-        source = self.get_data(self.path)
-        tree = ast.parse(source, filename=self.path)
-        tree = instrument(tree)
-        code: CodeType = compile(tree, self.path, "exec", dont_inherit=True)
-        return code
+        return self._probes.compile(self.get_data(self.path), self.path)
 
     def exec_module(self, module: ModuleType) -> None:
-        hits = self._hits
+        hits = self._probes.recorder(self.path)
 
         def value_probe(line: int, value: object) -> object:
             hits.add(line)

@@ -29,7 +29,7 @@ PROBED_RUN = textwrap.dedent(
     from pytest_confgate.collect.line_probes import LineProbes
     target, driver, out = (os.path.abspath(a) for a in sys.argv[1:4])
     sys.path.insert(0, os.path.dirname(driver))
-    probes = LineProbes([__import__("pathlib").Path(target)])
+    probes = LineProbes.for_files([__import__("pathlib").Path(target)])
     probes.install()
     runpy.run_path(driver, run_name="__main__")
     probes.uninstall()
@@ -93,8 +93,8 @@ def test_docstrings_and_future_imports_stay_first() -> None:
 
 def test_a_changed_module_imported_before_the_gate_is_named(tmp_path: Path) -> None:
     already = Path(ast.__file__)
-    assert LineProbes([already]).missed_modules() == [str(already)]
-    assert LineProbes([tmp_path / "fresh.py"]).missed_modules() == []
+    assert LineProbes.for_files([already]).missed_modules() == [str(already)]
+    assert LineProbes.for_files([tmp_path / "fresh.py"]).missed_modules() == []
 
 
 def test_no_bytecode_cache_is_written_for_an_instrumented_module(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_no_bytecode_cache_is_written_for_an_instrumented_module(tmp_path: Path)
         import sys, pathlib
         sys.path.insert(0, {str(tmp_path)!r})
         from pytest_confgate.collect.line_probes import LineProbes
-        probes = LineProbes([pathlib.Path({str(tmp_path / "cached_mod.py")!r})])
+        probes = LineProbes.for_files([pathlib.Path({str(tmp_path / "cached_mod.py")!r})])
         probes.install()
         import cached_mod
         assert cached_mod.VALUE == 1
