@@ -42,12 +42,13 @@ def in_ranges(line: int, ranges: Iterable[Sequence[int]]) -> bool:
 
 
 def coverage_counts(details: Mapping[str, Any]) -> str:
-    """``6/7 lines, 1/2 branches``: lines and branches apart, never one ambiguous fraction.
+    """``coverage: 6/7 lines, 1/2 branches``: lines and branches apart, never one fraction.
 
-    Changed-line coverage (``scope: changed``) says so: the counts are of changed lines.
+    A patch figure (``scope: changed``) reads ``changed-line coverage: 1/4 lines``, so a
+    project and a patch row side by side are told apart.
     """
-    what = "changed lines" if details.get("scope") == "changed" else "lines"
-    text = f"{details.get('covered_lines', 0)}/{details.get('num_statements', 0)} {what}"
+    what = "changed-line coverage" if details.get("scope") == "changed" else "coverage"
+    text = f"{what}: {details.get('covered_lines', 0)}/{details.get('num_statements', 0)} lines"
     if "num_branches" in details:
         text += f", {details.get('covered_branches', 0)}/{details['num_branches']} branches"
     return text

@@ -151,7 +151,7 @@ def test_the_projects_branch_setting_is_honoured(project: pytest.Pytester) -> No
     assert details["num_branches"] == 2
     assert details["engine"] == "coverage.py"
     # Lines and branches apart, so the fraction shown is never mistaken for the percentage.
-    result.stdout.fnmatch_lines(["*test_coverage*(7/7 lines, 2/2 branches)*"])
+    result.stdout.fnmatch_lines(["*test_coverage*(coverage: 7/7 lines, 2/2 branches)*"])
 
     write_config(project, "gate:\n  metrics: [{type: test_coverage, branch: false}]\n")
     assert _run(project).ret == 0
