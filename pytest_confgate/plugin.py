@@ -56,6 +56,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where to write the JSON report (default: confgate-report.json in the rootdir)",
     )
+    group.addoption(
+        "--confgate-coverage-data",
+        metavar="PATH",
+        default=None,
+        help="also write the coverage.py data this run measured (a CI shard's part for "
+        "`confgate merge --coverage`)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -191,6 +198,9 @@ class _GatePlugin:
         try:
             self.report = self.run.finish(outcomes, self.tally.links)
             write_json_report(self.report, self.report_path)
+            data_path = self.config.getoption("confgate_coverage_data")
+            if data_path:
+                self.run.write_coverage_data(self.config.rootpath / data_path)
         except ConfgateError as exc:
             self.error = str(exc)
         except Exception as exc:  # a bug of ours must still fail closed, not pass or crash

@@ -220,6 +220,23 @@ class CoverageSession:
             data: bytes = self._cov.get_data().dumps()
         return data
 
+    def save(self, path: Path) -> None:
+        """Write this run's data to ``path`` as a coverage.py data file, replacing it."""
+        from coverage import CoverageData
+
+        from pytest_confgate.exceptions import EvidenceError
+
+        self.stop()
+        if self._cov is None:
+            raise EvidenceError(f"cannot write {path}: {self._error or 'coverage did not run'}")
+        try:
+            path.unlink(missing_ok=True)
+            saved = CoverageData(basename=str(path))
+            saved.update(self._cov.get_data())
+            saved.write()
+        except Exception as exc:  # coverage.py raises plain exceptions (sqlite, OS)
+            raise EvidenceError(f"cannot write the coverage data to {path}: {exc}") from exc
+
     def engine_note(self) -> dict[str, Any]:
         """Which engine this process used, for the process that reports (xdist)."""
         return {"engine": self.engine, "engine_by_file": dict(self._by_file)}

@@ -17,6 +17,7 @@ from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
+from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.agent_evidence import AgentEvidence
 from pytest_confgate.gate.background import BackgroundTools
 from pytest_confgate.gate.change import (
@@ -171,6 +172,15 @@ class GateRun:
     def _probe_cache(self) -> Path | None:
         cache = self._cache_dir()
         return cache / "probes" if cache is not None else None
+
+    def write_coverage_data(self, path: Path) -> None:
+        """Save what this run measured as a coverage.py data file (``confgate merge``)."""
+        if self._coverage is None:
+            raise EvidenceError(
+                f"--confgate-coverage-data {path}: this run measured no coverage; add a "
+                "test_coverage metric to the configuration"
+            )
+        self._coverage.save(path)
 
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
