@@ -27,19 +27,10 @@ from pytest_confgate.collect.coverage_engines import (
     ProbeEngine,
     choose_core,
 )
+from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
-_TOTAL_KEYS = (
-    "covered_lines",
-    "num_statements",
-    "missing_lines",
-    "excluded_lines",
-    "num_branches",
-    "covered_branches",
-    "missing_branches",
-    "num_partial_branches",
-)
 _SELECTION = ("run:source", "run:source_pkgs", "run:include")
 """coverage.py settings that choose what is measured; the gate's ``source:`` replaces them."""
 
@@ -368,40 +359,17 @@ class CoverageSession:
         return self._build(report, weight, time.perf_counter() - began)
 
     def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
-        totals = report.get("totals", {})
-        keys = _TOTAL_KEYS if self.branch else _TOTAL_KEYS[:4]
-        details: dict[str, Any] = {key: totals[key] for key in keys if key in totals}
-        covered = details.get("covered_lines", 0) + details.get("covered_branches", 0)
-        total = details.get("num_statements", 0) + details.get("num_branches", 0)
-        details.update(
-            tool="coverage.py",
-            version=report.get("meta", {}).get("version"),
-            duration_s=round(elapsed, 6),
+        how = Provenance(
             branch=self.branch,
-            percent_covered=round(100.0 * covered / total, 6) if total else 100.0,
             engine=self.engine,
-            files_measured=len(report.get("files", {})),
+            engine_by_file=self._by_file,
             source=self._source_names(),
             selected_by=self._selected_by,
-            missing=self._missing(report),
+            workers=self._workers,
+            measured_by=self._adopted,
+            warnings=self._warnings,
         )
-        if self._by_file:
-            details["engine_by_file"] = {
-                self._relative(Path(name)): engine for name, engine in sorted(self._by_file.items())
-            }
-        if self._workers:
-            details["workers"] = self._workers
-        if self._adopted:
-            details["measured_by"] = self._adopted
-        if self._warnings:
-            details["warnings"] = list(self._warnings)
-        return EvalMetric(
-            type="test_coverage",
-            value=covered / total if total else 1.0,
-            weight=weight,
-            status=MetricStatus.OK,
-            details=details,
-        )
+        return coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
 
     def _source_names(self) -> list[str]:
         """What was measured, as the report names it."""
@@ -410,26 +378,12 @@ class CoverageSession:
                 *(self._cov.get_option("run:source") or []),
                 *(self._cov.get_option("run:source_pkgs") or []),
             ]
-            return [self._relative(Path(s)) if Path(s).exists() else s for s in chosen] or list(
-                self._cov.get_option("run:include") or []
-            )
+            named = [self._relative(Path(s)) if Path(s).exists() else s for s in chosen]
+            return named or list(self._cov.get_option("run:include") or [])
         return [self._relative(p) for p in self.sources]
 
-    def _missing(self, report: dict[str, Any]) -> dict[str, list[int]]:
-        """Missing lines per file, relative paths, for reports that point at the gaps."""
-        result = {}
-        for name, data in sorted(report.get("files", {}).items()):
-            if data.get("missing_lines"):
-                result[self._relative(Path(name))] = data["missing_lines"]
-        return result
-
     def _relative(self, path: Path) -> str:
-        # coverage.py names files relative to the current directory.
-        absolute = path if path.is_absolute() else Path.cwd() / path
-        try:
-            return absolute.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return relative(path, self.root)
 
     def _names(self) -> str:
         return ", ".join(self._relative(p) for p in self.sources) or "the measured code"

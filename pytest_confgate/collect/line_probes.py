@@ -24,6 +24,7 @@ import importlib.machinery
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -124,8 +125,13 @@ class LineProbes:
         """``source`` compiled with probes, from the cache when it was seen before."""
 
         def build() -> CodeType:
-            tree = instrument(ast.parse(source, filename=path))
-            code: CodeType = compile(tree, path, "exec", dont_inherit=True)
+            # A normal import compiles once and then loads .pyc files silently; warnings from
+            # compiling (an invalid escape, say) must not fail a `filterwarnings = error` run
+            # only because the gate compiled the module again.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = instrument(ast.parse(source, filename=path))
+                code: CodeType = compile(tree, path, "exec", dont_inherit=True)
             return code
 
         code = self._cache.code(source, path, build)

@@ -47,9 +47,8 @@ class ProbeCache:
         """The cached code for ``source`` at ``path``, else ``build()`` (and keep it)."""
         if self.folder is None:
             return build()
-        key = hashlib.sha256(
-            b"\0".join([source, path.encode(), sys.version.encode(), str(FORMAT).encode()])
-        ).hexdigest()
+        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}".encode()
+        key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
         entry = self.folder / key[:2] / f"{key}.bin"
         try:
             # Our own cache under .confgate/ (git-ignored), keyed by the source's hash: the
