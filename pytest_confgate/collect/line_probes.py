@@ -37,7 +37,7 @@ VALUE_PROBE = "__confgate_probe_value__"
 """Records a line and returns its argument: marks an ``except`` clause as tested."""
 Wants = Callable[[str, str], bool]
 """``wants(filename, module name)``: whether the file is measured."""
-_FIRST_SWEEP_S = 0.25
+_FIRST_SWEEP_S = 0.5
 
 
 class LineProbes:
@@ -217,27 +217,39 @@ def instrument(tree: ast.Module) -> ast.Module:
     stay first: moving them would change the module's meaning.
     """
     _ProbeInserter().visit(tree)
-    return ast.fix_missing_locations(tree)
+    return tree
+
+
+_BLOCKS = ("body", "orelse", "finalbody")
+_NESTED = (*_BLOCKS, "handlers", "cases")
+_VISITED = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 class _ProbeInserter(ast.NodeVisitor):
+    """Walks statements only: expressions hold no statement, and skipping them (most of a
+    tree's nodes) is what makes instrumenting cheap. Every node it adds carries its location,
+    so no pass over the whole tree is needed afterwards."""
+
     def generic_visit(self, node: ast.AST) -> None:
-        for field in ("body", "orelse", "finalbody"):
+        for field in _BLOCKS:
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 setattr(node, field, self._probed(node, field, block))
-        super().generic_visit(node)
+        for field in _NESTED:
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                for child in children:
+                    if isinstance(child, _VISITED):
+                        self.visit(child)
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         self.generic_visit(node)
         if node.type is None:  # a bare ``except:`` always matches once reached
             node.body.insert(0, _probe_line(node.lineno, node))
         else:
-            call = ast.Call(
-                func=ast.Name(id=VALUE_PROBE, ctx=ast.Load()),
-                args=[ast.Constant(node.lineno), node.type],
-                keywords=[],
-            )
+            name = ast.copy_location(ast.Name(id=VALUE_PROBE, ctx=ast.Load()), node.type)
+            line = ast.copy_location(ast.Constant(node.lineno), node.type)
+            call = ast.Call(func=name, args=[line, node.type], keywords=[])
             node.type = ast.copy_location(call, node.type)
 
     def visit_Match(self, node: ast.Match) -> None:
