@@ -230,7 +230,11 @@ class CoverageSession:
 
     def engine_note(self) -> dict[str, Any]:
         """Which engine this process used, for the process that reports (xdist)."""
-        return {"engine": self.engine, "engine_by_file": dict(self._by_file)}
+        return {
+            "engine": self.engine,
+            "engine_by_file": dict(self._by_file),
+            "unprobed": dict(self._unprobed),
+        }
 
     def combine(
         self,
@@ -269,6 +273,7 @@ class CoverageSession:
         labels = {str(note.get("engine")) for note in notes}
         self.engine = labels.pop() if len(labels) == 1 else MIXED
         for note in notes:
+            self._unprobed.update(dict(note.get("unprobed") or {}))
             for name, engine in dict(note.get("engine_by_file") or {}).items():
                 if self._by_file.get(name, engine) != engine:
                     engine = MIXED
@@ -343,11 +348,6 @@ class CoverageSession:
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         self.files = report.get("files", {})
-        if not ran and self.only is None:
-            # Unexecuted files would still be reported at 0%: a figure, but not evidence.
-            return self._failed(
-                f"coverage.py collected no data: the tests never ran code in {self._names()}"
-            )
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
                                for f, loader in sorted(self._unprobed.items()))
@@ -355,6 +355,11 @@ class CoverageSession:
                 f"line probes could not measure {listed}: another import hook loads them. "
                 "Leave them out of the measured source (coverage.py `omit`), or set "
                 "`branch: true` to measure with coverage.py's tracer"
+            )
+        if not ran and self.only is None:
+            # Unexecuted files would still be reported at 0%: a figure, but not evidence.
+            return self._failed(
+                f"coverage.py collected no data: the tests never ran code in {self._names()}"
             )
         return self._build(report, weight, time.perf_counter() - began)
 

@@ -26,14 +26,14 @@ PROBES, TRACER = "line probes", "coverage.py"
 MIXED = "line probes and coverage.py"
 
 
-def choose_core(cov: Any) -> None:
+def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> None:
     """Prefer ``sysmon`` where coverage.py can use it for this run, unless the project chose.
 
     coverage.py measures branches with ``sys.monitoring`` only from Python 3.14, lines from
     3.12; elsewhere asking for it only produces a warning and the default core.
     """
     needed = (3, 14) if cov.get_option("run:branch") else (3, 12)
-    if sys.version_info < needed:
+    if version < needed:
         return
     try:
         if cov.get_option("run:core") or cov.get_option("run:timid"):
