@@ -30,6 +30,7 @@ import os
 import shutil
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,7 @@ def main() -> int:
         _define_variants(bench)
         _timed_rounds(bench, args.rounds)
         rows = _ratios(bench)
+        rows += _tail(bench)
         rows += _warm_tools(bench)
         rows += _startup(bench, max(15, args.rounds * 5))
         _xdist_figures(bench)
@@ -264,6 +266,43 @@ def _require_pull_request_mode(bench: Bench) -> None:
     change = report.get("change") or {}
     if change.get("config_changed") or details.get("engine") != "line probes":
         raise SystemExit(f"PR mode was not measured: change={change}, coverage={details}")
+
+
+TAIL_PLUGIN = """\
+import os, time
+last = [0.0]
+def pytest_runtest_logfinish():
+    last[0] = time.time()
+def pytest_unconfigure():
+    with open(os.environ["CONFGATE_BENCH_TAIL"], "w") as out:
+        out.write(repr(last[0]))
+"""
+
+
+def _tail(bench: Bench) -> list[Row]:
+    """Seconds from the end of the last test to the end of the process, bare and gated.
+
+    The difference is what the gate adds after the tests (coverage.py's report, waiting for
+    bandit, writing the report); a tiny plugin stamps the last test's end.
+    """
+    (bench.out / "confgate_bench_tail.py").write_text(TAIL_PLUGIN, encoding="utf-8")
+    stamp = bench.out / "last-test"
+    env = {"PYTHONPATH": str(bench.out), "CONFGATE_BENCH_TAIL": str(stamp)}
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
+    )
+    tails: dict[str, list[float]] = {"bare": [], "gate": []}
+    for _ in range(3):
+        for name, extra in (("bare", ["-p", "no:confgate"]), ("gate", ["--confgate"])):
+            shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
+            bench.ws.run(bench.pytest("-p", "confgate_bench_tail", *extra), env=env).require(0, 1)
+            ended = time.time()
+            tails[name].append(ended - float(stamp.read_text(encoding="utf-8")))
+    bare, gate = (statistics.median(tails[n]) for n in ("bare", "gate"))
+    return [
+        ("seconds after the last test: bare pytest", bare, "-", "-"),
+        ("seconds after the last test: gate, lines", gate, "-", "-"),
+    ]
 
 
 def _tool_seconds(bench: Bench) -> float:

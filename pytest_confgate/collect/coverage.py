@@ -48,7 +48,6 @@ class CoverageSession:
         own_sources: bool = True,
         omit_tests: bool = False,
         cache_dir: Path | None = None,
-        probes: bool = True,
     ) -> None:
         self.root = root
         self.sources = sources
@@ -62,11 +61,9 @@ class CoverageSession:
         """``sources`` come from the gate's ``source:`` and replace coverage.py's selection."""
         self._omit_tests = omit_tests
         self._cache_dir = cache_dir
-        self._use_probes = probes
         self._cov: Any = None
         self._warnings: list[str] = []
         self._error: str | None = None
-        self._started = 0.0
         self._workers: list[str] = []
         self._adopted: str | None = None
         self._include: list[str] | None = None
@@ -89,19 +86,17 @@ class CoverageSession:
         """
         if not self._create():
             return
-        if not self.branch and self._use_probes:
+        if not self.branch:
             engine = self._probe_engine()
             if engine is not None:
                 self._engine = engine
                 with self._catch():
                     engine.start()
                 self.engine = engine.label
-                self._started = time.perf_counter()
                 return
         choose_core(self._cov)
         with self._catch():
             self._cov.start()
-        self._started = time.perf_counter()
 
     def _probe_engine(self) -> ProbeEngine | None:
         if self.only is not None:

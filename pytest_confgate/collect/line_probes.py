@@ -23,6 +23,7 @@ import ast
 import importlib.machinery
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -148,7 +149,13 @@ class _ProbeFinder:
     It asks the finders behind it (so editable installs and namespace packages resolve as
     usual) and returns their answer, with its own loader only for a measured source file:
     every other import resolves exactly as if it were not here, searched once.
+
+    Two can be installed at once (a gate run inside a gate run, as pytester does): each asks
+    the other, but never one already asking, so the search ends; the outer one instruments its
+    files and the inner one sees them as loaded by another hook.
     """
+
+    _asking = threading.local()
 
     def __init__(self, probes: LineProbes) -> None:
         self.probes = probes
@@ -156,7 +163,14 @@ class _ProbeFinder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        spec = self._others(fullname, path, target)
+        asking: set[int] = self._asking.__dict__.setdefault("finders", set())
+        if id(self) in asking:
+            return None
+        asking.add(id(self))
+        try:
+            spec = self._others(fullname, path, target, asking)
+        finally:
+            asking.discard(id(self))
         origin = getattr(spec, "origin", None)
         if spec is None or not isinstance(origin, str) or not origin.endswith((".py", ".pyw")):
             return spec
@@ -168,12 +182,13 @@ class _ProbeFinder:
         spec.loader = _ProbeLoader(fullname, origin, self.probes)
         return spec
 
+    @staticmethod
     def _others(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None
+        fullname: str, path: Sequence[str] | None, target: ModuleType | None, asking: set[int]
     ) -> importlib.machinery.ModuleSpec | None:
-        for finder in sys.meta_path:
+        for finder in list(sys.meta_path):
             find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
+            if id(finder) in asking or find is None:
                 continue
             spec: importlib.machinery.ModuleSpec | None = find(fullname, path, target)
             if spec is not None:

@@ -138,3 +138,29 @@ def test_pull_request_mode_uses_probes_for_lines_and_the_tracer_for_branches(
     assert metric.details["engine"] == ("coverage.py" if branch else "line probes")
     assert metric.details["covered_lines"] == 3
     assert metric.details["missing"] == {"changed_mod.py": [4]}
+
+
+def test_two_probe_finders_at_once_neither_recurses_nor_loses_lines(tmp_path: Path) -> None:
+    """A gate run inside a gate run (pytester) installs a second finder in front of the first."""
+    (tmp_path / "outer_mod.py").write_text("A = 1\n", encoding="utf-8")
+    (tmp_path / "inner_mod.py").write_text("B = 2\n", encoding="utf-8")
+    outer = LineProbes.for_files([tmp_path / "outer_mod.py"])
+    inner = LineProbes.for_files([tmp_path / "inner_mod.py"])
+    outer.install()
+    inner.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import inner_mod
+        import outer_mod
+
+        assert (inner_mod.B, outer_mod.A) == (2, 1)
+    finally:
+        inner.uninstall()
+        outer.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("inner_mod", None)
+        sys.modules.pop("outer_mod", None)
+    assert [Path(f).name for f in outer.lines()] == ["outer_mod.py"]
+    assert [Path(f).name for f in inner.lines()] == ["inner_mod.py"]
+    assert not inner.unprobed
+    assert not outer.unprobed
