@@ -134,12 +134,17 @@ def read_text(repo: pytest.Pytester, name: str) -> str:
     return (repo.path / name).read_text(encoding="utf-8")
 
 
-def test_a_patch_report_keeps_only_changed_line_figures(repo: pytest.Pytester) -> None:
-    """No whole-file `missing_lines`/`percent_covered` beside the changed-line figures."""
-    write_config(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed}]\n")
+def _config_on_main(repo: pytest.Pytester, config: str) -> None:
+    """The gate's configuration committed on ``main``: the change does not bring its own."""
+    write_config(repo, config)
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "config on main")
     git(repo.path, "branch", "-f", "main")
+
+
+def test_a_patch_report_keeps_only_changed_line_figures(repo: pytest.Pytester) -> None:
+    """No whole-file `missing_lines`/`percent_covered` beside the changed-line figures."""
+    _config_on_main(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed}]\n")
     _append(repo, "calc/__init__.py", UNTESTED)
     repo.runpytest("--confgate", "--confgate-base", "main")
     details = metric(read_report(repo), "test_coverage")["details"]
@@ -151,14 +156,11 @@ def test_a_patch_report_keeps_only_changed_line_figures(repo: pytest.Pytester) -
 
 def test_project_and_patch_coverage_are_measured_together(repo: pytest.Pytester) -> None:
     """Issue 16: two `test_coverage` entries, each with its own scope and threshold."""
-    write_config(
+    _config_on_main(
         repo,
         "gate:\n  metrics:\n    - {type: test_coverage, scope: all, min: 0.5}\n"
         "    - {type: test_coverage, scope: changed, min: 0.9}\n",
     )
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "config on main")
-    git(repo.path, "branch", "-f", "main")
     _append(repo, "calc/__init__.py", UNTESTED)
     result = repo.runpytest("--confgate", "--confgate-base", "main")
     assert result.ret == 1
