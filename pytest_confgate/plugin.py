@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    import ast
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
@@ -131,6 +132,7 @@ class _GatePlugin:
         run = GateRun(
             loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
         )
+        run.assert_rewriting = _AssertRewriting(config)
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         return cls(config, run, TestTally(), report_path, role)
@@ -254,6 +256,37 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+class _AssertRewriting:
+    """pytest's assertion rewriting for the modules the gate compiles with line probes.
+
+    pytest rewrites the asserts of test modules, conftest files and every module of a package
+    that is itself a pytest plugin; the gate then compiles such a module once, rewritten and
+    probed, instead of leaving it unmeasured.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    def claims(self, loader: object) -> bool:
+        try:
+            from _pytest.assertion.rewrite import AssertionRewritingHook
+        except ImportError:  # a pytest that moved it: the module is reported unmeasured
+            return False
+        return isinstance(loader, AssertionRewritingHook)
+
+    def rewrite(
+        self, loader: object, tree: ast.Module, source: bytes, module: str, path: str
+    ) -> None:
+        from pathlib import Path
+
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source, path, self._config)
+        names = getattr(loader, "_rewritten_names", None)
+        if isinstance(names, dict):
+            names[module] = Path(path)  # as the hook records it: no "already imported" warning
 
 
 def _display_path(path: Path) -> str:

@@ -28,6 +28,7 @@ from pytest_confgate.collect.coverage_engines import (
     choose_core,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
+from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
@@ -48,6 +49,7 @@ class CoverageSession:
         own_sources: bool = True,
         omit_tests: bool = False,
         cache_dir: Path | None = None,
+        rewriting: AssertRewriting | None = None,
     ) -> None:
         self.root = root
         self.sources = sources
@@ -61,6 +63,7 @@ class CoverageSession:
         """``sources`` come from the gate's ``source:`` and replace coverage.py's selection."""
         self._omit_tests = omit_tests
         self._cache_dir = cache_dir
+        self._rewriting = rewriting
         self._cov: Any = None
         self._warnings: list[str] = []
         self._error: str | None = None
@@ -100,14 +103,14 @@ class CoverageSession:
 
     def _probe_engine(self) -> ProbeEngine | None:
         if self.only is not None:
-            engine = ProbeEngine.for_files(self.only, self._cache_dir)
+            engine = ProbeEngine.for_files(self.only, self._cache_dir, self._rewriting)
             if engine is None:
                 self._warnings.append(
                     "traced with coverage.py: a changed module was imported before the gate "
                     "started"
                 )
             return engine
-        found = ProbeEngine.for_run(self._cov, self._cache_dir)
+        found = ProbeEngine.for_run(self._cov, self._cache_dir, self._rewriting)
         if isinstance(found, str):
             self._warnings.append(f"traced with coverage.py: {found}")
             return None

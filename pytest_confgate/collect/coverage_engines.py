@@ -4,9 +4,9 @@
 count; the engines here only fill its data:
 
 - ``ProbeEngine``: line probes (``line_probes``) for every file coverage.py would measure,
-  chosen by coverage.py itself (``coverage_files``); files it cannot instrument (imported
-  before the gate started, or test modules pytest rewrites) are traced by a second
-  ``coverage.Coverage`` limited to them, and ``by_file`` says which engine measured what.
+  chosen by coverage.py itself (``coverage_files``); files imported before the gate started
+  cannot be instrumented and are traced by a second ``coverage.Coverage`` limited to them, and
+  ``by_file`` says which engine measured what.
 - ``trace``: coverage.py's tracer for everything (branch coverage, or probes unavailable),
   with the ``sysmon`` core chosen where coverage.py supports it for the run (never on 3.11,
   where it warns and falls back: SPEC 11).
@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage_files import FileSelection
-from pytest_confgate.collect.line_probes import LineProbes
-from pytest_confgate.collect.sources import is_test_path
+from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
 
 PROBES, TRACER = "line probes", "coverage.py"
 MIXED = "line probes and coverage.py"
@@ -62,25 +61,32 @@ class ProbeEngine:
         """Measured files left to the tracer (already imported, or rewritten by pytest)."""
 
     @classmethod
-    def for_run(cls, cov: Any, cache_dir: Path | None) -> ProbeEngine | str:
+    def for_run(
+        cls, cov: Any, cache_dir: Path | None, rewriting: AssertRewriting | None = None
+    ) -> ProbeEngine | str:
         """Probes for the whole run of ``cov``'s configuration, or why there cannot be any."""
         selection = FileSelection.build(cov)
         if isinstance(selection, str):
             return selection
         from coverage.files import canonical_filename
 
-        rewritten = [f for f in selection.unexecuted_candidates() if _rewritten_by_pytest(f)]
-        traced = sorted({*selection.imported(), *rewritten})
+        traced = sorted(selection.imported())
         probes = LineProbes(
-            selection.wants, leave=traced, cache_dir=cache_dir, canonical=canonical_filename
+            selection.wants,
+            leave=traced,
+            cache_dir=cache_dir,
+            canonical=canonical_filename,
+            rewriting=rewriting,
         )
         tracer = _tracer_for(cov, traced) if traced else None
         return cls(probes, selection, tracer, traced)
 
     @classmethod
-    def for_files(cls, files: list[Path], cache_dir: Path | None) -> ProbeEngine | None:
+    def for_files(
+        cls, files: list[Path], cache_dir: Path | None, rewriting: AssertRewriting | None = None
+    ) -> ProbeEngine | None:
         """Probes for just ``files`` (pull-request mode); ``None`` if one is imported already."""
-        probes = LineProbes.for_files(files, cache_dir=cache_dir)
+        probes = LineProbes.for_files(files, cache_dir=cache_dir, rewriting=rewriting)
         if probes.missed_modules():
             return None
         return cls(probes, None, None, [])
@@ -113,11 +119,6 @@ class ProbeEngine:
         engines = dict.fromkeys(self.probes.hits, PROBES)
         engines.update(dict.fromkeys(self.traced, TRACER))
         return engines
-
-
-def _rewritten_by_pytest(filename: str) -> bool:
-    """pytest compiles test modules and conftest files itself (assert rewriting)."""
-    return is_test_path(Path(filename))
 
 
 def _tracer_for(cov: Any, files: list[str]) -> Any:

@@ -12,9 +12,11 @@ coverage.py which files to instrument (``wants``), and the lines are handed to a
 ``CoverageData`` that coverage.py's own reporting analyses, so a line on a statement's second
 row or a decorator maps to the statement exactly as it does for coverage.py's tracer.
 
-A measured module imported before the probes were installed cannot be instrumented, and nor can
-one another loader claims (pytest rewrites test modules' asserts): ``unprobed`` names them, so
-the caller traces them with coverage.py instead, or says it could not.
+A measured module imported before the probes were installed cannot be instrumented. One that
+pytest's assertion rewriting claims (test modules, conftest files, and every module of a
+package that is itself a pytest plugin) is rewritten *and* probed, through ``AssertRewriting``
+(given by the pytest plugin: only it imports pytest). One another loader claims cannot be:
+``unprobed`` names it, so the caller can say it could not measure it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
 
@@ -38,6 +40,18 @@ VALUE_PROBE = "__confgate_probe_value__"
 """Records a line and returns its argument: marks an ``except`` clause as tested."""
 Wants = Callable[[str, str], bool]
 """``wants(filename, module name)``: whether the file is measured."""
+
+
+class AssertRewriting(Protocol):
+    """pytest's assertion rewriting, applied to a tree the probes then instrument."""
+
+    def claims(self, loader: object) -> bool:
+        """Whether ``loader`` is pytest's rewriting hook (it would compile the module)."""
+
+    def rewrite(self, loader: object, tree: ast.Module, source: bytes, module: str,
+                path: str) -> None:
+        """Rewrite the asserts of ``tree`` as ``loader`` would have, in place."""
+
 _FIRST_SWEEP_S = 0.5
 
 
@@ -51,6 +65,7 @@ class LineProbes:
         leave: Sequence[str] = (),
         cache_dir: Path | None = None,
         canonical: Callable[[str], str] = os.path.realpath,
+        rewriting: AssertRewriting | None = None,
     ) -> None:
         self.hits: dict[str, set[int]] = {}
         self.unprobed: dict[str, str] = {}
@@ -58,6 +73,7 @@ class LineProbes:
         self._wants = wants
         self._leave = frozenset(leave)
         self._canonical = canonical
+        self.rewriting = rewriting
         self._cache = ProbeCache(cache_dir)
         self._stripper = Deinstrumenter(PROBE)
         self._finder = _ProbeFinder(self)
@@ -122,8 +138,10 @@ class LineProbes:
             return False
         return self._wants(filename, module)
 
-    def compile(self, source: bytes, path: str) -> CodeType:
-        """``source`` compiled with probes, from the cache when it was seen before."""
+    def compile(
+        self, source: bytes, path: str, rewrite: Callable[[ast.Module], None] | None = None
+    ) -> CodeType:
+        """``source`` compiled with probes (asserts rewritten first if ``rewrite``), cached."""
 
         def build() -> CodeType:
             # A normal import compiles once and then loads .pyc files silently; warnings from
@@ -131,11 +149,14 @@ class LineProbes:
             # only because the gate compiled the module again.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = instrument(ast.parse(source, filename=path))
-                code: CodeType = compile(tree, path, "exec", dont_inherit=True)
+                tree = ast.parse(source, filename=path)
+                if rewrite is not None:
+                    rewrite(tree)
+                code: CodeType = compile(instrument(tree), path, "exec", dont_inherit=True)
             return code
 
-        code = self._cache.code(source, path, build)
+        variant = "pytest-rewritten" if rewrite is not None else ""
+        code = self._cache.code(source, path, build, variant)
         self._stripper.track(code, self._canonical(path))
         return code
 
@@ -176,10 +197,14 @@ class _ProbeFinder:
             return spec
         if not self.probes.wants(origin, fullname):
             return spec
+        rewriter = None
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
-            self.probes.unprobed[origin] = type(spec.loader).__name__
-            return spec
-        spec.loader = _ProbeLoader(fullname, origin, self.probes)
+            rewriting = self.probes.rewriting
+            if rewriting is None or not rewriting.claims(spec.loader):
+                self.probes.unprobed[origin] = type(spec.loader).__name__
+                return spec
+            rewriter = spec.loader
+        spec.loader = _ProbeLoader(fullname, origin, self.probes, rewriter)
         return spec
 
     @staticmethod
@@ -199,12 +224,24 @@ class _ProbeFinder:
 class _ProbeLoader(importlib.machinery.SourceFileLoader):
     """Compiles the module with probes; never reads or writes a ``.pyc`` for it."""
 
-    def __init__(self, fullname: str, path: str, probes: LineProbes) -> None:
+    def __init__(
+        self, fullname: str, path: str, probes: LineProbes, rewriter: object | None = None
+    ) -> None:
         super().__init__(fullname, path)
         self._probes = probes
+        self._rewriter = rewriter
+        """pytest's rewriting hook when it claimed the module: its asserts are rewritten."""
 
     def get_code(self, fullname: str) -> CodeType:
-        return self._probes.compile(self.get_data(self.path), self.path)
+        source = self.get_data(self.path)
+        rewriting, rewriter = self._probes.rewriting, self._rewriter
+        if rewriting is None or rewriter is None:
+            return self._probes.compile(source, self.path)
+
+        def rewrite(tree: ast.Module) -> None:
+            rewriting.rewrite(rewriter, tree, source, fullname, self.path)
+
+        return self._probes.compile(source, self.path, rewrite)
 
     def exec_module(self, module: ModuleType) -> None:
         hits = self._probes.recorder(self.path)

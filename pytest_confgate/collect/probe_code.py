@@ -64,11 +64,16 @@ class ProbeCache:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
 
-    def code(self, source: bytes, path: str, build: Callable[[], CodeType]) -> CodeType:
-        """The cached code for ``source`` at ``path``, else ``build()`` (and keep it)."""
+    def code(
+        self, source: bytes, path: str, build: Callable[[], CodeType], variant: str = ""
+    ) -> CodeType:
+        """The cached code for ``source`` at ``path``, else ``build()`` (and keep it).
+
+        ``variant`` tells apart two compilations of one source (asserts rewritten or not).
+        """
         if self.folder is None:
             return build()
-        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}".encode()
+        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}:{variant}".encode()
         key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
         entry = self.folder / key[:2] / f"{key}.bin"
         try:

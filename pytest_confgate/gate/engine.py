@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage import CoverageSession
+from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
@@ -76,6 +77,8 @@ class GateRun:
         self.plugins = plugins
         self._coverage: CoverageSession | None = None
         self._tools: BackgroundTools | None = None
+        self.assert_rewriting: AssertRewriting | None = None
+        """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
@@ -167,6 +170,7 @@ class GateRun:
             own_sources=self.config.source is not None,
             omit_tests=self.config.source is None,
             cache_dir=self._probe_cache(),
+            rewriting=self.assert_rewriting,
         )
 
     def _probe_cache(self) -> Path | None:

@@ -214,3 +214,31 @@ def test_the_gate_runs_no_thread_in_the_pytest_process(project: pytest.Pytester)
     result = _run(project, "--cov=calc")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert metric(read_report(project), "lint_score")["status"] == "ok"
+
+
+def test_modules_pytest_rewrites_are_probed_and_keep_their_rewritten_asserts(
+    project: pytest.Pytester,
+) -> None:
+    """A plugin package's modules (or `register_assert_rewrite` ones) belong to pytest's hook."""
+    project.path.joinpath("calc", "checks.py").write_text(
+        "def check_positive(x):\n    assert x > 0\n    return x\n", encoding="utf-8"
+    )
+    project.path.joinpath("conftest.py").write_text(
+        "import pytest\n\npytest.register_assert_rewrite('calc.checks')\n", encoding="utf-8"
+    )
+    project.path.joinpath("tests", "test_checks.py").write_text(
+        "import pytest\nfrom calc.checks import check_positive\n\n\n"
+        "def test_positive():\n    assert check_positive(2) == 2\n\n\n"
+        "def test_rewritten_message():\n"
+        "    with pytest.raises(AssertionError, match='assert -5 > 0'):\n"
+        "        check_positive(-5)\n",
+        encoding="utf-8",
+    )
+    result = _run(project)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["engine"] == "line probes"
+    reference = _calc_totals(_coverage_run(project, "--source=calc"))
+    assert (details["covered_lines"], details["num_statements"]) == (
+        reference["covered_lines"], reference["num_statements"],
+    )
