@@ -341,9 +341,12 @@ def _probes(stmt: ast.stmt) -> list[ast.stmt]:
 def _probe_line(line: int, where: ast.AST) -> ast.stmt:
     call = ast.Call(func=ast.Name(id=PROBE, ctx=ast.Load()), args=[ast.Constant(line)], keywords=[])
     probe = ast.Expr(value=call)
+    column = getattr(where, "col_offset", 0)
     for node in ast.walk(probe):
-        ast.copy_location(node, where)
+        # Zero width on its own line: a statement that ends left of where it starts
+        # (`return f"""...` over several lines) must not lend the probe an inverted range.
         node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.col_offset = node.end_col_offset = column  # type: ignore[attr-defined]
     return probe
 
 

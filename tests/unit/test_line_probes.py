@@ -164,3 +164,12 @@ def test_two_probe_finders_at_once_neither_recurses_nor_loses_lines(tmp_path: Pa
     assert [Path(f).name for f in inner.lines()] == ["inner_mod.py"]
     assert not inner.unprobed
     assert not outer.unprobed
+
+
+def test_a_statement_ending_left_of_its_start_still_compiles() -> None:
+    """`return f'''...` over several lines ends at a column before the one it starts at."""
+    source = 'def page(x):\n    return f"""<p>\n{x}\n"""\n'
+    code = compile(instrument(ast.parse(source)), "page.py", "exec")
+    namespace: dict[str, Any] = {PROBE: set().add}
+    exec(code, namespace)  # noqa: S102 -- a constant source of this test, not user text
+    assert namespace["page"](1) == "<p>\n1\n"
