@@ -350,9 +350,9 @@ class CoverageSession:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
                                for f, loader in sorted(self._unprobed.items()))
             return self._failed(
-                f"line probes could not measure {listed}: another import hook loads them. "
-                "Leave them out of the measured source (coverage.py `omit`), or set "
-                "`branch: true` to measure with coverage.py's tracer"
+                f"line probes could not measure {listed}. Leave them out of the measured "
+                "source (coverage.py `omit`), or set `branch: true` to measure with "
+                "coverage.py's tracer"
             )
         if not ran and self.only is None:
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.

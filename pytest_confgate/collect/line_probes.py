@@ -69,7 +69,7 @@ class LineProbes:
     ) -> None:
         self.hits: dict[str, set[int]] = {}
         self.unprobed: dict[str, str] = {}
-        """Measured files another loader claimed: ``{file: loader}``; they have no data."""
+        """Measured files without probes, and why (another loader claimed them, say)."""
         self._wants = wants
         self._leave = frozenset(leave)
         self._canonical = canonical
@@ -141,9 +141,14 @@ class LineProbes:
     def compile(
         self, source: bytes, path: str, rewrite: Callable[[ast.Module], None] | None = None
     ) -> CodeType:
-        """``source`` compiled with probes (asserts rewritten first if ``rewrite``), cached."""
+        """``source`` compiled with probes (asserts rewritten first if ``rewrite``), cached.
 
-        def build() -> CodeType:
+        Should instrumenting ever fail where plain compiling works, the module still loads,
+        without probes, and ``unprobed`` says so: the tests never pay for a bug of ours, and
+        the coverage figure fails closed instead.
+        """
+
+        def build(probed: bool = True) -> CodeType:
             # A normal import compiles once and then loads .pyc files silently; warnings from
             # compiling (an invalid escape, say) must not fail a `filterwarnings = error` run
             # only because the gate compiled the module again.
@@ -152,11 +157,19 @@ class LineProbes:
                 tree = ast.parse(source, filename=path)
                 if rewrite is not None:
                     rewrite(tree)
-                code: CodeType = compile(instrument(tree), path, "exec", dont_inherit=True)
+                if probed:
+                    tree = instrument(tree)
+                code: CodeType = compile(tree, path, "exec", dont_inherit=True)
             return code
 
         variant = "pytest-rewritten" if rewrite is not None else ""
-        code = self._cache.code(source, path, build, variant)
+        try:
+            code = self._cache.code(source, path, build, variant)
+        except SyntaxError:
+            raise  # the module itself is broken: the import fails as it would without us
+        except Exception as exc:  # any failure of ours: reported, never raised into the tests
+            self.unprobed[path] = f"instrumenting failed: {type(exc).__name__}: {exc}"
+            return build(probed=False)
         self._stripper.track(code, self._canonical(path))
         return code
 
@@ -201,7 +214,7 @@ class _ProbeFinder:
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
             rewriting = self.probes.rewriting
             if rewriting is None or not rewriting.claims(spec.loader):
-                self.probes.unprobed[origin] = type(spec.loader).__name__
+                self.probes.unprobed[origin] = f"loaded by {type(spec.loader).__name__}"
                 return spec
             rewriter = spec.loader
         spec.loader = _ProbeLoader(fullname, origin, self.probes, rewriter)

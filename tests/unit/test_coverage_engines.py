@@ -94,7 +94,7 @@ def test_a_file_another_import_hook_loads_fails_closed_naming_it(package: Path) 
     metric = session.metric()
     assert metric.status is MetricStatus.ERROR
     assert metric.reason is not None
-    assert "line probes could not measure engpkg/late.py (OtherLoader)" in metric.reason
+    assert "line probes could not measure engpkg/late.py (loaded by OtherLoader)" in metric.reason
 
 
 def test_the_selection_is_coverage_pys_own(package: Path, tmp_path: Path) -> None:

@@ -173,3 +173,29 @@ def test_a_statement_ending_left_of_its_start_still_compiles() -> None:
     namespace: dict[str, Any] = {PROBE: set().add}
     exec(code, namespace)  # noqa: S102 -- a constant source of this test, not user text
     assert namespace["page"](1) == "<p>\n1\n"
+
+
+def test_a_module_the_probes_cannot_instrument_still_loads_and_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours must never break the project's tests: the module loads unprobed."""
+    (tmp_path / "odd_mod.py").write_text("VALUE = 3\n", encoding="utf-8")
+
+    def broken(tree: ast.Module) -> ast.Module:
+        raise RuntimeError("instrumenter bug")
+
+    monkeypatch.setattr("pytest_confgate.collect.line_probes.instrument", broken)
+    probes = LineProbes.for_files([tmp_path / "odd_mod.py"])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import odd_mod
+
+        assert odd_mod.VALUE == 3
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("odd_mod", None)
+    (reason,) = probes.unprobed.values()
+    assert reason == "instrumenting failed: RuntimeError: instrumenter bug"
+    assert probes.lines() == {}
