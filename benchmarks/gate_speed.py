@@ -124,6 +124,7 @@ def main() -> int:
         rows += _warm_tools(bench)
         rows += _startup(bench, max(15, args.rounds * 5))
         _xdist_figures(bench)
+        rows += _merge_cost(bench, shards=8)
     _print(rows, bench.problems)
     _write_json(args.json or bench.out.parent / f"gate_speed-{spec.name}.json", spec, bench, rows)
     return 1 if bench.problems else 0
@@ -362,6 +363,31 @@ def _xdist_figures(bench: Bench) -> None:
         bench.problems.append("pytest -n 2 --confgate figures differ from the serial run's")
     if details.get("engine") != "line probes":
         bench.problems.append(f"xdist workers used {details.get('engine')!r}, not line probes")
+
+
+def _merge_cost(bench: Bench, shards: int) -> list[Row]:
+    """Seconds ``confgate merge`` takes over ``shards`` shard reports and their coverage data.
+
+    Each shard is this suite's own gate run (its report made unique, as a real shard's is):
+    the cost is the merge's, re-measuring coverage from every shard's data, not the tests'.
+    """
+    data = bench.out / "shard.coverage"
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
+    )
+    bench.ws.run(bench.pytest("--confgate", f"--confgate-coverage-data={data}")).require(0, 1)
+    report = bench.report()
+    names: list[str] = []
+    for index in range(shards):
+        shard = bench.out / f"shard-{index}.json"
+        shard.write_text(json.dumps({**report, "generated_at": f"shard {index}"}), "utf-8")
+        shutil.copy(data, bench.out / f"shard-{index}.coverage")
+        names.append(str(shard))
+    confgate = bench.ws.tool("confgate")
+    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(bench.out / "m.json")]
+    argv += ["--coverage", *(str(bench.out / f"shard-{i}.coverage") for i in range(shards))]
+    seconds = statistics.median(bench.ws.run(argv).require(0, 1).seconds for _ in range(3))
+    return [(f"seconds: confgate merge of {shards} shards", seconds, "-", "-")]
 
 
 def _print(rows: list[Row], problems: list[str]) -> None:
