@@ -1,4 +1,5 @@
-"""Fixtures shared by every test folder: fake LLM and GitHub servers on 127.0.0.1 (``tests/fakes``).
+"""Fixtures shared by every test folder: fake LLM and GitHub servers on 127.0.0.1 (``tests/fakes``)
+and a real, throwaway PostgreSQL cluster (``tests/pgcluster.py``).
 
 ``tests/`` is on ``sys.path`` while this file is imported (pytest's default ``prepend``
 import mode for a conftest outside any package), so the fakes import as ``fakes.*``.
@@ -6,8 +7,10 @@ import mode for a conftest outside any package), so the fakes import as ``fakes.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
+import pgcluster
 import pytest
 from fakes.github_server import FakeGitHubServer
 from fakes.llm_servers import FakeAnthropicServer, FakeOpenAIServer
@@ -15,6 +18,7 @@ from fakes.llm_servers import FakeAnthropicServer, FakeOpenAIServer
 RUNNER_VARIABLES = (
     "GITHUB_ACTIONS", "GITHUB_BASE_REF", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY",
     "GITHUB_TOKEN", "GITHUB_API_URL", "GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT",
+    "GITHUB_EVENT_NAME", "GITHUB_SHA", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "PYTEST_ADDOPTS",
     "CONFGATE_GITHUB_TOKEN", "CONFGATE_SIGNOFFS", "CONFGATE_AUTHOR", "CONFGATE_CONFIG",
 )
 
@@ -45,3 +49,27 @@ def github_server() -> Iterator[FakeGitHubServer]:
     """A real HTTP server speaking the GitHub REST API the gate uses, at ``api_url``."""
     with FakeGitHubServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[pgcluster.Cluster]:
+    """One PostgreSQL cluster per test process (each xdist worker starts its own)."""
+    bindir = pgcluster.find_bindir()
+    if bindir is None:
+        pytest.skip(
+            "no PostgreSQL binaries (initdb, pg_ctl): install the postgresql package "
+            "(apt-get install postgresql) or set CONFGATE_PG_BINDIR"
+        )
+    cluster = pgcluster.start(bindir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_cluster: pgcluster.Cluster) -> str:
+    """A new, empty database of its own for one test, as ``postgresql://confgate@...``."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    postgres_cluster.execute(f"CREATE DATABASE {name}")
+    return postgres_cluster.url(name)

@@ -87,11 +87,10 @@ def _handle(args: argparse.Namespace) -> int:
 
 
 def _store(config: ConfgateConfig, root: Path) -> RankStore:
-    """``rank.db`` in the directory of the trust store (``.confgate/`` by default)."""
-    from pytest_confgate.rank.feedback_store import RankStore
+    """``rank.db``: by default beside the trust store (``.confgate/``), or in its server."""
+    from pytest_confgate.rank.feedback_store import open_rank_store
 
-    trust_db = Path(config.trust.db)
-    return RankStore((trust_db if trust_db.is_absolute() else root / trust_db).parent / "rank.db")
+    return open_rank_store(config, root)
 
 
 def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) -> int:
@@ -112,7 +111,7 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
         test_command=command, python=python, type_check=config.rank.type_check,
         timeouts=config.rank.timeouts, sources=tuple(config.source) if config.source else None,
     )
-    cache = None if args.fresh_baseline else store.path.parent / "rank-cache"
+    cache = None if args.fresh_baseline else store.local_dir / "rank-cache"
     request = RankRequest(candidates=tuple(args.candidates), cwd=Path.cwd(),
                           baseline=args.baseline, jobs=jobs, task=task, baseline_cache=cache)
     try:

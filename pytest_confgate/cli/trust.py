@@ -1,8 +1,11 @@
 """``confgate trust``: record review outcomes and score agents (SPEC 9).
 
-``record`` and ``resolve`` are silent on success and never fail for the store's sake (a write
-that cannot be made is spooled, with one line on stderr). ``triage`` never fails for the
-store's sake either (multiplier 1.0 with a warning). Bad input is exit 2 with one line.
+``record`` and ``resolve`` are silent on success and do not fail for the store's sake: a write
+that cannot be made is spooled, with one line on stderr. Only an event that can be neither
+stored nor spooled (or not stored, with ``--require-stored``) exits 1, printed on stderr as a
+JSON line that ``confgate trust import`` takes back (issue 18). ``triage`` never fails for the
+store's sake (multiplier 1.0 with a warning). Bad input is exit 2 with one line. ``migrate``,
+``export``, ``import`` and ``retract`` live in ``trust_data``.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_confgate.cli import trust_data
 from pytest_confgate.cli.errors import usage_error
 from pytest_confgate.exit_codes import ExitCode
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pytest_confgate.config import ConfgateConfig
+    from pytest_confgate.trust.events import TrustEvent
     from pytest_confgate.trust.store import RecordOutcome, TrustStore
 
 MAX_FINDINGS_BYTES = 32 * 1024 * 1024
@@ -30,7 +37,8 @@ _SEVERITIES = ("P0", "P1", "P2", "P3")
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     """Add this group's subcommands to the ``confgate`` parser."""
     group = commands.add_parser(
-        "trust", help="agent trust from review findings: record, resolve, triage, report"
+        "trust", help="agent trust from review findings: record, resolve, triage, report, "
+        "retract, export, import, migrate"
     ).add_subparsers(title="trust commands", metavar="COMMAND")
     record = _command(group, "record", "record one accepted or discarded finding (silent)")
     record.add_argument("--event", required=True, choices=("finding_accepted", "finding_discarded"))
@@ -40,6 +48,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     record.add_argument("--run", required=True, help="the review run's id")
     _project_option(record)
     _at_option(record)
+    _require_stored_option(record)
     record.set_defaults(handler=_record)
     resolve = _command(
         group, "resolve", "record the outcome of findings from a findings file (silent)"
@@ -56,6 +65,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     _project_option(resolve)
     _at_option(resolve)
+    _require_stored_option(resolve)
     resolve.set_defaults(handler=_resolve)
     triage = _command(group, "triage", "rank candidate agents by base score x trust")
     triage.add_argument(
@@ -71,6 +81,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     report.add_argument("--project", help="only this project's rows (global rows stay)")
     _now_option(report)
     report.set_defaults(handler=_report)
+    trust_data.add_commands(group, _command)
 
 
 def _command(
@@ -80,8 +91,20 @@ def _command(
     parser.add_argument(
         "-c", "--config", metavar="FILE", help="the confgate configuration (default: found in cwd)"
     )
-    parser.add_argument("--db", metavar="PATH", help="the trust database (default: trust.db)")
+    parser.add_argument(
+        "--db", metavar="PATH|URL",
+        help="the trust store: a path (SQLite) or postgresql://USER@HOST:PORT/DB, its password "
+        "from the variable trust.password_env names (default: trust.db)",
+    )
     return parser
+
+
+def _require_stored_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--require-stored", action="store_true",
+        help="exit 1 unless the event(s) reached the database (they are still spooled): for "
+        "CI runners whose spool folder is gone when the job ends",
+    )
 
 
 def _project_option(parser: argparse.ArgumentParser) -> None:
@@ -104,13 +127,13 @@ def _record(args: argparse.Namespace) -> int:
     from pytest_confgate.trust.events import TrustEvent, validated
 
     def run(config: ConfgateConfig, store: TrustStore) -> int:
-        event = TrustEvent(
+        event = validated(TrustEvent(
             args.event, args.agent, _project(args, config), args.finding, args.severity,
             args.run, _time(args.at, "--at"),
-        )
-        return _report_write(store.record([validated(event)]), "record")
+        ))
+        return _report_write(store, [event], "record", args.require_stored)
 
-    return _with_store(args, "record", run)
+    return with_store(args, "record", run)
 
 
 def _resolve(args: argparse.Namespace) -> int:
@@ -135,9 +158,9 @@ def _resolve(args: argparse.Namespace) -> int:
             data, args.findings, outcomes, project=project or _project(args, config),
             run=run_id, at=_time(args.at, "--at"),
         )
-        return _report_write(store.record(events), "resolve")
+        return _report_write(store, events, "resolve", args.require_stored)
 
-    return _with_store(args, "resolve", run)
+    return with_store(args, "resolve", run)
 
 
 def _triage(args: argparse.Namespace) -> int:
@@ -165,37 +188,44 @@ def _triage(args: argparse.Namespace) -> int:
                       f"{row.trust:.4f})")
         return ExitCode.OK
 
-    return _with_store(args, "triage", run)
+    return with_store(args, "triage", run)
 
 
 def _report(args: argparse.Namespace) -> int:
     from pytest_confgate.report.json_report import write_text_atomic
-    from pytest_confgate.trust.report import render_html, render_table, report_rows
+    from pytest_confgate.trust.report import (
+        render_html,
+        render_table,
+        report_rows,
+        shown_retractions,
+    )
 
     def run(config: ConfgateConfig, store: TrustStore) -> int:
         trust = config.trust
         table = store.table(_time(args.now, "--now"))
-        rows = report_rows(table, trust.low_trust, args.project)
+        retracted = shown_retractions(store.retracted(), args.project)
+        rows = report_rows(table, trust.low_trust, args.project, retracted)
         if args.html:
-            write_text_atomic(render_html(rows, trust.low_trust, table.mode), Path(args.html))
+            page = render_html(rows, trust.low_trust, table.mode, retracted)
+            write_text_atomic(page, Path(args.html))
         if args.json:
             print(json.dumps(rows, indent=2))
         else:
-            sys.stdout.write(render_table(rows, trust.low_trust, table.mode))
+            sys.stdout.write(render_table(rows, trust.low_trust, table.mode, retracted))
         waiting = store.spooled_count()
         if waiting:
             print(
                 f"confgate trust report: {waiting} event(s) wait in the spool "
-                f"({store.spool.primary} or {store.spool.fallback}); the next "
-                "`confgate trust record` stores them",
+                f"({store.spool.describe()}); the next `confgate trust record` stores them",
                 file=sys.stderr,
             )
+        _spool_problems(store, "report")
         return ExitCode.OK
 
-    return _with_store(args, "report", run)
+    return with_store(args, "report", run)
 
 
-def _with_store(args: argparse.Namespace, name: str, run: Any) -> int:
+def with_store(args: argparse.Namespace, name: str, run: Any) -> int:
     """Load the configuration and open the store, then ``run``; our errors become exit 2."""
     from pytest_confgate.config.loader import load_config
     from pytest_confgate.exceptions import ConfgateError
@@ -238,17 +268,42 @@ def _read_findings(path: Path) -> tuple[bytes, Any]:
         ) from exc
 
 
-def _report_write(outcome: RecordOutcome, name: str) -> int:
-    """Silent when stored; one line when spooled. Never a failure: the caller must go on."""
-    if outcome.spooled:
-        where = (
-            f"kept in {outcome.spool} and replayed by the next write"
-            if outcome.spool is not None
-            else "NOT kept: the spool folders cannot be written either"
-        )
-        print(f"confgate trust {name}: {outcome.reason}; the event(s) were {where}",
+def _report_write(
+    store: TrustStore, events: Sequence[TrustEvent], name: str, require_stored: bool
+) -> int:
+    """Silent when stored; one line when spooled (exit 0: the caller must go on). An event
+    that was not kept (or, with ``require_stored``, not stored) is printed on stderr as a JSON
+    line ``confgate trust import`` takes back, and the exit is 1 so CI can retry."""
+    outcome: RecordOutcome = store.record(events)
+    _spool_problems(store, name)
+    if not outcome.spooled:
+        return ExitCode.OK
+    where = (
+        f"kept in {outcome.spool} and replayed by the next write"
+        if outcome.spool is not None
+        else "NOT kept: the spool folders cannot be written either "
+        f"({store.spool.describe()})"
+    )
+    print(f"confgate trust {name}: {outcome.reason}; the event(s) were {where}",
+          file=sys.stderr)
+    if outcome.spool is not None and not require_stored:
+        return ExitCode.OK
+    print(f"confgate trust {name}: not stored; each event follows as a JSON line for "
+          "`confgate trust import`:", file=sys.stderr)
+    for event in events:
+        print(json.dumps(event.to_line()), file=sys.stderr)
+    return ExitCode.GATE_FAILED
+
+
+def _spool_problems(store: TrustStore, name: str) -> None:
+    """Spool files that cannot be replayed, reported until someone fixes or deletes them."""
+    problems = store.spool.problems()
+    if problems:
+        print(f"confgate trust {name}: {len(problems)} spool file(s) cannot be replayed and "
+              "wait for you (fix them and rename them to .json, or delete them):",
               file=sys.stderr)
-    return ExitCode.OK
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
 
 
 def _warning(name: str) -> Any:

@@ -79,6 +79,7 @@ def collect_lint_score(
     timeout_s: float = 300.0,
     weight: float = 1.0,
     cache_dir: Path | None = None,
+    extra_args: tuple[str, ...] = (),
 ) -> EvalMetric:
     """Run ruff on ``paths`` and score files with no violation / files checked.
 
@@ -86,7 +87,7 @@ def collect_lint_score(
     that is missing, fails, times out or checks nothing gives an ``unavailable``/``error``
     metric with the reason; it never raises and never reports a clean result (SPEC 4).
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
-    the same either way.
+    the same either way. ``extra_args`` (``--ignore-noqa``) go to the check run, uncached.
     """
     root = root.resolve()
     prefix = list(command) if command is not None else default_ruff_command()
@@ -97,11 +98,11 @@ def collect_lint_score(
             "ruff is not installed: `pip install ruff`, or set the lint metric's `command`",
             {"tool": "ruff", "version": None, "duration_s": 0.0, "command": None},
         )
-    argv = [*prefix, *CHECK_ARGS, *(os.fspath(path) for path in paths)]
+    argv = [*prefix, *CHECK_ARGS, *extra_args, *(os.fspath(path) for path in paths)]
     details: dict[str, Any] = {"tool": "ruff", "version": None, "duration_s": 0.0}
     details["command"] = argv
     try:
-        if cache_dir is None:
+        if cache_dir is None or extra_args:
             return _measure(root, paths, prefix, argv, timeout_s, weight, details)
         return _measure_cached(root, paths, prefix, timeout_s, weight, details, cache_dir)
     except ToolMissing as exc:

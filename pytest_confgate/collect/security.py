@@ -77,6 +77,7 @@ def collect_security_score(
     timeout_s: float = 300.0,
     weight: float = 1.0,
     cache_dir: Path | None = None,
+    extra_args: tuple[str, ...] = (),
 ) -> EvalMetric:
     """Run bandit on ``paths``; score files with no finding at/above both thresholds / scanned.
 
@@ -84,7 +85,7 @@ def collect_security_score(
     ``unavailable``/``error`` metric with the reason; it never raises and never reports a
     clean result (SPEC 4). ``min_severity``/``min_confidence`` are LOW, MEDIUM or HIGH.
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
-    the same either way.
+    the same either way. ``extra_args`` (``--ignore-nosec``) are passed on, uncached.
     """
     thresholds = (_level("min_severity", min_severity), _level("min_confidence", min_confidence))
     root = root.resolve()
@@ -96,9 +97,10 @@ def collect_security_score(
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
     try:
         config_args = _config_args(root)
-        argv = [*prefix, *config_args, "-r", *(os.fspath(path) for path in paths)]
+        argv = [*prefix, *config_args, *extra_args, "-r", *(os.fspath(path) for path in paths)]
         argv.extend(FORMAT_ARGS)
         details["command"] = argv
+        cache_dir = None if extra_args else cache_dir
         targets = bandit_targets(root, paths, config_args) if cache_dir and paths else None
         if cache_dir is None or targets is None:  # no cache, or a config discovery cannot model
             metric = _measure(

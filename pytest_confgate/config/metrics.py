@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -84,6 +84,43 @@ class RequirementMetricConfig(_MetricConfig):
     """A YAML file (``[{id, title}]``) or Markdown with IDs in headings."""
 
 
+SuppressionDirective = Literal[
+    "noqa",
+    "nosec",
+    "pragma: no cover",
+    "pragma: no branch",
+    "type: ignore",
+    "nosemgrep",
+    "pylint: disable",
+    "pyright: ignore",
+]
+SUPPRESSION_DIRECTIVES: tuple[SuppressionDirective, ...] = get_args(SuppressionDirective)
+DEFAULT_SUPPRESSIONS: tuple[SuppressionDirective, ...] = SUPPRESSION_DIRECTIVES[:6]
+"""Watched unless configured: the six that hide what ruff, bandit, coverage, mypy and semgrep
+report (pylint and pyright comments can be added to the list)."""
+
+
+class IntegrityMetricConfig(_MetricConfig):
+    """``test_integrity`` (issue 15): tests deleted, skipped or weakened, suppressions added.
+
+    On by default whenever a base is known (``effective_metrics``); ``enabled: false`` turns
+    it off, ``advisory: true`` reports without raising the tier or blocking.
+    """
+
+    type: Literal["test_integrity"]
+    enabled: bool = True
+    max_test_tampering: Count | None = None
+    """A hard limit on findings: set, more findings fail the gate instead of raising the tier."""
+    raise_tier_to: Literal["T2", "T3"] = "T2"
+    """The tier any finding raises the change to when there is no ``max_test_tampering``."""
+    exclude: list[Glob] = Field(default_factory=list)
+    """Files whose findings do not count (vendored or generated code)."""
+    suppressions: list[SuppressionDirective] = Field(
+        default_factory=lambda: list(DEFAULT_SUPPRESSIONS)
+    )
+    """Which added suppression comments count as findings."""
+
+
 DEFAULT_JUDGE_CRITERIA = (
     "The change does what the task asks, completely.",
     "The change is correct: no bugs, unhandled cases or regressions are visible.",
@@ -105,6 +142,9 @@ class LlmJudgeMetricConfig(_MetricConfig):
     task: Text | None = None
     """What the change is for; default: the pull request's title and body, else the commits."""
     max_diff_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 60_000
+    allow_truncated_diff: bool = False
+    """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
+    then advisory (and the tier rises to T2); true lets such a partial judgement block."""
 
 
 MetricConfig = Annotated[
@@ -114,7 +154,8 @@ MetricConfig = Annotated[
     | SecurityMetricConfig
     | ChecklistMetricConfig
     | RequirementMetricConfig
-    | LlmJudgeMetricConfig,
+    | LlmJudgeMetricConfig
+    | IntegrityMetricConfig,
     Field(discriminator="type"),
 ]
 
@@ -164,6 +205,17 @@ def default_metrics() -> list[MetricConfig]:
         LintMetricConfig(type="lint_score"),
         SecurityMetricConfig(type="security_score"),
     ]
+
+
+def effective_metrics(metrics: list[MetricConfig], *, base_known: bool) -> list[MetricConfig]:
+    """The metrics one run measures: ``test_integrity`` joins whenever a base is known and
+    the configuration does not list it; an entry with ``enabled: false`` leaves."""
+    listed = next((m for m in metrics if isinstance(m, IntegrityMetricConfig)), None)
+    if listed is not None and not listed.enabled:
+        return [m for m in metrics if m is not listed]
+    if listed is None and base_known:
+        return [*metrics, IntegrityMetricConfig(type="test_integrity")]
+    return metrics
 
 
 class HybridWeights(ConfigModel):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from pytest_confgate.config.base import AgentName, ConfigModel, Fraction, Text
+from pytest_confgate.config.base import AgentName, ConfigModel, EnvName, Fraction, Text
+from pytest_confgate.config.trust import mask_db_password, server_url
 
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
 """The seed's five categories, in the seed's order."""
@@ -73,3 +74,17 @@ class RankConfig(ConfigModel):
     test_command: Annotated[list[Text], Field(min_length=1)] | None = None
     """The command that runs a candidate's tests (default: ``python -m pytest``)."""
     timeouts: RankTimeouts = Field(default_factory=RankTimeouts)
+    db: Text | None = None
+    """Rankings and feedback: a path (SQLite) or a ``postgresql://`` URL; default ``rank.db``
+    beside ``trust.db``, or the same database when ``trust.db`` is a URL."""
+    password_env: EnvName | None = None
+    """PostgreSQL only: the variable holding the password (default: ``trust.password_env``)."""
+
+    _masked = model_validator(mode="before")(mask_db_password)
+
+    @field_validator("db")
+    @classmethod
+    def _a_path_or_a_server(cls, value: str | None) -> str | None:
+        if value is not None:
+            server_url(value)
+        return value

@@ -9,7 +9,10 @@ tracer, and its Python work (hashing files for the cache, parsing the tools' JSO
 competes with the tests for the GIL.
 
 ``python -m pytest_confgate.gate.background`` reads one JSON request on stdin (metric configs,
-root, sources, cache folder) and writes one JSON object of ``EvalMetric``s on stdout.
+root, sources, cache folder, and the change the tamper analysis reads) and writes one JSON
+object of ``EvalMetric``s on stdout. The helper builds its own ``ChangeAnalysis`` from the
+change, so lint, security and ``test_integrity`` share one analysis there, as they did in
+threads.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pytest_confgate.collect.tamper import ChangeAnalysis
 from pytest_confgate.config import MetricConfig
-from pytest_confgate.models import EvalMetric, MetricStatus
+from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
 from pytest_confgate.processes import kill_process_group, tail
 
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
@@ -39,7 +43,7 @@ class BackgroundTools:
     """One helper process running the background collectors; ``result(kind)`` waits for it."""
 
     def __init__(self, configs: Sequence[Any], root: Path, sources: list[Path],
-                 cache_dir: Path | None) -> None:
+                 cache_dir: Path | None, analysis: ChangeAnalysis | None = None) -> None:
         self.kinds = [config.type for config in configs]
         self._deadline_s = max(float(getattr(c, "timeout_s", 300.0)) for c in configs) + _SLACK_S
         self._request = json.dumps({
@@ -47,6 +51,7 @@ class BackgroundTools:
             "root": str(root),
             "sources": [str(p) for p in sources],
             "cache_dir": str(cache_dir) if cache_dir is not None else None,
+            "analysis": _analysis_request(analysis),
         }).encode()
         self._proc: subprocess.Popen[bytes] | None = None
         self._results: dict[str, EvalMetric] | None = None
@@ -112,6 +117,26 @@ def _error(kind: str, reason: str) -> EvalMetric:
     return EvalMetric(type=kind, status=MetricStatus.ERROR, reason=f"{kind}: {reason}")
 
 
+_CHANGES: TypeAdapter[ChangeSet | None] = TypeAdapter(ChangeSet | None)
+
+
+def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
+    if analysis is None:
+        return None
+    return {
+        "changes": _CHANGES.dump_python(analysis.changes, mode="json"),
+        "error": analysis.error,
+        "watch": list(analysis.watch),
+    }
+
+
+def _analysis_from(root: Path, raw: Mapping[str, Any] | None) -> ChangeAnalysis | None:
+    if raw is None:
+        return None
+    changes = _CHANGES.validate_python(raw["changes"])
+    return ChangeAnalysis(root, changes, raw["error"], watch=tuple(raw["watch"]))
+
+
 def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     """In the helper: run every requested collector at once, as the threads used to."""
     from pytest_confgate.gate.collectors import BACKGROUND
@@ -121,9 +146,11 @@ def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     root = Path(request["root"])
     sources = [Path(p) for p in request["sources"]]
     cache = Path(request["cache_dir"]) if request.get("cache_dir") else None
+    analysis = _analysis_from(root, request.get("analysis"))
     with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
         futures = {
-            c.type: pool.submit(BACKGROUND[c.type], c, root, sources, cache) for c in configs
+            c.type: pool.submit(BACKGROUND[c.type], c, root, sources, cache, analysis)
+            for c in configs
         }
         return {kind: future.result().model_dump(mode="json") for kind, future in futures.items()}
 

@@ -6,17 +6,21 @@ collected at the end, SPEC 4); ``COLLECTORS`` turns one metric's configuration a
 collector in ``collect/``), not another branch in the engine.
 
 ``llm_judge`` is not in the table: it reads every other metric, so the engine asks it last.
+``test_integrity`` (issue 15) reads one ``ChangeAnalysis`` of the change, which lint and
+security also read, to count findings hidden by a ``# noqa``/``# nosec`` the change added.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
+from pytest_confgate.collect.integrity import integrity_metric
 from pytest_confgate.collect.lint import collect_lint_score
 from pytest_confgate.collect.requirements import (
     Requirement,
@@ -24,16 +28,26 @@ from pytest_confgate.collect.requirements import (
     requirement_metric,
 )
 from pytest_confgate.collect.security import collect_security_score
+from pytest_confgate.collect.tamper import ChangeAnalysis
 from pytest_confgate.collect.tests import pass_rate_metric
+from pytest_confgate.collect.unsuppressed import Hidden, reveal
 from pytest_confgate.config import (
     ChecklistMetricConfig,
     CoverageMetricConfig,
+    GateConfig,
+    IntegrityMetricConfig,
     LintMetricConfig,
     MetricConfig,
     RequirementMetricConfig,
     SecurityMetricConfig,
 )
-from pytest_confgate.gate.change import ChangeView, narrow_coverage, narrow_findings
+from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.gate.change import (
+    ChangeView,
+    is_source_file,
+    narrow_coverage,
+    narrow_findings,
+)
 from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
 
@@ -62,12 +76,13 @@ class Evidence:
     coverage: CoverageSession | None
     background: Pending | None
     requirements: Mapping[str, list[Requirement]]
+    analysis: ChangeAnalysis | None = None
 
 
 Collector = Callable[[MetricConfig, Evidence], "EvalMetric | None"]
 """One metric from its configuration; ``None`` when this run has nothing to measure it with."""
 BackgroundJob = Callable[..., EvalMetric]
-"""``job(config, root, sources, cache_dir)`` for the config class its metric type has."""
+"""``job(config, root, sources, cache_dir, analysis)`` for its metric type's config class."""
 
 
 def collect_metric(config: MetricConfig, evidence: Evidence) -> EvalMetric:
@@ -90,6 +105,15 @@ def background_configs(metrics: Sequence[MetricConfig], sources: list[Path]) -> 
     return [config for config in metrics if config.type in BACKGROUND]
 
 
+def change_analysis(gate: GateConfig, root: Path, change: ChangeView) -> ChangeAnalysis | None:
+    """The tamper analysis of the change, computed on first use; None without a base."""
+    if change.base_ref is None:
+        return None
+    config = gate.metric("test_integrity")
+    watch = config.suppressions if isinstance(config, IntegrityMetricConfig) else ()
+    return ChangeAnalysis(root, change.changes, change.error, watch=tuple(watch))
+
+
 def load_requirement_files(
     metrics: Sequence[MetricConfig], root: Path
 ) -> dict[str, list[Requirement]]:
@@ -102,25 +126,83 @@ def load_requirement_files(
 
 
 def _lint_job(
-    config: LintMetricConfig, root: Path, sources: list[Path], cache_dir: Path | None
+    config: LintMetricConfig,
+    root: Path,
+    sources: list[Path],
+    cache_dir: Path | None,
+    analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
-    return collect_lint_score(
-        root, sources, command=config.command, timeout_s=config.timeout_s, cache_dir=cache_dir
-    )
+    lint = partial(collect_lint_score, command=config.command, timeout_s=config.timeout_s)
+    return _revealing(lint, "noqa", root, sources, cache_dir, analysis)
 
 
 def _security_job(
-    config: SecurityMetricConfig, root: Path, sources: list[Path], cache_dir: Path | None
+    config: SecurityMetricConfig,
+    root: Path,
+    sources: list[Path],
+    cache_dir: Path | None,
+    analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
-    return collect_security_score(
-        root,
-        sources,
+    scan = partial(
+        collect_security_score,
         min_severity=config.min_severity,
         min_confidence=config.min_confidence,
         command=config.command,
         timeout_s=config.timeout_s,
-        cache_dir=cache_dir,
     )
+    return _revealing(scan, "nosec", root, sources, cache_dir, analysis)
+
+
+def _revealing(
+    measure: Callable[..., EvalMetric],
+    directive: str,
+    root: Path,
+    sources: list[Path],
+    cache_dir: Path | None,
+    analysis: ChangeAnalysis | None,
+) -> EvalMetric:
+    """``measure`` the sources; where the change added ``# noqa``/``# nosec`` to measured
+    files, measure those files again with ``--ignore-noqa``/``--ignore-nosec`` and count
+    what the comments hide (``unsuppressed.reveal``)."""
+    metric = measure(root, sources, cache_dir=cache_dir)
+    hidden = _hidden(analysis, directive, root, sources)
+    if not hidden or not metric.available:
+        return metric
+    files = [root / name for name in hidden]
+    unmasked = measure(root, files, extra_args=(f"--ignore-{directive}",))
+    return reveal(metric, unmasked, hidden, f"# {directive}")
+
+
+def _hidden(
+    analysis: ChangeAnalysis | None, directive: str, root: Path, sources: list[Path]
+) -> Hidden:
+    """Measured files -> lines a ``directive`` the change added covers ({} when none)."""
+    if analysis is None:
+        return {}
+    try:
+        ranges = analysis.report().hidden_lines(directive)
+    except EvidenceError:
+        return {}  # test_integrity reports why the change could not be read
+    return {name: lines for name, lines in ranges.items() if is_source_file(root / name, sources)}
+
+
+def _integrity_job(
+    config: IntegrityMetricConfig,
+    _root: Path,
+    _sources: list[Path],
+    _cache_dir: Path | None,
+    analysis: ChangeAnalysis | None = None,
+) -> EvalMetric:
+    return integrity_metric(config, analysis)
+
+
+def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
+    pending = evidence.background
+    if pending is not None and config.type in pending.kinds:
+        return pending.result(config.type)
+    if not isinstance(config, IntegrityMetricConfig):
+        return None
+    return integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside the tests
 
 
 def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:
@@ -194,6 +276,7 @@ def _path_floors(
 BACKGROUND: dict[str, BackgroundJob] = {
     "lint_score": _lint_job,
     "security_score": _security_job,
+    "test_integrity": _integrity_job,
 }
 COLLECTORS: dict[str, Collector] = {
     "test_pass_rate": _pass_rate,
@@ -202,4 +285,5 @@ COLLECTORS: dict[str, Collector] = {
     "security_score": _from_background,
     "checklist_completion": _checklist,
     "requirement_coverage": _requirements,
+    "test_integrity": _integrity,
 }

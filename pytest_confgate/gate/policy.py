@@ -7,9 +7,9 @@ messages, and a message never shows a failing value as equal to its threshold.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from pytest_confgate.config import GateConfig, MetricConfig
+from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
 from pytest_confgate.models import (
     Condition,
     Decision,
@@ -27,6 +27,7 @@ _PRIORITY = {
     "tests_ran": 1,
     "evidence": 2,
     "max_high_severity": 3,
+    "max_test_tampering": 3,
     "min": 4,
     "checklist_required": 5,
     "max_lint_violations": 5,
@@ -63,8 +64,13 @@ def decide(
     blocking, needed, may_advance = gate.policy.tier(tier)
     conditions: list[Condition] = []
     for config in gate.metrics:
-        for check in _checks(gate, config, metric_for(config, metrics), tests):
-            is_blocking = (blocking or check.name == "tests_failed") and not config.advisory
+        metric = metric_for(config, metrics)
+        partial = _partial_judgement(config, metric)
+        for check in _checks(gate, config, metric, tests):
+            advisory = config.advisory or partial is not None
+            is_blocking = (blocking or check.name == "tests_failed") and not advisory
+            if partial is not None and not check.passed:
+                check = replace(check, message=f"{check.message} ({partial})")
             conditions.append(_condition(config.type, check, is_blocking))
     for condition in extra or []:
         conditions.append(
@@ -100,6 +106,23 @@ def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict
     if signoffs.required:
         conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
     return _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+
+
+def _partial_judgement(config: MetricConfig, metric: EvalMetric | None) -> str | None:
+    """Why an ``llm_judge`` is only advisory: it saw part of the diff (issue 18), unless the
+    configuration allows that. Never when its input was suspect: that fails closed."""
+    if metric is None or not isinstance(config, LlmJudgeMetricConfig):
+        return None
+    details = metric.details
+    if not details.get("diff_truncated") or details.get("injection_suspected"):
+        return None
+    if config.allow_truncated_diff:
+        return None
+    return (
+        f"advisory only: the judge saw {details.get('diff_shown_chars')} of the diff's "
+        f"{details.get('diff_chars')} characters; raise max_diff_chars, or set "
+        "allow_truncated_diff: true to let a partial judgement block"
+    )
 
 
 def _signoff_condition(tier: str, needed: int, signoffs: Signoffs) -> Condition:
@@ -261,6 +284,25 @@ def _coverage_path_checks(
     return checks
 
 
+def _integrity_checks(
+    _gate: GateConfig, config: MetricConfig, metric: EvalMetric, _tests: TestOutcomes
+) -> list[_Check]:
+    limit = getattr(config, "max_test_tampering", None)
+    if limit is None:
+        return []
+    count = int(metric.details.get("findings", 0))
+    where = [
+        f"{item.get('rule')} at {item.get('file')}:{item.get('line')}"
+        for item in metric.details.get("items", [])
+    ][:3]
+    at = f": {', '.join(where)}" if where and count > limit else ""
+    message = (
+        f"test_integrity: {_plural(count, 'sign')} of tampering with tests or checks "
+        f"(max_test_tampering: {limit}){at}"
+    )
+    return [_Check("max_test_tampering", count <= limit, message, float(count), float(limit))]
+
+
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
 _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_pass_rate": _test_checks,
@@ -268,6 +310,7 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
     "lint_score": _lint_checks,
     "checklist_completion": _checklist_checks,
     "test_coverage": _coverage_path_checks,
+    "test_integrity": _integrity_checks,
 }
 
 

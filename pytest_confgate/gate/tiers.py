@@ -22,7 +22,57 @@ TIER_ORDER: tuple[RiskTier, ...] = ("T0", "T1", "T2", "T3")
 EvidenceFloor = Callable[[EvalMetric], "tuple[RiskTier, str] | None"]
 """For one metric: the tier its evidence demands at least, and why; None when it demands none."""
 
-EVIDENCE_FLOORS: dict[str, EvidenceFloor] = {}
+_LISTED_FINDINGS = 10
+
+
+def integrity_floor(metric: EvalMetric) -> tuple[RiskTier, str] | None:
+    """Tampering with tests or suppressions (issue 15): a human must look, and is told where.
+
+    The collector puts the tier in ``details.tier_floor`` (None when the metric is advisory
+    or ``max_test_tampering`` fails the gate instead).
+    """
+    floor = metric.details.get("tier_floor")
+    items = metric.details.get("items") or []
+    count = int(metric.details.get("findings", len(items)))
+    if not metric.available or count == 0 or floor not in TIER_ORDER:
+        return None
+    listed = "; ".join(
+        f"{item.get('file')}:{item.get('line')}: {item.get('message')}"
+        for item in items[:_LISTED_FINDINGS]
+    )
+    more = f"; and {count - _LISTED_FINDINGS} more" if count > _LISTED_FINDINGS else ""
+    noun = "sign" if count == 1 else "signs"
+    return cast(RiskTier, floor), (
+        f"test_integrity found {count} {noun} of tampering with tests or checks, so a human "
+        f"must look: {listed}{more}"
+    )
+
+
+
+def _judge_floor(metric: EvalMetric) -> tuple[RiskTier, str] | None:
+    """``llm_judge``: a human looks when the judge's input tried to instruct it (issue 21),
+    or when the judge saw only part of the diff and the configuration did not accept that
+    (``allow_truncated_diff``): then the judge is only advisory (issue 18)."""
+    details = metric.details
+    if details.get("injection_suspected"):
+        hits = [
+            str(hit.get("where") if isinstance(hit, dict) else hit)
+            for hit in details.get("injection_hits") or []
+        ]
+        more = int(details.get("injection_hit_count") or len(hits)) - len(hits[:3])
+        where = ", ".join(hits[:3]) + (f" and {more} more" if more > 0 else "")
+        return "T2", f"text the LLM judge would read tries to instruct it ({where})"
+    partial = details.get("diff_truncated") and not details.get("allow_truncated_diff")
+    if partial and not details.get("advisory"):  # an advisory judge never decided anything
+        shown, total = details.get("diff_shown_chars"), details.get("diff_chars")
+        return "T2", f"the LLM judge saw only {shown} of the diff's {total} characters"
+    return None
+
+
+EVIDENCE_FLOORS: dict[str, EvidenceFloor] = {
+    "test_integrity": integrity_floor,
+    "llm_judge": _judge_floor,
+}
 """Metric type -> its floor rule. A metric type without an entry never raises the tier."""
 
 

@@ -88,6 +88,9 @@ def _note(metric: EvalMetric) -> str:
         return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
     if metric.type == "security_score":
         return f"  ({_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')})"
+    if metric.type == "test_integrity":
+        found = _count(d, "findings", "finding")
+        return f"  ({found} in {_count(d, 'files_compared', 'changed file')})"
     if metric.type == "llm_judge":
         return f"  (judged by {d.get('evaluator_agent')}, spread {d.get('spread', 0):.2f})"
     return ""

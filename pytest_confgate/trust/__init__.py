@@ -2,7 +2,19 @@
 
 The Python API. These functions are the IO edge: they read the clock when ``now`` is not
 given and the configuration when ``config`` is not given; ``formula`` and ``triage`` stay pure.
-``store`` is the only module that touches SQLite. Times are POSIX seconds (UTC).
+Times are POSIX seconds (UTC). Modules:
+
+    events          review outcomes and retractions, their ids and JSON forms (pure)
+    formula         trust from summed evidence, the reference both stores match (pure)
+    triage          candidates by base score x trust (pure)
+    report          the report's rows, text table and HTML page (pure)
+    store           the store interface both backends keep, and what they share
+    sqlite_store    a file (the default): the only module that imports sqlite3
+    schema          the SQLite store's SQL and migrations
+    postgres_store  a postgresql:// URL, shared by a team (issue 20)
+    pg_schema       the PostgreSQL store's SQL
+    server          PostgreSQL connections: the only module that imports psycopg
+    spool           events a write could not store, until the next write that can
 
     >>> from pytest_confgate.trust import triage, trust_score
     >>> trust_score("fd-architecture", "my-service")       # 1.0 until evidence exists
@@ -16,15 +28,21 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_confgate.config.trust import TrustConfig
+from pytest_confgate.config.trust import TrustConfig, server_url
 from pytest_confgate.exceptions import StoreError
-from pytest_confgate.trust.events import TrustEvent
+from pytest_confgate.trust.events import Retraction, TrustEvent
 from pytest_confgate.trust.formula import NEUTRAL, TrustRow, TrustTable
+from pytest_confgate.trust.postgres_store import PostgresTrustStore
+from pytest_confgate.trust.server import Server
+from pytest_confgate.trust.sqlite_store import SqliteTrustStore
 from pytest_confgate.trust.store import RecordOutcome, TrustStore
 from pytest_confgate.trust.triage import TriageRow, rank_candidates
 
 __all__ = [
+    "PostgresTrustStore",
     "RecordOutcome",
+    "Retraction",
+    "SqliteTrustStore",
     "TriageRow",
     "TrustEvent",
     "TrustRow",
@@ -44,9 +62,17 @@ _OPEN: dict[tuple[str, TrustConfig], TrustStore] = {}
 
 
 def open_store(config: TrustConfig | None = None, db: str | Path | None = None) -> TrustStore:
-    """The store at ``db`` (else ``trust.db``), relative paths from the working directory."""
+    """The store at ``db`` (else ``trust.db``): a path (SQLite, relative to the working
+    directory) or a ``postgresql://`` URL; any other URL scheme is a ``StoreError``."""
     trust = config if config is not None else _config_from_cwd()
-    return TrustStore(Path(db if db is not None else trust.db), trust)
+    location = str(db) if db is not None else trust.db
+    try:
+        url = server_url(location)
+    except ValueError as exc:
+        raise StoreError(str(exc)) from None
+    if url is None:
+        return SqliteTrustStore(Path(location), trust)
+    return PostgresTrustStore(Server(url, trust.password_env, trust.connect_timeout_s), trust)
 
 
 def record(
@@ -73,7 +99,7 @@ def trust_score(
     reading the configuration file each call.
     """
     fresh = open_store(config, db)
-    key = (str(fresh.path), fresh.config)
+    key = (fresh.location, fresh.config)
     store = _OPEN.setdefault(key, fresh)
     if len(_OPEN) > _MAX_OPEN:
         _OPEN.pop(next(iter(_OPEN))).close()
@@ -102,13 +128,12 @@ def triage_with_store(
 ) -> list[TriageRow]:
     """``triage`` on an open store: no store or an unreadable one means 1.0 for every agent."""
     table: TrustTable | None = None
-    if not store.path.exists():
-        reason = f"no trust store at {store.path} yet"
-    else:
-        try:
+    reason = f"no trust store at {store.shown} yet"
+    try:
+        if store.exists():
             table = store.table(now)
-        except StoreError as exc:
-            reason = str(exc)
+    except StoreError as exc:
+        reason = str(exc)
     if table is None:
         if warn is not None:
             warn(f"{reason}; every trust multiplier is {NEUTRAL}")

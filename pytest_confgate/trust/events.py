@@ -2,12 +2,17 @@
 
 Pure: parsing of times and findings files, and the event id that makes a second recording of
 the same outcome a no-op (agent, project, run, finding and outcome; not the time, so recording
-again later is still the same event).
+again later is still the same event). A ``Retraction`` takes a mis-recorded event back
+(issue 17): the event stops counting and both stay in the history.
+
+``confgate trust export`` / ``import`` move both as JSON lines, one object per line with a
+``kind`` of ``event`` or ``retraction`` (``record_from_json`` reads one back).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -17,6 +22,8 @@ from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.trust.formula import SEVERITIES, Outcome
 
 EVENTS = ("finding_accepted", "finding_discarded")
+EVENT_ID = re.compile(r"^[0-9a-f]{32}$")
+MAX_REASON = 2000
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,10 @@ class TrustEvent:
             "finding": self.finding, "severity": self.severity, "run": self.run, "at": self.at,
         }
 
+    def to_line(self) -> dict[str, Any]:
+        """The export form: ``kind`` and ``event_id`` first, so a reader can grep for either."""
+        return {"kind": "event", "event_id": self.event_id, **self.to_json()}
+
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TrustEvent:
         """An event read back from the spool; anything malformed is an ``EvidenceError``."""
@@ -63,6 +74,69 @@ class TrustEvent:
         except (KeyError, TypeError, ValueError) as exc:
             raise EvidenceError(f"not a trust event ({exc})") from exc
         return validated(event)
+
+
+@dataclass(frozen=True)
+class Retraction:
+    """A recorded event taken back: it no longer counts; the event and why stay in history."""
+
+    event_id: str
+    reason: str
+    by: str
+    at: float
+
+    def to_line(self) -> dict[str, Any]:
+        return {
+            "kind": "retraction", "event_id": self.event_id, "reason": self.reason,
+            "by": self.by, "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class RetractedEvent:
+    """A retraction with the event it took back, for the report."""
+
+    event: TrustEvent
+    retraction: Retraction
+
+
+def retraction(event_id: str, reason: str, by: str, at: float) -> Retraction:
+    """A usable retraction, else an ``EvidenceError`` naming what is wrong."""
+    if not EVENT_ID.match(event_id):
+        raise EvidenceError(f"event id {event_id!r} is not 32 hex digits")
+    if not reason.strip():
+        raise EvidenceError("the reason is empty; say why the event is retracted")
+    if len(reason) > MAX_REASON:
+        raise EvidenceError(f"the reason is over {MAX_REASON} characters; shorten it")
+    if at != at or at in (float("inf"), float("-inf")):
+        raise EvidenceError("at is not a finite time")
+    return Retraction(event_id, reason.strip(), by.strip() or "unknown", at)
+
+
+def record_from_json(data: Any) -> TrustEvent | Retraction:
+    """One exported line, parsed: an event (its ``event_id``, if given, must match its fields,
+    so an edited line is caught) or a retraction. Anything else is an ``EvidenceError``."""
+    if not isinstance(data, Mapping):
+        raise EvidenceError("not a JSON object")
+    kind = data.get("kind", "event")
+    if kind == "retraction":
+        try:
+            return retraction(
+                str(data["event_id"]), str(data["reason"]), str(data.get("by", "")),
+                float(data["at"]),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise EvidenceError(f"not a retraction ({exc})") from exc
+    if kind != "event":
+        raise EvidenceError(f"kind {kind!r} is not event or retraction")
+    event = TrustEvent.from_json(data)
+    given = data.get("event_id")
+    if given is not None and given != event.event_id:
+        raise EvidenceError(
+            f"event_id {given!r} does not match the event's fields (its id is "
+            f"{event.event_id}); was the line edited?"
+        )
+    return event
 
 
 def validated(event: TrustEvent) -> TrustEvent:

@@ -12,8 +12,17 @@ global precision by ``prior_strength`` weighted findings, with the same decayed 
 
     global  = (A_g + 1) / (T_g + 2)        score = (A_p + m * global) / (T_p + m)
 
+``new_agent`` (issue 15) says where an agent without evidence starts: ``neutral`` 1.0 (the
+seed), ``global`` the team's pooled precision (every agent's weighted accepted / weighted
+total), ``prior`` a fixed ``new_agent_prior``. With ``global``/``prior`` an agent's own global
+score blends in from that start like a project blends into its global score
+(``w = min(1, agent_reviews / full_weight_reviews)``; in ``bayesian`` mode the start is the
+mean of the Beta prior instead of 0.5), so one lucky finding does not lift a new agent above
+an established precise one.
+
 The store sums decay per (agent, project, outcome, severity) in SQL (``Bucket``); small lists
 of events go through ``buckets_from_outcomes``, so both paths end in ``score_table``.
+Retracted events never reach either path.
 """
 
 from __future__ import annotations
@@ -85,11 +94,14 @@ class TrustTable:
     mode: str
     pairs: Mapping[tuple[str, str], TrustRow]
     agents: Mapping[str, TrustRow]
+    new_agent: float = NEUTRAL
+    """The trust of an agent without any evidence (``trust.new_agent``)."""
 
     def trust(self, agent: str, project: str) -> float:
-        """The pair's trust; a new project gets the agent's global trust; no evidence 1.0."""
+        """The pair's trust; a new project gets the agent's global trust; a new agent
+        ``new_agent`` (1.0 by default)."""
         row = self.pairs.get((agent, project)) or self.agents.get(agent)
-        return row.trust if row is not None else NEUTRAL
+        return row.trust if row is not None else self.new_agent
 
     def rows(self) -> list[TrustRow]:
         """Project rows by project then agent, then the global rows by agent."""
@@ -141,10 +153,13 @@ def score_table(
     agent_reviews: Mapping[str, int],
     config: TrustConfig,
 ) -> TrustTable:
-    """Every pair's and every agent's trust from the summed evidence (SPEC 9)."""
+    """Every pair's and every agent's trust from the summed evidence (SPEC 9).
+
+    Buckets are added in one fixed order, whatever order a database returned them in.
+    """
     weights = config.severity_weights.model_dump()
     pairs: dict[tuple[str, str], _Sums] = defaultdict(_Sums)
-    for bucket in buckets:
+    for bucket in sorted(buckets, key=lambda b: (b.agent, b.project, b.accepted, b.severity)):
         sums = pairs[(bucket.agent, bucket.project)]
         weighted = weights[bucket.severity] * bucket.decay_sum
         sums.weighted_total += weighted
@@ -154,9 +169,15 @@ def score_table(
         else:
             sums.discarded += bucket.count
     agents: dict[str, _Sums] = defaultdict(_Sums)
+    pooled = _Sums()
     for (agent, _), sums in pairs.items():
         agents[agent].add(sums)
-    global_scores = {agent: _global_score(sums, config) for agent, sums in agents.items()}
+        pooled.add(sums)
+    start = new_agent_start(pooled.weighted_accepted, pooled.weighted_total, config)
+    global_scores = {
+        agent: _global_score(sums, agent_reviews.get(agent, 0), start, config)
+        for agent, sums in agents.items()
+    }
     pair_rows = {
         (agent, project): _pair_row(
             agent, project, sums, pair_reviews.get((agent, project), 0),
@@ -171,15 +192,35 @@ def score_table(
         )
         for agent, sums in agents.items()
     }
-    return TrustTable(config.mode, pair_rows, agent_rows)
+    return TrustTable(config.mode, pair_rows, agent_rows, _bounded(start, config))
 
 
-def _global_score(sums: _Sums, config: TrustConfig) -> float | None:
+def new_agent_start(
+    weighted_accepted: float, weighted_total: float, config: TrustConfig
+) -> float | None:
+    """Where an agent without evidence starts (``None``: neutral, 1.0 once bounded).
+
+    ``global`` pools every agent's weighted findings (nothing recorded yet: neutral).
+    """
+    if config.new_agent == "prior":
+        return config.new_agent_prior
+    if config.new_agent == "global" and weighted_total > 0.0:
+        return weighted_accepted / weighted_total
+    return None
+
+
+def _global_score(
+    sums: _Sums, reviews: int, start: float | None, config: TrustConfig
+) -> float | None:
     if sums.weighted_total <= 0.0:
         return None
     if config.mode == "bayesian":
-        return (sums.weighted_accepted + 1.0) / (sums.weighted_total + 2.0)
-    return sums.weighted_accepted / sums.weighted_total
+        centre = 0.5 if start is None else start  # Beta(1, 1) unless a start is configured
+        return (sums.weighted_accepted + 2.0 * centre) / (sums.weighted_total + 2.0)
+    own = sums.weighted_accepted / sums.weighted_total
+    if start is None:
+        return own
+    return blend(own, start, reviews, config.full_weight_reviews)
 
 
 def _pair_row(
@@ -227,7 +268,11 @@ def blend(
 
 
 def _bounded(score: float | None, config: TrustConfig) -> float:
-    """Neutral without evidence; otherwise within [floor, 1]: trust never excludes an agent."""
+    """Neutral without evidence; otherwise within [floor, 1]: trust never excludes an agent.
+
+    Given to 15 significant digits: two databases summing the same decayed weights in another
+    order differ in the last bit or two, and the same evidence should read the same everywhere.
+    """
     if score is None:
         return NEUTRAL
-    return max(config.floor, min(1.0, score))
+    return float(f"{max(config.floor, min(1.0, score)):.15g}")

@@ -1,26 +1,41 @@
 """``confgate trust report`` (SPEC 9, seed agent-trust F4): rows, a text table and an HTML page.
 
-Pure rendering of a ``TrustTable``. JSON keeps raw floats; only the table and the page round
-for display. Every text in the page goes through ``html.escape``: agent and project names are
-whatever the findings files said. The page is self-contained (inline CSS and SVG, no network).
+Pure rendering of a ``TrustTable`` and the retractions. JSON keeps raw floats; only the table
+and the page round for display. Every text in the page goes through ``html.escape``: agent and
+project names are whatever the findings files said. The page is self-contained (inline CSS and
+SVG, no network). A retracted event is not counted anywhere; each row says how many of its
+events were retracted, and the table and page list the retractions (issue 17).
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
+from pytest_confgate.trust.events import RetractedEvent
 from pytest_confgate.trust.formula import TrustTable
 
 COLUMNS = ("agent", "project", "trust", "reviews", "accepted", "discarded")
 GLOBAL_LABEL = "(global)"
 
 
+MAX_LISTED = 20
+
+
 def report_rows(
-    table: TrustTable, low_trust: float, project: str | None = None
+    table: TrustTable,
+    low_trust: float,
+    project: str | None = None,
+    retracted: Sequence[RetractedEvent] = (),
 ) -> list[dict[str, Any]]:
-    """JSON rows: the columns plus ``scope``, ``low_trust`` and ``mode``; ``project`` filters
-    the project rows (global rows stay: they are what a new project's triage would use)."""
+    """JSON rows: the columns plus ``scope``, ``low_trust``, ``mode`` and ``retracted`` (events
+    of the row taken back, not counted); ``project`` filters the project rows (global rows
+    stay: they are what a new project's triage would use)."""
+    per_pair = Counter((r.event.agent, r.event.project) for r in retracted)
+    per_agent = Counter(r.event.agent for r in retracted)
     rows = []
     for row in table.rows():
         if project is not None and row.project is not None and row.project != project:
@@ -36,15 +51,56 @@ def report_rows(
                 "scope": "global" if row.project is None else "project",
                 "low_trust": row.trust < low_trust,
                 "mode": table.mode,
+                "retracted": per_agent[row.agent] if row.project is None
+                else per_pair[(row.agent, row.project)],
             }
         )
     return rows
 
 
-def render_table(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str:
-    """The aligned text table, low-trust rows marked, a legend line under it."""
+def shown_retractions(
+    retracted: Sequence[RetractedEvent], project: str | None = None
+) -> list[RetractedEvent]:
+    """The retractions a report about ``project`` (or every project) lists."""
+    return [r for r in retracted if project is None or r.event.project == project]
+
+
+def retraction_lines(retracted: Sequence[RetractedEvent]) -> list[str]:
+    """One line per retraction (newest first, at most ``MAX_LISTED``), for the text table."""
+    if not retracted:
+        return []
+    lines = [f"{len(retracted)} retracted event(s), kept in history and not counted:"]
+    for item in retracted[:MAX_LISTED]:
+        lines.append(f"  {_describe(item)}")
+    if len(retracted) > MAX_LISTED:
+        lines.append(f"  ... and {len(retracted) - MAX_LISTED} more (`confgate trust export` "
+                     "lists every one)")
+    return lines
+
+
+def _describe(item: RetractedEvent) -> str:
+    event, back = item.event, item.retraction
+    outcome = "accepted" if event.accepted else "discarded"
+    return (f"{back.event_id[:12]}  {event.agent} @ {event.project}: finding {event.finding} "
+            f"{outcome} ({event.severity}, run {event.run}); retracted {_date(back.at)} by "
+            f"{back.by}: {back.reason}")
+
+
+def _date(at: float) -> str:
+    return datetime.fromtimestamp(at, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def render_table(
+    rows: list[dict[str, Any]], low_trust: float, mode: str,
+    retracted: Sequence[RetractedEvent] = (),
+) -> str:
+    """The aligned text table, low-trust rows marked, a legend line, then the retractions."""
+    listed = retraction_lines(retracted)
     if not rows:
-        return "no trust evidence recorded yet; `confgate trust record` or `resolve` adds some\n"
+        return "\n".join(
+            ["no trust evidence recorded yet; `confgate trust record` or `resolve` adds some",
+             *listed]
+        ) + "\n"
     cells = [[*COLUMNS, ""]]
     for row in rows:
         cells.append(
@@ -71,7 +127,7 @@ def render_table(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str
         f"mode {mode}; {flagged} row(s) below {low_trust:g} (LOW TRUST: a candidate for lower "
         "priority; trust never removes an agent)"
     )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + listed) + "\n"
 
 
 _STYLE = """
@@ -85,8 +141,11 @@ _LABEL_W = 260
 _BAR_W = 400
 
 
-def render_html(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str:
-    """One self-contained page: the chart of every row's trust, then the table."""
+def render_html(
+    rows: list[dict[str, Any]], low_trust: float, mode: str,
+    retracted: Sequence[RetractedEvent] = (),
+) -> str:
+    """One self-contained page: the chart of every row's trust, the table, the retractions."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -96,6 +155,7 @@ def render_html(rows: list[dict[str, Any]], low_trust: float, mode: str) -> str:
         "changes an agent's priority, it never removes it.</p>",
         trust_chart(rows, low_trust),
         _html_table(rows, low_trust),
+        _html_retractions(retracted),
         "</body></html>",
     ]
     return "\n".join(parts) + "\n"
@@ -141,6 +201,14 @@ def _html_table(rows: list[dict[str, Any]], low_trust: float) -> str:
             f"<td class=num>{row['accepted']}</td><td class=num>{row['discarded']}</td></tr>"
         )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _html_retractions(retracted: Sequence[RetractedEvent]) -> str:
+    if not retracted:
+        return ""
+    items = "".join(f"<li><code>{escape(_describe(item))}</code></li>" for item in retracted)
+    return (f"<h2>Retracted events</h2><p>{len(retracted)} event(s) taken back: kept in "
+            f"history, not counted.</p><ul>{items}</ul>")
 
 
 def _shown(trust: float, low_trust: float) -> str:

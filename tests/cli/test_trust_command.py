@@ -10,17 +10,9 @@ import pytest
 
 from pytest_confgate.cli import main
 
+pytestmark = pytest.mark.usefixtures("trust_project")
+
 NOW = "2025-01-31T00:00:00Z"
-
-
-@pytest.fixture(autouse=True)
-def _in_a_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project = tmp_path / "my-service"
-    project.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("CONFGATE_SPOOL_DIR", str(tmp_path / "fallback-spool"))
-    monkeypatch.delenv("CONFGATE_DEBUG", raising=False)
-    return project
 
 
 def record(*extra: str, event: str = "finding_accepted", agent: str = "fd-arch",
@@ -329,10 +321,106 @@ def test_report_mentions_events_waiting_in_the_spool(
     assert not list(spool.glob("*.json"))
 
 
-def test_record_into_an_unwritable_place_says_the_event_was_not_kept(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _events_on_stderr(err: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+
+
+def test_an_event_neither_stored_nor_spooled_exits_1_and_is_printed_for_import(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Path("blocker").write_text("a file, not a folder", encoding="utf-8")
     monkeypatch.setenv("CONFGATE_SPOOL_DIR", "blocker/spool")
-    assert record("--db", "blocker/trust.db") == 0
-    assert "NOT kept" in capsys.readouterr().err
+    assert record("--db", "blocker/trust.db", "--at", NOW) == 1
+    err = capsys.readouterr().err
+    assert "NOT kept" in err
+    (event,) = _events_on_stderr(err)
+    assert (event["kind"], event["agent"], event["finding"]) == ("event", "fd-arch", "F1")
+    Path("lost.jsonl").write_text(json.dumps(event) + "\n", encoding="utf-8")
+    assert main(["trust", "import", "lost.jsonl"]) == 0  # CI can retry with what it printed
+    assert row_of(report_json(capsys), "fd-arch", "svc")["accepted"] == 1
+
+
+def test_resolve_that_cannot_keep_its_events_exits_1_with_every_event(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _findings(Path("FINDINGS.json"))
+    Path("blocker").write_text("a file, not a folder", encoding="utf-8")
+    monkeypatch.setenv("CONFGATE_SPOOL_DIR", "blocker/spool")
+    assert main(["trust", "resolve", "FINDINGS.json", "--accepted", "F1", "--discarded",
+                 "F2", "--db", "blocker/trust.db"]) == 1
+    found = _events_on_stderr(capsys.readouterr().err)
+    assert sorted(e["finding"] for e in found) == ["F1", "F2"]
+
+
+def test_require_stored_exits_1_when_the_event_only_reached_the_spool(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    db = Path(".confgate/trust.db")
+    db.parent.mkdir()
+    db.write_bytes(b"x" * 100)
+    assert record("--require-stored") == 1
+    err = capsys.readouterr().err
+    assert "trust.db.spool" in err  # still kept for the next write
+    assert len(_events_on_stderr(err)) == 1
+    assert record(finding="F2") == 0  # without the flag, spooling is enough
+
+
+@pytest.mark.parametrize(
+    "location", ["smb://host/share/trust.db", "file:///srv/trust.db", "https://x/t.db"],
+    ids=["smb", "file-url", "https"],
+)
+def test_a_db_with_another_url_scheme_is_an_error_and_makes_no_folder(
+    capsys: pytest.CaptureFixture[str], location: str
+) -> None:
+    assert record("--db", location) == 2
+    err = capsys.readouterr().err
+    assert f"confgate trust record: {location}: " in err
+    assert "postgresql://" in err
+    assert list(Path.cwd().iterdir()) == []
+    assert main(["trust", "report", "--db", location]) == 2
+
+
+def test_trust_db_with_another_url_scheme_in_the_config_names_the_key(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    Path("confgate.yml").write_text("trust:\n  db: smb://host/share/trust.db\n",
+                                    encoding="utf-8")
+    assert record() == 2
+    err = capsys.readouterr().err
+    assert "confgate.yml:2: trust.db: smb://host/share/trust.db: smb:// is not a store" in err
+    assert not Path("smb:").exists()
+
+
+def test_a_password_in_the_url_is_refused_and_never_printed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = "postgresql://ci:hunter2-very-secret@db.example:5432/trust"
+    assert record("--db", url) == 2
+    Path("confgate.yml").write_text(f"trust:\n  db: {url}\n", encoding="utf-8")
+    assert record() == 2
+    assert main(["validate"]) == 2
+    out, err = capsys.readouterr()
+    assert "hunter2" not in out + err
+    assert "postgresql://ci:***@db.example:5432/trust: the URL holds a password" in err
+    assert "password_env" in err
+
+
+def test_malformed_spool_files_are_reported_by_every_record_and_report(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert record("--at", NOW) == 0
+    spool = Path(".confgate/trust.db.spool")
+    spool.mkdir()
+    (spool / "torn.json").write_text('{"event": "finding_acc', encoding="utf-8")
+    capsys.readouterr()
+    for argv in (["trust", "report"], ["trust", "record", "--event", "finding_accepted",
+                 "--agent", "a", "--finding", "F9", "--severity", "P1", "--run", "r9"],
+                 ["trust", "report", "--json"]):
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        assert "1 spool file(s) cannot be replayed" in err, argv
+        assert "torn." in err
+    for path in spool.iterdir():
+        path.unlink()  # handled
+    assert main(["trust", "report"]) == 0
+    assert "spool file" not in capsys.readouterr().err

@@ -159,7 +159,8 @@ UNKNOWN_PROJEKT = (
             [
                 "gate.yml:4: gate.metrics[0]: unknown metric type 'lint_scor' (did you mean "
                 "'lint_score'?); known types: checklist_completion, lint_score, llm_judge, "
-                "requirement_coverage, security_score, test_coverage, test_pass_rate"
+                "requirement_coverage, security_score, test_coverage, test_integrity, "
+                "test_pass_rate"
             ],
         ),
         (

@@ -1,7 +1,8 @@
-"""The trust store under real concurrent writer processes and a writer killed mid-transaction.
+"""The trust stores under real concurrent writer processes and a writer killed mid-transaction.
 
 SPEC 9: WAL, ``BEGIN IMMEDIATE``, a busy timeout and bounded retry; nothing lost, nothing
-duplicated; a crash leaves a consistent database holding every committed event.
+duplicated; a crash leaves a consistent database holding every committed event. The same
+writers against PostgreSQL (issue 20): ``INSERT ... ON CONFLICT DO NOTHING`` stores each id once.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from pytest_confgate.config.trust import TrustConfig
+from pytest_confgate.trust import open_store
 from pytest_confgate.trust.events import TrustEvent
-from pytest_confgate.trust.store import TrustStore
+from pytest_confgate.trust.sqlite_store import SqliteTrustStore as TrustStore
 
 WORKERS = 4
 PER_WORKER = 1000
@@ -28,12 +31,12 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from pytest_confgate.config.trust import TrustConfig
+    from pytest_confgate.trust import open_store
     from pytest_confgate.trust.events import TrustEvent
-    from pytest_confgate.trust.store import TrustStore
 
     db, worker, go = sys.argv[1], sys.argv[2], Path(sys.argv[5])
     count, shared = int(sys.argv[3]), int(sys.argv[4])
-    store = TrustStore(Path(db), TrustConfig(), fallback_spool=Path(db + ".fallback"))
+    store = open_store(TrustConfig(), db)  # a path or a postgresql:// URL
     while not go.exists():
         time.sleep(0.005)
     for i in range(count):
@@ -54,7 +57,7 @@ HOLDER = textwrap.dedent(
     from pathlib import Path
     from pytest_confgate.config.trust import TrustConfig
     from pytest_confgate.trust.events import TrustEvent
-    from pytest_confgate.trust.store import TrustStore, insert_events
+    from pytest_confgate.trust.sqlite_store import SqliteTrustStore as TrustStore, insert_events
 
     def event(name):
         return TrustEvent("finding_accepted", "fd-arch", "svc", name, "P1", "run-1", 1.7e9)
@@ -70,10 +73,11 @@ HOLDER = textwrap.dedent(
 )
 
 
-def _spawn(script: Path, *args: str) -> subprocess.Popen[str]:
+def _spawn(script: Path, *args: str, spool: Path | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "CONFGATE_SPOOL_DIR": str(spool)} if spool else None
     return subprocess.Popen(
         [sys.executable, str(script), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+        text=True, env=env,
     )
 
 
@@ -93,34 +97,60 @@ def _findings(db: Path) -> list[str]:
         conn.close()
 
 
-def test_concurrent_writer_processes_lose_no_event_and_duplicate_none(tmp_path: Path) -> None:
-    db = tmp_path / "trust.db"
+def _write_concurrently(db: str, tmp_path: Path) -> tuple[TrustStore | Any, set[str]]:
+    """4 processes x 1,000 events, 250 of them the same in every process; the store after
+    the spool was replayed, and the findings the writers saw stored."""
     go = tmp_path / "go"
     script = tmp_path / "writer.py"
     script.write_text(WRITER, encoding="utf-8")
+    spool = tmp_path / "spool"
     workers = [
-        _spawn(script, str(db), str(n), str(PER_WORKER), str(SHARED), str(go))
+        _spawn(script, db, str(n), str(PER_WORKER), str(SHARED), str(go), spool=spool)
         for n in range(WORKERS)
     ]
     go.touch()  # all start writing at once
-    stored = []
+    stored: set[str] = set()
     for worker in workers:
-        out, err = worker.communicate(timeout=300)
+        out, err = worker.communicate(timeout=600)
         assert worker.returncode == 0, err
-        stored.extend(out.split())
-    store = TrustStore(db, TrustConfig(), fallback_spool=Path(str(db) + ".fallback"))
-    store.replay_spool()  # anything that waited past the lock is stored now
+        stored.update(out.split())
+    os.environ["CONFGATE_SPOOL_DIR"] = str(spool)
+    try:
+        store = open_store(TrustConfig(), db)
+        store.replay_spool()  # anything that waited past the lock is stored now
+        assert store.spooled_count() == 0
+    finally:
+        del os.environ["CONFGATE_SPOOL_DIR"]
+    return store, stored
+
+
+EXPECTED = {f"shared-{i}" for i in range(SHARED)} | {
+    f"w{n}-{i}" for n in range(WORKERS) for i in range(SHARED, PER_WORKER)
+}
+
+
+def test_concurrent_writer_processes_lose_no_event_and_duplicate_none(tmp_path: Path) -> None:
+    db = tmp_path / "trust.db"
+    store, stored = _write_concurrently(str(db), tmp_path)
     findings = _findings(db)
-    expected = {f"shared-{i}" for i in range(SHARED)} | {
-        f"w{n}-{i}" for n in range(WORKERS) for i in range(SHARED, PER_WORKER)
-    }
-    assert len(findings) == len(expected) == WORKERS * (PER_WORKER - SHARED) + SHARED
-    assert set(findings) == expected
-    assert set(stored) <= expected
-    assert store.spooled_count() == 0
+    assert len(findings) == len(EXPECTED) == WORKERS * (PER_WORKER - SHARED) + SHARED
+    assert set(findings) == EXPECTED
+    assert stored <= EXPECTED
     assert _integrity(db) == "ok"
     table = store.table(1.8e9)
-    assert sum(row.accepted + row.discarded for row in table.agents.values()) == len(expected)
+    assert sum(row.accepted + row.discarded for row in table.agents.values()) == len(EXPECTED)
+
+
+def test_concurrent_writer_processes_into_postgresql_store_each_event_once(
+    postgres_url: str, tmp_path: Path,
+) -> None:
+    store, stored = _write_concurrently(postgres_url, tmp_path)
+    assert store.count_events() == len(EXPECTED) == 3250
+    assert {e.finding for e in store.export() if isinstance(e, TrustEvent)} == EXPECTED
+    assert stored <= EXPECTED
+    table = store.table(1.8e9)
+    assert sum(row.accepted + row.discarded for row in table.agents.values()) == 3250
+    assert table.agents["fd-shared"].accepted + table.agents["fd-shared"].discarded == SHARED
 
 
 def test_a_writer_killed_holding_a_transaction_leaves_every_committed_event(

@@ -19,4 +19,4 @@ def test_every_built_in_metric_has_a_collector_except_the_judge_which_is_asked_l
 
 def test_tools_that_run_beside_the_tests_are_read_back_by_a_collector() -> None:
     assert set(BACKGROUND) <= set(COLLECTORS)
-    assert set(BACKGROUND) == {"lint_score", "security_score"}
+    assert set(BACKGROUND) == {"lint_score", "security_score", "test_integrity"}

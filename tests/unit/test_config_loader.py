@@ -20,7 +20,7 @@ from pytest_confgate.exceptions import ConfigError
 DEFAULT_METRICS = ["test_pass_rate", "test_coverage", "lint_score", "security_score"]
 KNOWN_TYPES = (
     "known types: checklist_completion, lint_score, llm_judge, requirement_coverage, "
-    "security_score, test_coverage, test_pass_rate"
+    "security_score, test_coverage, test_integrity, test_pass_rate"
 )
 PROBLEM_LINE = re.compile(r"^(?P<file>[^\n]+?):(?P<line>[0-9]+): (?P<rest>[^\n]*)$")
 
@@ -283,7 +283,8 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             5,
             "gate.metricz",
             "unknown key 'metricz' (did you mean 'metrics'?); "
-            "allowed keys: agent, confidence, metrics, policy, risk_rules, risk_tier",
+            "allowed keys: agent, confidence, metrics, policy, protected_paths, risk_rules, "
+            "risk_tier",
         ),
         (
             "gate:\n  metrics:\n    - type: lint_score\n      weigth: 2\n",

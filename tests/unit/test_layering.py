@@ -17,11 +17,23 @@ PURE = [
     "gate/policy.py",
     "gate/score.py",
     "gate/tiers.py",
+    "gate/machinery.py",
     "trust/formula.py",
     "rank/scoring.py",
     "rank/ranking.py",
+    "agents/screen.py",
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
+TAMPER_ANALYSIS = [
+    "collect/_tamper_ast.py",
+    "collect/_tamper_checks.py",
+    "collect/_tamper_shapes.py",
+    "collect/_tamper_tests.py",
+    "collect/_tamper_compare.py",
+    "collect/_tamper_comments.py",
+    "collect/_tamper_config.py",
+]
+"""The pure core of ``collect/tamper``: base and head come in as text, from git or two trees."""
 
 
 def _imports(path: Path) -> set[str]:
@@ -55,6 +67,11 @@ def test_pure_cores_import_no_io(module: str) -> None:
     assert not {m for m in imported if m.startswith(stages)}
 
 
+@pytest.mark.parametrize("module", TAMPER_ANALYSIS)
+def test_the_tamper_analysis_reads_text_never_the_disk(module: str) -> None:
+    assert not _imports(PACKAGE / module) & (IO_MODULES | {"pathlib"})
+
+
 @pytest.mark.parametrize(
     "folder", ["collect", "gate", "report", "config", "agents", "rank", "trust", "github"]
 )
@@ -68,3 +85,40 @@ def test_the_package_root_stays_small_and_shows_the_stages() -> None:
     modules = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
     assert len(modules) <= 12, sorted(modules)
     assert {"gate", "config", "github"} <= {p.name for p in PACKAGE.iterdir() if p.is_dir()}
+
+
+DRIVERS = {
+    "sqlite3": {"trust/sqlite_store.py", "rank/feedback_store.py"},
+    "psycopg": {"trust/server.py"},
+}
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Imports that run: those under ``if TYPE_CHECKING:`` are for the type checker only."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test).endswith("TYPE_CHECKING")
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("driver", sorted(DRIVERS))
+def test_each_database_driver_is_imported_by_its_own_modules_only(driver: str) -> None:
+    importers = {
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(name == driver or name.startswith(f"{driver}.") for name in _runtime_imports(path))
+    }
+    assert importers == DRIVERS[driver]

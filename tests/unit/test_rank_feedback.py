@@ -1,4 +1,5 @@
-"""Feedback of ``confgate rank``: the weight rule (pure) and the SQLite ranking store."""
+"""Feedback of ``confgate rank``: the weight rule (pure) and the ranking store (SQLite, and
+PostgreSQL on a real throwaway server)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.exceptions import StoreError
 from pytest_confgate.rank.feedback import FeedbackEvent, adjusted_weights
-from pytest_confgate.rank.feedback_store import RankStore
+from pytest_confgate.rank.feedback_store import RankStore, open_rank_store
 from pytest_confgate.rank.models import CATEGORIES, Evaluation
 from pytest_confgate.rank.ranking import rank_solutions
+from pytest_confgate.trust.server import Server
 
 SEED = {"correctness": 0.40, "quality": 0.25, "efficiency": 0.15, "completeness": 0.10,
         "safety": 0.10}
@@ -79,8 +82,14 @@ def ranking(*scores: tuple[str, float, tuple[float, ...]]) -> object:
     ])
 
 
-def test_store_keeps_rankings_and_turns_feedback_into_events(tmp_path: Path) -> None:
-    store = RankStore(tmp_path / ".confgate" / "rank.db")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> RankStore:
+    if request.param == "sqlite":
+        return RankStore(tmp_path / ".confgate" / "rank.db")
+    return RankStore(Server(request.getfixturevalue("postgres_url")))
+
+
+def test_store_keeps_rankings_and_turns_feedback_into_events(store: RankStore) -> None:
     ranked = ranking(("a", 0.95, (1, 1, 1, 1, 1)), ("b", 0.7, (0.5, 0.9, 1, 1, 1)))
     store.save_ranking("r1", "2026-01-01T00:00:00+00:00", ranked, SEED)  # type: ignore[arg-type]
     store.record_feedback("r1", "chose_other", "b", "2026-01-01T00:01:00")
@@ -92,8 +101,9 @@ def test_store_keeps_rankings_and_turns_feedback_into_events(tmp_path: Path) -> 
     assert [e.choice for e in store.feedback_events()] == ["rejected_all"]  # replaced, not added
 
 
-def test_feedback_for_an_unknown_ranking_or_solution_is_an_error_naming_it(tmp_path: Path) -> None:
-    store = RankStore(tmp_path / "rank.db")
+def test_feedback_for_an_unknown_ranking_or_solution_is_an_error_naming_it(
+    store: RankStore,
+) -> None:
     with pytest.raises(StoreError, match="no ranking 'nope'"):
         store.record_feedback("nope", "rejected_all", None, "t")
     ranked = ranking(("a", 0.95, (1, 1, 1, 1, 1)))
@@ -102,8 +112,7 @@ def test_feedback_for_an_unknown_ranking_or_solution_is_an_error_naming_it(tmp_p
         store.record_feedback("r1", "chose_other", "zz", "t")
 
 
-def test_accepting_a_winner_that_does_not_exist_is_refused(tmp_path: Path) -> None:
-    store = RankStore(tmp_path / "rank.db")
+def test_accepting_a_winner_that_does_not_exist_is_refused(store: RankStore) -> None:
     close = ranking(("a", 0.5, (0.5,) * 5), ("b", 0.5, (0.5,) * 5))
     store.save_ranking("r2", "t", close, SEED)  # type: ignore[arg-type]
     with pytest.raises(StoreError, match="has no winner"):
@@ -124,3 +133,28 @@ def test_a_store_from_a_newer_version_is_refused(tmp_path: Path) -> None:
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(StoreError, match="newer pytest-confgate"):
         RankStore(path).feedback_events()
+
+
+def test_the_ranking_store_follows_trust_db_unless_rank_db_is_given(tmp_path: Path) -> None:
+    default = open_rank_store(ConfgateConfig(), tmp_path)
+    assert default.path == tmp_path / ".confgate" / "rank.db"
+    url = "postgresql://ci@db.example:5432/team"
+    shared = open_rank_store(
+        ConfgateConfig.model_validate({"trust": {"db": url, "password_env": "TEAM_PW"}}),
+        tmp_path,
+    )
+    assert shared.server == Server(url, "TEAM_PW", 10)
+    assert shared.local_dir == tmp_path / ".confgate"  # the baseline cache stays local
+    own = open_rank_store(ConfgateConfig.model_validate({"rank": {"db": "state/r.db"}}), tmp_path)
+    assert own.path == tmp_path / "state" / "r.db"
+
+
+def test_a_newer_ranking_schema_on_the_server_is_refused(postgres_url: str) -> None:
+    store = RankStore(Server(postgres_url))
+    assert store.feedback_events() == []
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("UPDATE confgate_rank_state SET schema_version = 7")
+    with pytest.raises(StoreError, match="ranking schema 7"):
+        store.feedback_events()

@@ -8,8 +8,8 @@ import pytest
 
 from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust import (
+    SqliteTrustStore,
     TrustEvent,
-    TrustStore,
     default_project,
     record,
     triage,
@@ -84,7 +84,7 @@ def test_a_write_with_no_writable_folder_anywhere_reports_it_was_not_kept(
 ) -> None:
     blocker = tmp_path / "blocker"
     blocker.write_text("not a folder")
-    store = TrustStore(blocker / "trust.db", TrustConfig(), fallback_spool=blocker / "spool")
+    store = SqliteTrustStore(blocker / "trust.db", TrustConfig(), fallback_spool=blocker / "spool")
     outcome = store.record([_event("1", True)])
     assert outcome.spooled
     assert outcome.spool is None

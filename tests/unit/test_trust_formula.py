@@ -185,6 +185,65 @@ def test_bayesian_mode_shrinks_the_project_toward_the_smoothed_global_score() ->
     assert table.mode == "bayesian"
 
 
+PRIOR = TrustConfig(new_agent="prior", new_agent_prior=0.5)
+
+
+def _established(precision_runs: int = 40) -> list[Outcome]:
+    """An established agent: 9 of 10 findings accepted, one finding per review run."""
+    return [
+        event(i % 10 != 0, agent="fd-precise", run=f"p{i}") for i in range(precision_runs)
+    ]
+
+
+def test_the_seeds_neutral_start_lets_one_lucky_finding_outrank_an_established_agent() -> None:
+    outcomes = [*_established(), event(True, agent="fd-new", run="n1")]
+    table = table_of(outcomes)
+    assert table.trust("fd-precise", "svc") == pytest.approx(0.9)
+    assert table.trust("fd-new", "svc") == 1.0  # the trade-off `new_agent` exists for
+    assert table.trust("fd-unseen", "svc") == 1.0
+    assert table.new_agent == NEUTRAL
+
+
+def test_a_prior_start_keeps_a_new_agent_below_an_established_precise_one() -> None:
+    outcomes = [*_established(), event(True, agent="fd-new", run="n1")]
+    table = table_of(outcomes, PRIOR)
+    assert table.trust("fd-unseen", "svc") == 0.5
+    # global: w = 1/20 of its own 1.0, the rest the prior; the project blends in the same way.
+    new_global = 0.05 * 1.0 + 0.95 * 0.5
+    assert table.agents["fd-new"].trust == pytest.approx(new_global)
+    assert table.trust("fd-new", "svc") == pytest.approx(0.05 * 1.0 + 0.95 * new_global)
+    # 40 review runs are past full_weight_reviews: the established agent keeps its own 0.9.
+    assert table.trust("fd-precise", "svc") == pytest.approx(0.9)
+    assert table.trust("fd-new", "svc") < table.trust("fd-precise", "svc")
+
+
+def test_a_global_start_is_the_teams_pooled_precision() -> None:
+    outcomes = [*_established(10), event(False, agent="fd-weak", run="w1")]
+    table = table_of(outcomes, TrustConfig(new_agent="global"))
+    pooled = 9 / 11  # every agent's weighted accepted / weighted total
+    assert table.trust("fd-unseen", "svc") == pytest.approx(pooled)
+    assert table.new_agent == pytest.approx(pooled)
+    # fd-weak's own 0.0 counts 1/20; fd-precise (10 runs) is half its own 0.9, half pooled.
+    assert table.agents["fd-weak"].trust == pytest.approx(0.95 * pooled)
+    assert table.agents["fd-precise"].trust == pytest.approx(0.5 * 0.9 + 0.5 * pooled)
+
+
+def test_a_global_start_without_any_evidence_is_neutral() -> None:
+    assert table_of([], TrustConfig(new_agent="global")).trust("fd-unseen", "svc") == 1.0
+
+
+def test_a_prior_below_the_floor_is_raised_to_the_floor() -> None:
+    config = TrustConfig(new_agent="prior", new_agent_prior=0.0, floor=0.05)
+    assert table_of([], config).trust("fd-unseen", "svc") == 0.05
+
+
+def test_bayesian_mode_centres_its_prior_on_the_new_agent_start() -> None:
+    config = TrustConfig(mode="bayesian", new_agent="prior", new_agent_prior=0.2)
+    table = table_of([event(True)], config)
+    assert table.agents["fd-arch"].trust == pytest.approx((1 + 2 * 0.2) / (1 + 2))
+    assert table.trust("fd-unseen", "svc") == 0.2
+
+
 severities = st.sampled_from(["P0", "P1", "P2", "P3"])
 outcome_lists = st.lists(
     st.builds(
@@ -200,11 +259,16 @@ outcome_lists = st.lists(
 )
 
 
-@given(outcomes=outcome_lists, mode=st.sampled_from(["formula", "bayesian"]))
+@given(
+    outcomes=outcome_lists,
+    mode=st.sampled_from(["formula", "bayesian"]),
+    new_agent=st.sampled_from(["neutral", "global", "prior"]),
+    prior=st.floats(0.0, 1.0),
+)
 def test_trust_always_stays_between_the_floor_and_one(
-    outcomes: list[Outcome], mode: str
+    outcomes: list[Outcome], mode: str, new_agent: str, prior: float
 ) -> None:
-    config = TrustConfig(mode=mode)  # type: ignore[arg-type]
+    config = TrustConfig(mode=mode, new_agent=new_agent, new_agent_prior=prior)  # type: ignore[arg-type]
     table = table_of(outcomes, config)
     for agent in ("a", "b", "c"):
         for project in ("x", "y", "z"):

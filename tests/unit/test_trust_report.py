@@ -28,7 +28,7 @@ def test_json_rows_have_the_documented_keys_and_unrounded_numbers() -> None:
     assert rows[0] == {
         "agent": "fd-arch", "project": "svc", "trust": 0.8123456789, "reviews": 25,
         "accepted": 40, "discarded": 9, "scope": "project", "low_trust": False,
-        "mode": "formula",
+        "mode": "formula", "retracted": 0,
     }
     assert [(r["scope"], r["project"]) for r in rows] == [
         ("project", "svc"), ("project", "svc"), ("project", "web"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +16,8 @@ from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.exceptions import StoreError
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.formula import buckets_from_outcomes, score_table
-from pytest_confgate.trust.store import SCHEMA_VERSION, TrustStore
+from pytest_confgate.trust.sqlite_store import SqliteTrustStore as TrustStore
+from pytest_confgate.trust.store import SCHEMA_VERSION
 
 DAY = 86400.0
 NOW = 1_750_000_000.0
@@ -173,6 +176,7 @@ def test_a_database_folder_that_cannot_be_made_spools_to_the_fallback_folder(
 
 
 def test_an_event_spooled_twice_is_still_stored_once(store: TrustStore) -> None:
+    assert store.spool.primary is not None
     store.spool.primary.mkdir(parents=True)
     (store.spool.primary / "copy.json").write_text(
         '{"event": "finding_accepted", "agent": "fd-arch", "project": "svc", "finding": "f1",'
@@ -183,12 +187,25 @@ def test_an_event_spooled_twice_is_still_stored_once(store: TrustStore) -> None:
     assert store.spooled_count() == 0
 
 
-def test_a_malformed_spool_file_is_set_aside_and_does_not_stop_writes(store: TrustStore) -> None:
+def test_a_malformed_spool_file_is_set_aside_and_reported_until_handled(
+    store: TrustStore,
+) -> None:
+    assert store.spool.primary is not None
     store.spool.primary.mkdir(parents=True)
     (store.spool.primary / "broken.json").write_text("{not json")
+    assert [line.split(":")[0] for line in store.spool.problems()] == [
+        str(store.spool.primary / "broken.json")
+    ]
     assert not store.record([make_event()]).spooled
-    assert (store.spool.primary / "broken.bad").exists()
     assert store.count_events() == 1
+    set_aside = store.spool.primary / "broken.bad"
+    assert set_aside.exists()
+    for _ in range(2):  # still there on every later write: nothing is dropped without a word
+        store.record([make_event("again")])
+        (problem,) = store.spool.problems()
+        assert problem.startswith(f"{set_aside}: ")
+    set_aside.unlink()  # handled
+    assert store.spool.problems() == []
 
 
 def _cache_rows(path: Path) -> int:
@@ -289,3 +306,178 @@ def test_the_stores_sql_gives_the_pure_formulas_numbers(
     ]
     for got, want in zip(actual.rows(), expected.rows(), strict=True):
         assert got.trust == pytest.approx(want.trust, rel=1e-9, abs=1e-12)
+
+
+def _fill(store: TrustStore, count: int = 3000) -> None:
+    outcome = store.record(
+        [make_event(f"f{i}", accepted=i % 3 > 0, run=f"r{i % 40}") for i in range(count)]
+    )
+    assert (outcome.spooled, outcome.stored) == (False, count)
+    store.close()  # the last connection's close checkpoints the WAL into the file
+
+
+def _damage_one_page(path: Path) -> bytes:
+    """Garbage over one page in the middle, in place: same file, same size (issue 18)."""
+    page = 4096
+    middle = path.stat().st_size // page // 2
+    with path.open("r+b") as handle:
+        handle.seek(middle * page)
+        handle.write(b"\xff" * 64)
+    return path.read_bytes()
+
+
+def test_a_database_with_one_damaged_page_is_refused_by_name_and_never_written(
+    store: TrustStore,
+) -> None:
+    _fill(store)
+    assert store.table(NOW).pairs  # used, checked and trusted before the damage
+    store.close()
+    before = _damage_one_page(store.path)
+    outcome = store.record([make_event("after-the-damage")])
+    assert outcome.spooled
+    assert f"{store.shown}: the trust store is damaged" in outcome.reason
+    assert "\n" not in outcome.reason
+    assert store.path.read_bytes() == before
+    with pytest.raises(StoreError, match="is damaged"):
+        store.table(NOW)
+    with pytest.raises(StoreError, match="is damaged"):
+        store.trust_score("fd-arch", "svc", NOW)
+
+
+def test_the_checked_identity_is_kept_beside_the_file_after_each_write(
+    store: TrustStore,
+) -> None:
+    _fill(store, 50)
+    stat = store.path.stat()
+    checked = json.loads(Path(f"{store.path}.checked").read_text(encoding="utf-8"))
+    assert checked == [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns]
+
+
+# The schema pytest-confgate 0.1 wrote (version 1): no retractions, no run counts.
+V1_SCHEMA = (
+    "CREATE TABLE pairs (pair INTEGER PRIMARY KEY, agent TEXT NOT NULL, project TEXT NOT NULL,"
+    " UNIQUE (agent, project))",
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, event_id TEXT NOT NULL UNIQUE,"
+    " pair INTEGER NOT NULL REFERENCES pairs (pair), accepted INTEGER NOT NULL,"
+    " severity INTEGER NOT NULL, finding TEXT NOT NULL, run TEXT NOT NULL, at REAL NOT NULL)",
+    "CREATE INDEX events_by_pair ON events (pair, accepted, severity, at)",
+    "CREATE TABLE runs (pair INTEGER NOT NULL, run TEXT NOT NULL, PRIMARY KEY (pair, run))"
+    " WITHOUT ROWID",
+    "CREATE TABLE agent_runs (agent TEXT NOT NULL, run TEXT NOT NULL,"
+    " PRIMARY KEY (agent, run)) WITHOUT ROWID",
+    "CREATE TABLE meta (name TEXT PRIMARY KEY, value)",
+    "CREATE TABLE score_cache (agent TEXT NOT NULL, project TEXT NOT NULL,"
+    " is_global INTEGER NOT NULL, trust REAL NOT NULL, reviews INTEGER NOT NULL,"
+    " accepted INTEGER NOT NULL, discarded INTEGER NOT NULL,"
+    " PRIMARY KEY (agent, is_global, project)) WITHOUT ROWID",
+    "INSERT INTO meta (name, value) VALUES ('evidence_version', 0), ('max_at', NULL)",
+    "PRAGMA user_version = 1",
+)
+
+
+def _version_1_store(path: Path, events: list[TrustEvent]) -> None:
+    """A store as version 1 wrote it, events and distinct runs included."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in V1_SCHEMA:
+        conn.execute(statement)
+    for event in events:
+        conn.execute("INSERT OR IGNORE INTO pairs (agent, project) VALUES (?, ?)",
+                     (event.agent, event.project))
+        pair = conn.execute("SELECT pair FROM pairs WHERE agent = ? AND project = ?",
+                            (event.agent, event.project)).fetchone()[0]
+        conn.execute("INSERT INTO events (event_id, pair, accepted, severity, finding, run, at)"
+                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     (event.event_id, pair, int(event.accepted),
+                      ["P0", "P1", "P2", "P3"].index(event.severity), event.finding, event.run,
+                      event.at))
+        conn.execute("INSERT OR IGNORE INTO runs VALUES (?, ?)", (pair, event.run))
+        conn.execute("INSERT OR IGNORE INTO agent_runs VALUES (?, ?)", (event.agent, event.run))
+    conn.close()
+
+
+def test_an_older_store_is_refused_until_migrated_explicitly_and_keeps_its_scores(
+    store: TrustStore,
+) -> None:
+    old = [make_event("a", severity="P0", run="r1"), make_event("b", accepted=False, run="r2"),
+           make_event("c", project="web", run="r1")]
+    _version_1_store(store.path, old)
+    with pytest.raises(StoreError, match="schema version 1, older than this pytest-confgate"):
+        store.table(NOW)
+    outcome = store.record([make_event("new", run="r3")])
+    assert outcome.spooled
+    assert "`confgate trust migrate --db " in outcome.reason
+    assert store.migrate() == (1, SCHEMA_VERSION)
+    assert store.migrate() == (SCHEMA_VERSION, SCHEMA_VERSION)
+    expected = score_table(
+        *buckets_from_outcomes([e.outcome() for e in old], NOW, store.config), store.config
+    )
+    assert store.table(NOW).rows() == expected.rows()
+    assert store.record([]).replayed == 1  # the spooled event goes in now
+    assert store.count_events() == 4
+    assert store.table(NOW).pairs[("fd-arch", "svc")].reviews == 3
+
+
+def test_a_retraction_removes_the_events_effect_and_keeps_it_in_history(
+    store: TrustStore,
+) -> None:
+    wrong = make_event("f2", accepted=False, run="r2")
+    store.record([make_event("f1", severity="P0"), wrong])
+    assert store.trust_score("fd-arch", "svc", NOW) == pytest.approx(0.8)
+    kept, new = store.retract(wrong.event_id[:8], "recorded against the wrong agent",
+                              "alice", NOW + 1)
+    assert new
+    assert kept.event_id == wrong.event_id
+    assert store.trust_score("fd-arch", "svc", NOW) == 1.0
+    row = store.table(NOW).pairs[("fd-arch", "svc")]
+    assert (row.accepted, row.discarded, row.reviews) == (1, 0, 1)  # r2 no longer counts
+    assert store.count_events() == 2  # kept
+    (item,) = store.retracted()
+    assert (item.event, item.retraction.reason, item.retraction.by) == (
+        wrong, "recorded against the wrong agent", "alice")
+    again, new_again = store.retract(wrong.event_id, "a second reason", "bob", NOW + 2)
+    assert (new_again, again.reason) == (False, "recorded against the wrong agent")
+    store.record([wrong])  # recording it again does not bring it back
+    assert store.trust_score("fd-arch", "svc", NOW) == 1.0
+
+
+def test_retracting_an_unknown_or_ambiguous_id_is_an_error(store: TrustStore) -> None:
+    store.record([make_event(f"f{i}") for i in range(40)])
+    with pytest.raises(StoreError, match="no event with id 'ffffffffff'"):
+        store.retract("ffffffffff", "why", "me", NOW)
+    ids = sorted(make_event(f"f{i}").event_id for i in range(40))
+    shared = next(a[:1] for a, b in itertools.pairwise(ids) if a[:1] == b[:1])
+    with pytest.raises(StoreError, match="events have ids starting with"):
+        store.find_event(shared)
+
+
+def test_export_then_import_into_a_new_store_gives_the_same_table_and_is_idempotent(
+    store: TrustStore, tmp_path: Path,
+) -> None:
+    events = [make_event(f"f{i}", accepted=i % 2 == 0, run=f"r{i % 3}", at=NOW - i * DAY)
+              for i in range(12)]
+    store.record(events)
+    store.retract(events[0].event_id, "duplicate finding", "alice", NOW)
+    lines = list(store.export())
+    assert lines[:12] == events
+    copy = TrustStore(tmp_path / "copy.db", TrustConfig())
+    first = copy.import_records(lines)
+    assert (first.new_events, first.new_retractions, first.unknown) == (12, 1, [])
+    again = copy.import_records(lines)
+    assert (again.events, again.new_events, again.new_retractions) == (12, 0, 0)
+    assert copy.table(NOW).rows() == store.table(NOW).rows()
+    assert [r.retraction for r in copy.retracted()] == [r.retraction for r in store.retracted()]
+
+
+@pytest.mark.parametrize("mode", ["neutral", "global", "prior"])
+def test_the_cache_answers_a_new_agent_with_the_configured_start(
+    tmp_path: Path, mode: str
+) -> None:
+    config = TrustConfig(new_agent=mode, new_agent_prior=0.3)  # type: ignore[arg-type]
+    store = TrustStore(tmp_path / "trust.db", config)
+    assert store.trust_score("fd-unseen", "svc", NOW) == (0.3 if mode == "prior" else 1.0)
+    store.record([make_event("f1"), make_event("f2", accepted=False, run="r2")])
+    expected = {"neutral": 1.0, "global": 0.5, "prior": 0.3}[mode]
+    assert store.table(NOW).trust("fd-unseen", "svc") == pytest.approx(expected)
+    assert _cache_rows(store.path) == 2
+    assert store.trust_score("fd-unseen", "svc", NOW) == pytest.approx(expected)

@@ -1,0 +1,225 @@
+"""Names and truths the tamper analysis reads from Python code with ``ast`` (never regexes).
+
+What a name stands for after ``import pytest as pt``, ``from pytest import mark`` or
+``skip = pytest.mark.skip``; whether an expression is a constant truth (``assert True``,
+``if False:``); which marks, calls and handlers skip a test or swallow its failures. Pure.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+SKIP_MARKS = {
+    "pytest.mark.skip": "skip mark",
+    "pytest.mark.skipif": "skipif mark",
+    "pytest.mark.xfail": "xfail mark",
+    "unittest.skip": "unittest skip",
+    "unittest.skipIf": "unittest skipIf",
+    "unittest.skipUnless": "unittest skipUnless",
+    "unittest.expectedFailure": "unittest expectedFailure",
+    "unittest.case.skip": "unittest skip",
+    "unittest.case.skipIf": "unittest skipIf",
+    "unittest.case.skipUnless": "unittest skipUnless",
+    "unittest.case.expectedFailure": "unittest expectedFailure",
+}
+SKIP_CALLS = {
+    "pytest.skip": "pytest.skip() call",
+    "pytest.importorskip": "pytest.importorskip() call",
+    "pytest.xfail": "pytest.xfail() call",
+    "unittest.SkipTest": "raise SkipTest",
+    "unittest.case.SkipTest": "raise SkipTest",
+    "pytest.skip.Exception": "raise pytest.skip.Exception",
+}
+_SWALLOWING = {"AssertionError", "Exception", "BaseException", "builtins.AssertionError"}
+_BROAD = {"Exception", "BaseException"}
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Is: operator.is_,
+    ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_MAX_ALIAS_DEPTH = 8
+
+
+def fingerprint(node: ast.AST) -> str:
+    """The node's structure without positions: equal code gives equal text, wherever it is."""
+    return ast.dump(node, annotate_fields=False)
+
+
+def short(node: ast.AST, limit: int = 100) -> str:
+    """The node as source, on one line, cut to ``limit`` characters."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Names:
+    """What module-level names stand for: imports (dotted) and simple assignments (exprs)."""
+
+    imports: Mapping[str, str]
+    assigned: Mapping[str, ast.expr]
+
+    @classmethod
+    def of_module(cls, tree: ast.Module) -> Names:
+        imports: dict[str, str] = {}
+        assigned: dict[str, ast.expr] = {}
+        for node in module_statements(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    imports[local] = alias.name if alias.asname else local
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = node.value
+        return cls(imports, assigned)
+
+    def resolve(self, expr: ast.expr, depth: int = 0) -> ast.expr:
+        """``expr`` with a name that was assigned at module level replaced by its value."""
+        while isinstance(expr, ast.Name) and expr.id in self.assigned and depth < _MAX_ALIAS_DEPTH:
+            expr, depth = self.assigned[expr.id], depth + 1
+        return expr
+
+    def dotted(self, expr: ast.expr, depth: int = 0) -> str | None:
+        """``pytest.mark.skip`` for ``mark.skip`` after ``from pytest import mark``; else None."""
+        parts: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            parts.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return None
+        if expr.id in self.imports:
+            head: str | None = self.imports[expr.id]
+        elif expr.id in self.assigned and depth < _MAX_ALIAS_DEPTH:
+            value = self.assigned[expr.id]
+            head = None if isinstance(value, ast.Call) else self.dotted(value, depth + 1)
+        else:
+            head = expr.id
+        if head is None:
+            return None
+        return ".".join([head, *reversed(parts)])
+
+    def callee(self, expr: ast.expr) -> str | None:
+        """The dotted name a call or decorator finally refers to (``@skip_win`` -> its call)."""
+        expr = self.resolve(expr)
+        if isinstance(expr, ast.Call):
+            expr = self.resolve(expr.func)
+        return self.dotted(expr)
+
+    def skip_mark(self, expr: ast.expr) -> str | None:
+        """The kind of skip mark ``expr`` is (``skipif mark``), or None."""
+        name = self.callee(expr)
+        return SKIP_MARKS.get(name) if name else None
+
+
+def module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Top-level statements, including those under module-level ``if``/``try``/``with``."""
+    found: list[ast.stmt] = []
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        found.append(node)
+        if isinstance(node, ast.If | ast.With):
+            pending[:0] = [*node.body, *getattr(node, "orelse", [])]
+        elif isinstance(node, ast.Try):
+            pending[:0] = [*node.body, *node.orelse, *node.finalbody]
+    return found
+
+
+def constant_truth(expr: ast.expr) -> bool | None:
+    """True/False when ``expr`` always has that truth (``True``, ``(x, "msg")``, ``1 == 1``,
+    ``x or True``); None when it depends on the program."""
+    if isinstance(expr, ast.Constant):
+        return bool(expr.value)
+    if isinstance(expr, ast.Tuple | ast.List | ast.Set):
+        return bool(expr.elts)
+    if isinstance(expr, ast.Dict):
+        return bool(expr.keys)
+    if isinstance(expr, ast.JoinedStr):
+        return True if any(isinstance(v, ast.Constant) and v.value for v in expr.values) else None
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        inner = constant_truth(expr.operand)
+        return None if inner is None else not inner
+    if isinstance(expr, ast.BoolOp):
+        truths = [constant_truth(value) for value in expr.values]
+        decisive = isinstance(expr.op, ast.Or)  # any True decides an `or`, any False an `and`
+        if decisive in truths:
+            return decisive
+        return (not decisive) if all(t is not None for t in truths) else None
+    if isinstance(expr, ast.Compare):
+        return _compare_truth(expr)
+    return None
+
+
+def _compare_truth(expr: ast.Compare) -> bool | None:
+    if len(expr.ops) == 1 and fingerprint(expr.left) == fingerprint(expr.comparators[0]):
+        same = {ast.Eq: True, ast.Is: True, ast.LtE: True, ast.GtE: True, ast.NotEq: False}
+        if type(expr.ops[0]) in same and not _has_call(expr.left):
+            return same[type(expr.ops[0])]
+    try:
+        values = [ast.literal_eval(node) for node in (expr.left, *expr.comparators)]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return all(
+            bool(_COMPARE[type(op)](left, right))
+            for op, left, right in zip(expr.ops, values, values[1:], strict=False)
+        )
+    except (TypeError, KeyError):
+        return None
+
+
+def _has_call(node: ast.AST) -> bool:
+    return any(isinstance(child, ast.Call) for child in ast.walk(node))
+
+
+def swallows_failures(handler: ast.ExceptHandler, names: Names) -> bool:
+    """An ``except`` that catches assertion failures and does not raise again."""
+    if any(isinstance(node, ast.Raise) for node in ast.walk(handler)):
+        return False
+    if handler.type is None:
+        return True
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((names.dotted(node) or "") in _SWALLOWING for node in caught)
+
+
+def broad_exception(expr: ast.expr | None, names: Names) -> bool:
+    """``Exception``/``BaseException``: ``pytest.raises`` of these checks almost nothing."""
+    return expr is not None and (names.dotted(expr) or "") in _BROAD
+
+
+def terminal_name(expr: ast.expr) -> str | None:
+    """``assert_called_once`` for ``mock.foo.assert_called_once``; the called name."""
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return None
+
+
+def walk_shallow(node: ast.AST) -> list[ast.AST]:
+    """Every node under ``node`` except inside nested functions, lambdas and classes."""
+    found: list[ast.AST] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
+            ):
+                pending.append(child)
+    return found
