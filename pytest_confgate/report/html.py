@@ -104,15 +104,15 @@ def _evidence_table(report: GateReport) -> str:
     for metric in report.metrics:
         shown = metric_display(metric)
         css = _VERDICT_CSS[shown.passed] if shown.verdict != "-" else "v-none"
-        state = f" ({escape(shown.status)})" if shown.status else ""
         rows.append(
             f"<tr><td>{escape(shown.name)}</td><td class=num>{escape(shown.value)}</td>"
             f"<td>{escape(shown.threshold)}</td>"
-            f'<td class="{css}">{escape(shown.verdict)}{state}</td></tr>'
+            f'<td class="{css}">{escape(shown.verdict)}</td><td>{escape(shown.note)}</td></tr>'
         )
     return (
         "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>limit</th>"
-        "<th>verdict</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        "<th>verdict</th><th>details</th></tr></thead><tbody>" + "".join(rows)
+        + "</tbody></table>"
     )
 
 

@@ -110,14 +110,14 @@ def _header(report: GateReport) -> list[str]:
 
 
 def _evidence(report: GateReport) -> list[str]:
-    lines = ["### Evidence", "", "| metric | value | limit | verdict |", "|---|---:|---:|---|"]
+    lines = ["### Evidence", "", "| metric | value | limit | verdict | details |",
+             "|---|---:|---|---|---|"]
     for metric in report.metrics:
         shown = metric_display(metric)
         mark = {True: "✅ ", False: "❌ ", None: ""}[shown.passed]
-        state = f" ({escape_markdown(shown.status)})" if shown.status else ""
         lines.append(
             f"| {escape_markdown(shown.name)} | {shown.value} | {escape_markdown(shown.threshold)}"
-            f" | {mark}{shown.verdict}{state} |"
+            f" | {mark}{shown.verdict} | {escape_markdown(shown.note)} |"
         )
     t = report.tests
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "

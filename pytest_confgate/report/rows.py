@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, GateReport, Signoffs
-from pytest_confgate.report.display import format_fraction, format_pair, line_ranges
+from pytest_confgate.report.display import (
+    coverage_counts,
+    format_fraction,
+    format_pair,
+    line_ranges,
+)
 
 FINDING_METRICS = ("lint_score", "security_score")
 VERDICT_WORDS = {True: "PASS", False: "FAIL"}
@@ -32,6 +37,9 @@ class MetricDisplay:
     status: str
     """The evidence state with its reason when it is not ``ok``; empty when it is."""
     passed: bool | None
+    note: str = ""
+    """What was measured: ``2 passed, 0 failed``, ``changed-line coverage: 1/4 lines``; or the
+    evidence state when it is not ``ok``."""
 
 
 def metric_name(metric: EvalMetric) -> str:
@@ -59,7 +67,39 @@ def metric_display(metric: EvalMetric) -> MetricDisplay:
     verdict = VERDICT_WORDS.get(metric.passed) if metric.passed is not None else None
     if verdict is None:
         verdict = "advisory" if metric.limit or not metric.available else "-"
-    return MetricDisplay(metric_name(metric), value, threshold, verdict, status, metric.passed)
+    note = status or metric_note(metric)
+    return MetricDisplay(
+        metric_name(metric), value, threshold, verdict, status, metric.passed, note
+    )
+
+
+def metric_note(metric: EvalMetric) -> str:
+    """The counts behind an available metric's value, as pytest, coverage.py, ruff and bandit
+    would say them; skipped and xfailed tests apart."""
+    d = metric.details
+    if metric.type == "test_pass_rate":
+        counts = [f"{d.get(k, 0)} {k}" for k in ("passed", "failed", "errors")]
+        counts += [f"{d[k]} {k}" for k in ("skipped", "xfailed") if d.get(k)]
+        return ", ".join(counts)
+    if metric.type == "test_coverage":
+        return coverage_counts(d)
+    if metric.type == "lint_score":
+        return f"{_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')}"
+    if metric.type == "security_score":
+        return f"{_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')}"
+    if metric.type == "test_integrity":
+        found = _count(d, "findings", "finding")
+        return f"{found} in {_count(d, 'files_compared', 'changed file')}"
+    if metric.type == "llm_judge":
+        spread = d.get("spread", 0)
+        spread_text = f"{spread:.2f}" if isinstance(spread, (int, float)) else "?"
+        return f"judged by {d.get('evaluator_agent')}, spread {spread_text}"
+    return ""
+
+
+def _count(details: Mapping[str, object], key: str, noun: str) -> str:
+    count = details.get(key, 0)
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 @dataclass(frozen=True)
@@ -87,8 +127,10 @@ def coverage_gaps(report: GateReport) -> list[CoverageGaps]:
         if metric.type != "test_coverage":
             continue
         changed = metric.details.get("scope") == "changed"
-        key = "uncovered_changed_lines" if changed else "missing"
-        gaps = [gap for gap in _gaps(metric.details.get(key)) if gap.count]
+        data = metric.details.get("missing")
+        if changed and not data:  # reports from before both keys held the changed lines
+            data = metric.details.get("uncovered_changed_lines")
+        gaps = [gap for gap in _gaps(data) if gap.count]
         if gaps:
             gaps.sort(key=lambda gap: (-gap.count, gap.file))
             found.append(CoverageGaps("changed lines" if changed else "lines", gaps))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_confgate.models import Decision, EvalMetric, GateReport, MetricStatus
+from pytest_confgate.models import Decision, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.rows import MetricDisplay, coverage_gaps, metric_display
 
@@ -16,9 +16,9 @@ def summary_lines(
     """Plain text lines, one row per metric with the policy's verdict; no colour (the caller
     adds it). ``verbosity`` is pytest's: ``-q`` keeps the failing rows and the verdict,
     ``-v`` lists every file with lines to cover."""
-    shown = [(m, metric_display(m)) for m in report.metrics]
+    shown = [metric_display(m) for m in report.metrics]
     if verbosity < 0:
-        failing = [(m, d) for m, d in shown if d.passed is False]
+        failing = [d for d in shown if d.passed is False]
         return [*_table(failing), decision_line(report), *_reasons(report)] if failing else [
             decision_line(report), *_reasons(report)
         ]
@@ -47,15 +47,15 @@ def _reasons(report: GateReport) -> list[str]:
     return lines
 
 
-def _table(rows: list[tuple[EvalMetric, MetricDisplay]]) -> list[str]:
+def _table(rows: list[MetricDisplay]) -> list[str]:
     """``metric  value  limit  verdict  (details)``, columns as wide as their widest cell."""
-    name_w = max([len(d.name) for _, d in rows] + [len("metric")])
-    limit_w = max([len(d.threshold) for _, d in rows] + [len("limit")])
+    name_w = max([len(d.name) for d in rows] + [len("metric")])
+    limit_w = max([len(d.threshold) for d in rows] + [len("limit")])
     lines = [f"{'metric':<{name_w}}  {'value':>8}  {'limit':<{limit_w}}  verdict"]
-    for metric, shown in rows:
+    for shown in rows:
         lines.append(
             f"{shown.name:<{name_w}}  {shown.value:>8}  {shown.threshold:<{limit_w}}  "
-            f"{shown.verdict:<8}{_note(metric)}".rstrip()
+            f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines
 
@@ -104,31 +104,5 @@ def verdict_line(report: GateReport) -> str | None:
     return f"{decision_line(report)}: the tests passed but the gate did not: {first}"
 
 
-def _note(metric: EvalMetric) -> str:
-    if metric.status is not MetricStatus.OK:
-        state = metric.status.value if metric.status else "unavailable"
-        reason = f": {metric.reason.splitlines()[0]}" if metric.reason else ""
-        return f"  ({state}{reason})"
-    d = metric.details
-    if metric.type == "test_pass_rate":
-        counts = [f"{d.get(k, 0)} {k}" for k in ("passed", "failed", "errors")]
-        counts += [f"{d[k]} {k}" for k in ("skipped", "xfailed") if d.get(k)]
-        return f"  ({', '.join(counts)})"
-    if metric.type == "test_coverage":
-        what = "changed lines" if d.get("scope") == "changed" else "lines"
-        return f"  ({d.get('covered_lines', 0)}/{d.get('num_statements', 0)} {what})"
-    if metric.type == "lint_score":
-        return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
-    if metric.type == "security_score":
-        return f"  ({_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')})"
-    if metric.type == "test_integrity":
-        found = _count(d, "findings", "finding")
-        return f"  ({found} in {_count(d, 'files_compared', 'changed file')})"
-    if metric.type == "llm_judge":
-        return f"  (judged by {d.get('evaluator_agent')}, spread {d.get('spread', 0):.2f})"
-    return ""
-
-
-def _count(details: dict[str, object], key: str, noun: str) -> str:
-    count = details.get(key, 0)
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def _note(shown: MetricDisplay) -> str:
+    return f"  ({shown.note})" if shown.note else ""

@@ -140,7 +140,7 @@ def test_the_chart_has_one_bar_and_one_label_per_metric() -> None:
 def test_evidence_reasons_confidence_and_findings_are_shown() -> None:
     text = "".join(_parse(render_html(_report())).text)
     for expected in ("69.96%", "min 70.00%", "FAIL", "PASS", "max 0 HIGH", "max 0 violations",
-                     "advisory (unavailable: no agent)", "Reasons",
+                     "advisoryunavailable: no agent", "Reasons",
                      "needs 1 more sign-off", "Confidence (advisory only)", "60.00% against 80.00%",
                      "Findings (1 of 1)", "B602"):
         assert expected in text

@@ -78,9 +78,9 @@ def test_each_decision_has_its_own_heading(decision: Decision, heading: str) -> 
 
 def test_a_failing_value_is_never_shown_equal_to_its_threshold() -> None:
     text = render_markdown(_report())
-    assert "| lint_score | 69.96% | min 70.00% | ❌ FAIL |" in text
-    assert "| test_coverage | 95.00% | min 80.00% | ✅ PASS |" in text
-    assert "| security_score | - | - | ❌ FAIL (error: bandit crashed) |" in text
+    assert "| lint_score | 69.96% | min 70.00% | ❌ FAIL | 0 violations in 0 files |" in text
+    assert "| test_coverage | 95.00% | min 80.00% | ✅ PASS | coverage: 0/0 lines |" in text
+    assert "| security_score | - | - | ❌ FAIL | error: bandit crashed |" in text
 
 
 def test_untrusted_text_cannot_break_out() -> None:
@@ -172,6 +172,7 @@ def test_missing_changed_lines_are_listed_per_file_as_ranges_worst_first() -> No
     rows = [line for line in text.splitlines() if line.startswith("| src/")]
     assert rows == ["| src/storage.py | 22-26, 40 |", "| src/a.py | 3 |"]
     assert "| test_coverage (changed lines) | 30.00% | min 80.00% | ❌ FAIL |" in text
+    assert "changed-line coverage: 0/0 lines |" in text
 
 
 def test_a_whole_project_figure_lists_its_missing_lines() -> None:
