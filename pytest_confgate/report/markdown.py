@@ -40,6 +40,7 @@ _VERDICT = {
 _MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
 
 
 def report_findings(report: GateReport, limit: int | None = None) -> list[Finding]:
@@ -79,12 +80,18 @@ def render_markdown(
     report_link: str | None = None,
     limit_bytes: int = STEP_SUMMARY_LIMIT,
     max_findings: int = MAX_FINDINGS,
+    artifacts: str | None = None,
 ) -> str:
-    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings."""
+    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
+
+    ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
+    and SARIF.
+    """
     if limit_bytes < 1024:
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
+        _artifacts(artifacts),
         _evidence(report),
         _reasons(report),
         _gaps(report),
@@ -107,6 +114,12 @@ def _header(report: GateReport) -> list[str]:
         f"confgate {escape_markdown(report.tool_version)}, {escape_markdown(report.generated_at)}.",
         "",
     ]
+
+
+def _artifacts(url: str | None) -> list[str]:
+    if not url or not _SAFE_URL.fullmatch(url):
+        return []
+    return [f"Full report: the HTML page and SARIF are in [this run's artifacts]({url}).", ""]
 
 
 def _evidence(report: GateReport) -> list[str]:

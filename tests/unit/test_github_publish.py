@@ -519,3 +519,19 @@ def test_a_users_comment_with_our_marker_is_not_the_one_we_update(
     assert [c["user"]["login"] for c in comments] == ["mallory", "github-actions[bot]"]
     assert comments[0]["body"] == MARKER + " spoofed"
     assert "PASS" in comments[1]["body"]
+
+
+def test_the_summary_links_the_runs_artifacts_only_when_the_url_is_githubs() -> None:
+    """The Action kept SARIF and HTML, and the summary linked to nothing."""
+    from pytest_confgate.github.publish import artifacts_url
+    from pytest_confgate.report.markdown import render_markdown
+
+    environ = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
+               "GITHUB_RUN_ID": "4242"}
+    url = artifacts_url(environ)
+    assert url == "https://github.com/o/r/actions/runs/4242#artifacts"
+    text = render_markdown(gate_report(), artifacts=url)
+    assert f"[this run's artifacts]({url})" in text
+    assert artifacts_url({**environ, "GITHUB_REPOSITORY": "o/r)[x](https://evil"}) is None
+    assert artifacts_url({**environ, "GITHUB_SERVER_URL": "javascript:alert(1)"}) is None
+    assert "artifacts" not in render_markdown(gate_report(), artifacts="https://x/a b)")
