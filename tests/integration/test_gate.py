@@ -467,3 +467,21 @@ def test_coverage_path_remapping_in_the_projects_config_still_gives_figures(
     cov = metric(read_report(project), "test_coverage")
     assert cov["status"] == "ok"
     assert (cov["details"]["covered_lines"], cov["details"]["num_statements"]) == (7, 7)
+
+
+def test_compare_prints_each_metrics_change_against_a_saved_base_report(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage}]\n")
+    project.runpytest("--confgate", "--confgate-report", "base.json")
+    project.path.joinpath("calc", "extra.py").write_text(
+        "def unused(x):\n    return x\n", encoding="utf-8"
+    )
+    result = project.runpytest("--confgate", "--confgate-compare", "base.json")
+    result.stdout.fnmatch_lines([
+        "compared with base.json*",
+        "  test_pass_rate: 100.00% (base 100.00%, unchanged)",
+        "  test_coverage: 77.78% (base 100.00%, -22.22 pts)",
+    ])
+    result = project.runpytest("--confgate", "--confgate-compare", "nowhere.json")
+    result.stdout.fnmatch_lines(["confgate: --confgate-compare: nowhere.json: no such file*"])
