@@ -33,7 +33,7 @@ th{background:#f6f8fa;text-align:left}.num{text-align:right}
 """
 _VERDICT_CSS = {True: "v-pass", False: "v-fail", None: "v-advisory"}
 _ROW = 28
-_LABEL_W = 160
+_LABEL_W = 250  # room for "test_coverage (changed lines)"
 _BAR_W = 400
 
 
@@ -65,7 +65,7 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
 def evidence_chart(report: GateReport) -> str:
     """One bar per metric (its value) with a tick at its threshold; titled for screen readers."""
     height = _ROW * max(len(report.metrics), 1) + 10
-    width = _LABEL_W + _BAR_W + 90
+    width = _LABEL_W + _BAR_W + 160  # room for "100.00% advisory"
     rows = []
     for index, metric in enumerate(report.metrics):
         shown = metric_display(metric)

@@ -157,11 +157,40 @@ def _write(tmp_path: Path, report: GateReport) -> Path:
     reason="no `chromium` on PATH: the headless browser rendering check needs Debian's chromium",
 )
 def test_a_real_browser_renders_the_page(tmp_path: Path) -> None:
-    page = _write(tmp_path, _report())
-    shot = tmp_path / "shot.png"
+    """The failing page (tmp_path/failing.png) and a passing one (passing.png), to look at."""
+    for name, report in (("failing", _report()), ("passing", _passing_report())):
+        page = _write(tmp_path, report)
+        data = screenshot(page, tmp_path / f"{name}.png")
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+        assert len(data) > 5_000
+
+
+def screenshot(page: Path, shot: Path) -> bytes:
+    """``page`` as headless Chromium draws it, 1200 px wide."""
     argv: list[Any] = [shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-                       f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()]
-    subprocess.run(argv, check=True, timeout=120, capture_output=True)
-    data = shot.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    assert len(data) > 5_000
+                       "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1200,1100",
+                       page.as_uri()]
+    subprocess.run(argv, check=True, timeout=180, capture_output=True)
+    return shot.read_bytes()
+
+
+def _passing_report() -> GateReport:
+    return gate_report(
+        metrics=[
+            EvalMetric(type="test_pass_rate", value=1.0, passed=True, limit="max 0 failed",
+                       details={"passed": 12, "failed": 0, "errors": 0, "skipped": 1}),
+            EvalMetric(type="test_coverage", value=0.91, threshold=0.8, passed=True,
+                       limit="min 80.00%", details={"scope": "all", "covered_lines": 91,
+                                                    "num_statements": 100,
+                                                    "missing": {"src/app/store.py": [22, 23,
+                                                                                      24, 40]}}),
+            EvalMetric(type="test_coverage", value=1.0, threshold=0.9, passed=True,
+                       limit="min 90.00%", details={"scope": "changed", "covered_lines": 4,
+                                                    "num_statements": 4}),
+            EvalMetric(type="lint_score", value=1.0, passed=True, limit="max 0 violations",
+                       details={"violations": 0, "files_checked": 9}),
+            EvalMetric(type="security_score", value=1.0, passed=True, limit="max 0 HIGH",
+                       details={"findings": 0, "files_scanned": 9}),
+        ],
+        tests=TestOutcomes(passed=12, skipped=1),
+    )
