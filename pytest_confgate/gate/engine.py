@@ -358,7 +358,12 @@ class GateRun:
         return state / "cache"
 
     def _project(self) -> str:
-        return self.config.project or self.environ.get("GITHUB_REPOSITORY") or self.root.name
+        return (
+            self.config.project
+            or _pyproject_name(self.root)
+            or self.environ.get("GITHUB_REPOSITORY")
+            or self.root.name
+        )
 
     def _config_name(self) -> str | None:
         path = self.loaded.path
@@ -388,6 +393,21 @@ class GateRun:
         summary["machinery"] = self.machinery
         summary["config_changed"] = self.trust.edits_config is not None
         return summary
+
+
+def _pyproject_name(root: Path) -> str | None:
+    """``[project].name`` of ROOT's pyproject.toml: the name people know the project by."""
+    from pytest_confgate.config.textfile import tomllib
+
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return name.strip()[:200]
 
 
 def _tool_version() -> str:

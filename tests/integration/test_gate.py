@@ -485,3 +485,12 @@ def test_compare_prints_each_metrics_change_against_a_saved_base_report(
     ])
     result = project.runpytest("--confgate", "--confgate-compare", "nowhere.json")
     result.stdout.fnmatch_lines(["confgate: --confgate-compare: nowhere.json: no such file*"])
+
+
+def test_the_project_is_named_as_pyproject_names_it(project: pytest.Pytester) -> None:
+    """The report named the folder (`test_the_project_is_named...0`), not the project."""
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "storage-svc"\nversion = "1"\n\n'
+                         + pyproject.read_text(encoding="utf-8"), encoding="utf-8")
+    project.runpytest("--confgate")
+    assert read_report(project)["project"] == "storage-svc"
