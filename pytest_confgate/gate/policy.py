@@ -264,6 +264,8 @@ def _security_checks(
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
+    if high > limit:
+        message += _waiver_hint(metric, "HIGH")
     return [
         _Check("max_high_severity", high <= limit, message, float(high), float(limit),
                f"max {limit:g} HIGH")
@@ -278,6 +280,8 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
+    if count > limit:
+        message += _waiver_hint(metric, None)
     return [
         _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
                f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
@@ -354,6 +358,22 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_coverage": _coverage_path_checks,
     "test_integrity": _integrity_checks,
 }
+
+
+def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
+    """How to excuse the first blocking finding, as pytest-cov hints at ``--cov-fail-under``:
+    the waiver line to add (a reason and an end date are required)."""
+    first = next(
+        (item for item in metric.details.get("items", [])
+         if isinstance(item, dict) and (severity is None or item.get("severity") == severity)),
+        None,
+    )
+    if first is None:
+        return ""
+    return (
+        f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
+        f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
+    )
 
 
 def _plural(count: int, noun: str) -> str:

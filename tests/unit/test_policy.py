@@ -120,6 +120,8 @@ def test_a_high_severity_finding_fails_the_default_gate_and_is_named() -> None:
     assert verdict.decision is Decision.FAIL
     assert verdict.reasons == [
         "security_score: 1 HIGH-severity finding (max_high_severity: 0): B602 at pkg/run.py:3"
+        "; to excuse it, add to gate.policy.waivers: {rule: B602, paths: [pkg/run.py], "
+        'reason: "why it is safe", expires: YYYY-MM-DD}'
     ]
 
 
