@@ -23,6 +23,7 @@ def summary_lines(
             decision_line(report), *_reasons(report)
         ]
     lines = _table(shown)
+    lines += _source_lines(report)
     lines += _gap_lines(report, verbosity)
     lines.append("")
     lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
@@ -58,6 +59,17 @@ def _table(rows: list[MetricDisplay]) -> list[str]:
             f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines
+
+
+def _source_lines(report: GateReport) -> list[str]:
+    """What coverage measured and who chose it, so a figure over the wrong folder shows."""
+    for metric in report.metrics:
+        source = metric.details.get("source") if metric.type == "test_coverage" else None
+        if isinstance(source, list) and source:
+            who = metric.details.get("selected_by")
+            chosen = f" (chosen by {who})" if who else ""
+            return [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
+    return []
 
 
 def _gap_lines(report: GateReport, verbosity: int) -> list[str]:

@@ -45,3 +45,10 @@ def test_quiet_keeps_the_failing_rows_and_the_verdict() -> None:
                          reasons=["test_coverage: 50.00% is below the minimum 80.00%"])
     lines = summary_lines(report, "r.json", verbosity=-1)
     assert [line.split()[0] for line in lines] == ["metric", "test_coverage", "confgate:", "-"]
+
+
+def test_the_terminal_names_the_sources_coverage_measured() -> None:
+    coverage = EvalMetric(type="test_coverage", value=1.0, details={
+        "source": ["src/app"], "selected_by": "coverage.py configuration"})
+    lines = summary_lines(gate_report(metrics=[coverage]))
+    assert "measured sources: src/app (chosen by coverage.py configuration)" in lines
