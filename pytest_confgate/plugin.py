@@ -204,6 +204,10 @@ class _GatePlugin:
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
         )
         self.tests_passed = session.exitstatus == pytest.ExitCode.OK
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        waiting = self.run.waiting_for()
+        if waiting and reporter is not None and getattr(reporter, "isatty", False):
+            reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
         self._decide()
         if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

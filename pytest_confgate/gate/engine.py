@@ -46,6 +46,8 @@ from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
 from pytest_confgate.report.display import line_ranges
 
+_TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
+
 
 class GateRun:
     """The gate for one test session; not reusable."""
@@ -203,6 +205,15 @@ class GateRun:
                 "test_coverage metric to the configuration"
             )
         self._coverage.save(path)
+
+    def waiting_for(self) -> str | None:
+        """``confgate: waiting for ruff, bandit (12 s)`` while they still run after the tests,
+        so the silence after ``[100%]`` is explained; None when nothing is left to wait for."""
+        seconds = self._tools.running_for() if self._tools is not None else None
+        if self._tools is None or seconds is None:
+            return None
+        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.kinds)
+        return f"confgate: waiting for {names} ({seconds:.0f} s)"
 
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
