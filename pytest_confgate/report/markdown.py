@@ -16,9 +16,8 @@ from typing import Any
 
 from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
 from pytest_confgate.report.rows import (
-    FINDING_METRICS,
-    MetricDisplay,
     coverage_gaps,
     finding_items,
     metric_display,
@@ -30,7 +29,6 @@ STEP_SUMMARY_LIMIT = 1_000_000
 MAX_FINDINGS = 50
 MAX_CELL = 300
 MAX_GAP_FILES = 50
-__all__ = ["FINDING_METRICS", "MetricDisplay", "metric_display", "render_markdown"]
 
 _VERDICT = {
     Decision.PASS: "✅ confgate: PASS",

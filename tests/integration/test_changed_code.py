@@ -201,10 +201,7 @@ def test_missing_changed_lines_show_as_ranges_in_the_terminal_and_the_markdown(
     from pytest_confgate.models import GateReport
     from pytest_confgate.report.markdown import render_markdown
 
-    write_config(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed, min: 0.8}]\n")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "config on main")
-    git(repo.path, "branch", "-f", "main")
+    _config_on_main(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed, min: 0.8}]\n")
     _append(repo, "calc/__init__.py", UNTESTED)
     result = repo.runpytest("--confgate", "--confgate-base", "main")
     result.stdout.fnmatch_lines([
