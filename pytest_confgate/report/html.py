@@ -15,6 +15,7 @@ from pytest_confgate.report.markdown import count_findings, report_findings
 from pytest_confgate.report.rows import coverage_gaps, metric_display, signoff_words
 
 MAX_FINDINGS = 200
+MAX_GAP_FILES = 500
 _VERDICT = {
     Decision.PASS: ("PASS", "pass"),
     Decision.FAIL: ("FAIL", "fail"),
@@ -120,12 +121,14 @@ def _gaps(report: GateReport) -> str:
     """Each file's missing lines as ranges, most missing first (diff-cover's report)."""
     parts = []
     for gaps in coverage_gaps(report):
+        shown = gaps.files[:MAX_GAP_FILES]
         rows = "".join(
             f'<tr><td>{escape(g.file)}</td><td class="ranges">{escape(g.ranges)}</td></tr>'
-            for g in gaps.files
+            for g in shown
         )
         parts.append(
-            f"<h2>Missing {escape(gaps.label)}</h2><table><thead><tr><th>file</th>"
+            f"<h2>Missing {escape(gaps.label)} ({len(shown)} of {len(gaps.files)} files)</h2>"
+            "<table><thead><tr><th>file</th>"
             f"<th>missing {escape(gaps.label)}</th></tr></thead><tbody>{rows}</tbody></table>"
         )
     return "".join(parts)
