@@ -38,8 +38,9 @@ def confgate_collect_metrics(
 ) -> list[EvalMetric] | None:
     """Return extra evidence, after the tests ran and before the policy decides.
 
-    Called once per gate evaluation, with copies of its arguments. The metrics appear in the report beside the built-in
-    ones; to make one *block*, also return a condition from ``confgate_extra_conditions``.
+    Called once per gate evaluation, with copies of its arguments. The metrics appear in the
+    report beside the built-in ones; to make one *block*, also return a condition from
+    ``confgate_extra_conditions``.
     Example: ``return [EvalMetric(type="docs_built", value=1.0)]``.
     """
 
