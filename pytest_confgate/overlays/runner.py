@@ -240,7 +240,7 @@ class TaskRunner:
         facts = evidence.evidence_feedback(turn.iteration, turn.gate, turn.confidence)
         prompt, system = challenger_prompt(self.prompt, turn.output, self.task.artifact, facts)
         answer, error = self._ask(challenger, "challenger", step, prompt, system)
-        verdict = parse_challenger_answer(answer if answer is not None else "")
+        verdict = parse_challenger_answer(answer if answer is not None else "", turn.output)
         if error:
             verdict = ChallengerVerdict(False, "", f"the challenger failed: {error}")
         self._note_pair(turn, subtask, verdict)
