@@ -6,14 +6,18 @@ human's answer and the only way on was a new run from scratch.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.github_runner import parse_github_output
 from test_run_support import CODE_FULL, CODE_PARTIAL, RunProject, verdict, write_step
 
 from pytest_confgate.cli import main
+from pytest_confgate.cli.github import publish
+from pytest_confgate.report.markdown import MARKER
 
 LOOP = """\
 fix:
@@ -209,3 +213,60 @@ def test_only_an_escalated_run_of_that_task_can_be_resumed(
     assert "not waiting for a human" in capsys.readouterr().err
     assert main(["run", "other", "--resume", report["run_id"], "--decision", "retry"]) == 2
     assert "that run is of task 'fix', not 'other'" in capsys.readouterr().err
+
+
+def publish_run(project: RunProject, report_path: Path) -> tuple[int, dict[str, str], str]:
+    """``confgate github publish`` of a run report, as the Action's publish step runs it."""
+    out_file, summary = project.base / "out", project.base / "summary.md"
+    out_file.write_text("")
+    summary.write_text("")
+    env = {"GITHUB_OUTPUT": str(out_file), "GITHUB_STEP_SUMMARY": str(summary)}
+    code = publish(
+        str(report_path), environ=env, comment=False, out=io.StringIO(), err=io.StringIO()
+    )
+    return code, parse_github_output(out_file.read_text()), summary.read_text()
+
+
+def test_publishing_an_escalated_run_report_sets_escalated_true(project: RunProject) -> None:
+    report = escalated_loop(project, write_step({"calc.py": CODE_FULL}))
+    saved = project.root / "escalated-run.json"
+    saved.write_text(json.dumps(report))
+    code, outputs, summary = publish_run(project, saved)
+    assert code == 1
+    assert (outputs["escalated"], outputs["decision"], outputs["auto_advance"]) == (
+        "true",
+        "fail",
+        "false",
+    )
+    assert outputs["confidence"] == "0.75"
+    assert summary.startswith(MARKER)
+    assert "confgate run: escalated to a human" in summary
+    assert "fix waits for a human" in summary
+    project.run("fix", "--resume", report["run_id"], "--decision", "retry", "--note", "go on")
+    code, outputs, summary = publish_run(project, project.root / "run-report.json")
+    assert (code, outputs["escalated"], outputs["decision"]) == (0, "false", "pass")
+    assert "answered retry" in summary
+
+
+def test_a_run_report_cannot_point_publish_at_a_report_outside_its_run(
+    project: RunProject,
+) -> None:
+    report = escalated_loop(project, write_step({"calc.py": CODE_FULL}))
+    project.run("fix", "--resume", report["run_id"], "--decision", "retry")
+    advanced = json.loads((project.root / "run-report.json").read_text())
+    passing = project.root / advanced["iterations"][-1]["gate_report"]
+    (project.root / "confgate-report.json").write_text(passing.read_text())
+    forged = dict(
+        report,
+        iterations=[
+            *report["iterations"][:-1],
+            dict(report["iterations"][-1], gate_report="confgate-report.json"),
+        ],
+        escalated=False,
+        advanced=True,
+    )
+    (project.root / "forged.json").write_text(json.dumps({"tasks": [forged]}))
+    code, outputs, summary = publish_run(project, project.root / "forged.json")
+    assert code == 2
+    assert outputs["decision"] == "fail"
+    assert "is not inside .confgate/runs/" in summary
