@@ -28,11 +28,11 @@ sys.exit(subprocess.run([sys.executable, "-m", "pytest", *sys.argv[2:]]).returnc
 
 @pytest.fixture
 def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``rank_task``'s repository (as in test_rank_candidates), temp dirs kept in tmp_path."""
     repo = tmp_path / "task"
     build_task(repo)
-    scratch = tmp_path / "scratch"
-    scratch.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
     monkeypatch.chdir(repo)
     return repo
 
