@@ -694,11 +694,11 @@ def test_hostile_candidates_run_nothing_and_publish_no_winner(
     candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     runner = Runner(candidates, tmp_path, github_server)
-    evil = "a\n$(touch pwned)\n`touch pwned`;touch pwned\n--apply"
+    evil = "a\n$(touch${IFS}pwned)\n`touch${IFS}pwned`;touch${IFS}pwned\n--apply"
     run = runner.run({"command": "rank", "candidates": evil, "comment": "false"})
     assert run.status == 2
     assert not list(candidates.rglob("pwned")), "a shell ran untrusted text"
-    assert any("candidate '$(touch pwned)'" in line for line in run.log)
+    assert any("candidate '$(touch${IFS}pwned)'" in line for line in run.log), run.log
     publish = runner.run({"command": "rank", "mode": "publish", "comment": "false"})
     assert publish.status == 1  # no ranking file: fails closed
     assert (publish.outputs["winner"], publish.outputs["auto_accepted"]) == ("", "false")
