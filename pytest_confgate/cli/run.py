@@ -88,7 +88,9 @@ def _resume_usage(args: argparse.Namespace) -> str | None:
 def _reopen(root: Path, args: argparse.Namespace) -> RunRecord | None:
     from pytest_confgate.overlays.run_record import RunRecord
 
-    return RunRecord.reopen(root, args.resume, args.task) if args.resume else None
+    if not args.resume:
+        return None
+    return RunRecord.reopen(root, args.resume, args.task, args.decision)
 
 
 def _run_tasks(

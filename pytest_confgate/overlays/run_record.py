@@ -83,12 +83,14 @@ class RunRecord:
         self.flush()
 
     @classmethod
-    def reopen(cls, root: Path, run_id: str, task: str) -> RunRecord:
-        """The record of run ``run_id`` of ``task``, when it waits for a human's decision.
+    def reopen(cls, root: Path, run_id: str, task: str, decision: str) -> RunRecord:
+        """The record of run ``run_id`` of ``task`` (an id, or its folder), when it waits for
+        a human's ``decision``; ``reject`` may also close a run that finished without asking.
 
         Raises ``ConfgateError`` saying what to do when there is no such run, it belongs to
         another task, or nothing is waiting (never escalated, already answered, still running).
         """
+        run_id = _run_id_of(root, run_id)
         where = (RUNS_DIR / run_id / "run.json").as_posix()
         if not _RUN_ID.fullmatch(run_id) or run_id in (".", ".."):
             raise ConfgateError(f"--resume {run_id!r}: not a run id (a folder under {RUNS_DIR})")
@@ -103,7 +105,7 @@ class RunRecord:
             raise ConfgateError(f"--resume {run_id}: {where} cannot be read: {exc}") from None
         if not isinstance(data, dict) or data.get("run_id") != run_id:
             raise ConfgateError(f"--resume {run_id}: {where} is not the record of run {run_id}")
-        _check_waiting(data, run_id, task)
+        _check_waiting(data, run_id, task, decision)
         record = cls.__new__(cls)
         record.root, record.task, record.run_id = root, task, run_id
         record.dir = root / RUNS_DIR / run_id
@@ -112,12 +114,15 @@ class RunRecord:
 
     def answer(self, decision: str, note: str | None) -> dict[str, Any]:
         """Write the human's ``decision`` (and ``note``) into the record before going on."""
+        iterations = self.data.get("iterations") or []
+        last = iterations[-1] if iterations and isinstance(iterations[-1], dict) else {}
         entry = {
             "decision": decision,
             "note": note,
             "by": _who(),
             "decided_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "after_iteration": len(self.data.get("iterations") or []),
+            "after_iteration": len(iterations),
+            "last_decision": last.get("decision"),
         }
         self.data["human_decision"] = entry
         self.data.setdefault("human_decisions", []).append(entry)
@@ -189,7 +194,17 @@ class RunRecord:
         return dict(self.data)
 
 
-def _check_waiting(data: dict[str, Any], run_id: str, task: str) -> None:
+def _run_id_of(root: Path, given: str) -> str:
+    """``given`` as a run id: a path to the run's folder (or its run.json) names its folder."""
+    path = Path(given)
+    if path.name == "run.json":
+        path = path.parent
+    if len(path.parts) > 1 and (root / path).resolve().parent == (root / RUNS_DIR).resolve():
+        return path.name
+    return given
+
+
+def _check_waiting(data: dict[str, Any], run_id: str, task: str, decision: str) -> None:
     """Refuse to resume a run nobody is waiting on, saying why."""
     if data.get("task") != task:
         raise ConfgateError(
@@ -202,11 +217,14 @@ def _check_waiting(data: dict[str, Any], run_id: str, task: str) -> None:
             f"--resume {run_id}: a human rejected that run at {last.get('decided_at')}; "
             f"start a new one with `confgate run {task}`"
         )
+    if decision == "reject" and data.get("status") in ("finished", "interrupted"):
+        return  # a human may always close a run; approve and retry need an open escalation
     if data.get("status") != "finished" or data.get("escalated") is not True:
         state = f"status {data.get('status')}, escalated {data.get('escalated')}"
         raise ConfgateError(
             f"--resume {run_id}: that run is not waiting for a human ({state}); only a run "
-            "that escalated (exit status 3) can be resumed"
+            "that escalated (exit status 3) can be approved or retried (any finished run can "
+            "be rejected)"
         )
 
 

@@ -176,11 +176,13 @@ class TaskRunner:
         return int(code), self.record.report()
 
     def _resume(self, decision: str, note: str | None) -> tuple[int, dict[str, Any]]:
+        if decision == "reject":
+            last = self.record.answer(decision, note)["last_decision"]
+            self._say(f"a human rejected run {self.record.run_id}")
+            return self._close("human_rejected", last, ExitCode.GATE_FAILED)
         point = resume_point(self.record.data, self.task.subtasks, note)
         self.record.answer(decision, note)
         self._say(f"a human answered the escalation of run {self.record.run_id}: {decision}")
-        if decision == "reject":
-            return self._close("human_rejected", point.decision, ExitCode.GATE_FAILED)
         if decision == "approve" and point.decision != "pass":
             self.record.data["escalated"] = True  # still open: retry or reject it
             self._say(

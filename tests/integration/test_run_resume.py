@@ -213,6 +213,13 @@ def test_only_an_escalated_run_of_that_task_can_be_resumed(
     assert "not waiting for a human" in capsys.readouterr().err
     assert main(["run", "other", "--resume", report["run_id"], "--decision", "retry"]) == 2
     assert "that run is of task 'fix', not 'other'" in capsys.readouterr().err
+    # a human may still reject work that advanced; the run's folder names it as well as its id
+    code, rejected = project.run("fix", "--resume", report["run_dir"], "--decision", "reject")
+    assert code == 1
+    assert rejected["human_decision"]["decision"] == "reject"
+    assert rejected["human_decision"]["last_decision"] == "pass"
+    assert (rejected["advanced"], rejected["exit_reason"]) == (False, "human_rejected")
+    assert project.agents["dev"].calls == 1
 
 
 def publish_run(project: RunProject, report_path: Path) -> tuple[int, dict[str, str], str]:
