@@ -72,6 +72,11 @@ class EvalMetric(_Frozen):
     threshold: float | None = None
     reason: str | None = None
     details: dict[str, Any] = Field(default_factory=dict)
+    passed: bool | None = None
+    """The policy's verdict on this metric's own conditions: ``None`` when it is advisory or
+    has nothing to check (set by ``gate.policy``, never by a collector or a writer)."""
+    limit: str | None = None
+    """The limits that apply, for people: ``min 80.00%``, ``max 0 violations``, ``max 0 HIGH``."""
 
     @field_validator("value", "threshold")
     @classmethod
@@ -151,6 +156,9 @@ class Verdict(_Frozen):
     reasons: list[str]
     conditions: list[Condition]
     auto_advance: bool = False
+    metrics: list[EvalMetric] = Field(default_factory=list)
+    """The metrics judged, each with its own ``passed`` and ``limit`` (empty after a recount,
+    which leaves the metrics as they were)."""
 
 
 class ConfidenceResult(_Frozen):

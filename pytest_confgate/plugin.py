@@ -58,6 +58,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where to write the JSON report (default: confgate-report.json in the rootdir)",
     )
     group.addoption(
+        "--confgate-compare",
+        metavar="BASE_REPORT.json",
+        default=None,
+        help="show each metric's change against a saved report of the base branch",
+    )
+    group.addoption(
         "--confgate-coverage-data",
         metavar="PATH",
         default=None,
@@ -198,6 +204,10 @@ class _GatePlugin:
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
         )
         self.tests_passed = session.exitstatus == pytest.ExitCode.OK
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        waiting = self.run.waiting_for()
+        if waiting and reporter is not None and getattr(reporter, "isatty", False):
+            reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
         self._decide()
         if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -236,7 +246,9 @@ class _GatePlugin:
         if not self.role.decides:
             return
         terminalreporter.write_sep("-", "confgate")
-        lines = summary_lines(self.report, _display_path(self.report_path)) if self.report else []
+        verbosity = int(self.config.getoption("verbose", 0) or 0)
+        path = _display_path(self.report_path)
+        lines = summary_lines(self.report, path, verbosity=verbosity) if self.report else []
         passed = self._passed()
         for line in lines:
             if line.startswith("confgate: "):
@@ -247,6 +259,9 @@ class _GatePlugin:
                 terminalreporter.write_line(line)
         if self.error is not None:
             terminalreporter.write_line(f"confgate: ERROR: {self.error}", red=True, bold=True)
+        elif self.report is not None and self.config.getoption("confgate_compare"):
+            for line in _comparison(self.report, str(self.config.getoption("confgate_compare"))):
+                terminalreporter.write_line(line)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
@@ -311,6 +326,20 @@ def _typed(args: list[str], option: str, value: str | None) -> bool:
         elif arg.startswith(f"{option}="):
             typed = arg.partition("=")[2]
     return value is not None and typed == value
+
+
+def _comparison(report: GateReport, base_path: str) -> list[str]:
+    """``--confgate-compare``: each metric against the base's report; a bad file is one line."""
+    from pathlib import Path
+
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.compare import comparison_lines
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        return comparison_lines(report, load_report(Path(base_path)), base_path)
+    except ReportError as exc:
+        return [f"confgate: --confgate-compare: {exc}"]
 
 
 def _display_path(path: Path) -> str:

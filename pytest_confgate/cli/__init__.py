@@ -48,11 +48,24 @@ def console_main() -> None:  # pragma: no cover - the console-script shim
     sys.exit(status)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-confgate")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="confgate",
         description="Quality gate for changes: tests, coverage, lint and security -> pass/fail. "
         "Run the gate itself with `pytest --confgate`.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"confgate {_version()}",
+        help="print the version of pytest-confgate and exit",
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     validate = commands.add_parser(
@@ -77,6 +90,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("report", metavar="REPORT.json", help="a report `pytest --confgate` wrote")
     report.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+    report.add_argument(
+        "--compare", metavar="BASE_REPORT.json",
+        help="show each metric's change against a saved report of the base branch (md, html)",
+    )
     report.set_defaults(handler=_report)
     merge = commands.add_parser(
         "merge",
@@ -133,7 +150,13 @@ def _report(args: argparse.Namespace) -> int:
     from pytest_confgate.report.writers import load_report, render, write_text_atomic
 
     try:
-        text = render(load_report(Path(args.report)), args.fmt)
+        report = load_report(Path(args.report))
+        text = render(report, args.fmt)
+        if args.compare:
+            from pytest_confgate.report.compare import with_comparison
+
+            base = load_report(Path(args.compare))
+            text = with_comparison(text, args.fmt, report, base, args.compare)
         if args.output:
             write_text_atomic(text, Path(args.output))
         else:

@@ -88,6 +88,7 @@ def publish(
     from pytest_confgate.github.publish import (
         COMMENT_LIMIT,
         annotation_commands,
+        artifacts_url,
         log_line,
         post_sticky_comment,
         write_outputs,
@@ -123,7 +124,8 @@ def publish(
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
-    summary = with_run(run, render_markdown(report))
+    link = artifacts_url(environ)
+    summary = with_run(run, render_markdown(report, report_link=link, artifacts=link))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     write_summary(environ, summary, err)
@@ -132,7 +134,8 @@ def publish(
     else:
         print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
     if comment:
-        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT))
+        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
+                                             report_link=link, artifacts=link))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)

@@ -1,9 +1,11 @@
 """Which files and lines a change touches, from git (SPEC 4 ``scope: changed``, SPEC 6 tiers).
 
-The change is everything between the merge base of ``base_ref`` and HEAD **plus the working
-tree**: staged and unstaged edits count, and untracked files that git does not ignore count as
-added files. A developer running ``pytest --confgate`` before committing is judged on what they
-are about to push; in CI the tree is clean, so this adds nothing there.
+Locally the change is everything between the merge base of ``base_ref`` and HEAD **plus the
+working tree**: staged and unstaged edits count, and untracked files that git does not ignore
+count as added files, so a developer running ``pytest --confgate`` before committing is judged
+on what they are about to push; the gate's own reports (``GATE_OUTPUTS``) never count. In CI
+(``committed_only``) the change is what was committed, ``merge-base..HEAD``: what the job's
+build wrote into the checkout (``src/x.egg-info/``, a generated file) is no part of it.
 
 git runs as argv lists, never through a shell, with ``-z`` output so that names with spaces,
 quotes or non-ASCII characters arrive verbatim. Paths are repo-relative POSIX paths from the git
@@ -34,6 +36,10 @@ _STATUS: dict[str, ChangeStatus] = dict(
 )
 _HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+GATE_OUTPUTS = frozenset(
+    {"confgate-report.json", "confgate-report.md", "confgate-report.html", "confgate.sarif"}
+)
+"""File names the gate and the Action write; untracked, they are never part of a change."""
 _SHALLOW_ADVICE = (
     "this is a shallow clone: use `fetch-depth: 0` in actions/checkout "
     "(or run `git fetch --unshallow`)"
@@ -81,8 +87,9 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool | None:
     return {0: True, 1: False}.get(result.returncode)
 
 
-def collect_changes(root: Path, base_ref: str) -> ChangeSet:
-    """Files and lines changed since the merge base of ``base_ref``, working tree included.
+def collect_changes(root: Path, base_ref: str, *, committed_only: bool = False) -> ChangeSet:
+    """Files and lines changed since the merge base of ``base_ref``: up to HEAD with
+    ``committed_only`` (CI), else the working tree included.
 
     Raises ``EvidenceError`` saying what to do when git is missing, ROOT is not in a
     repository, the ref is unknown or a shallow clone lacks the merge base.
@@ -93,7 +100,10 @@ def collect_changes(root: Path, base_ref: str) -> ChangeSet:
     if _commit_of(top, "HEAD") is None:
         raise EvidenceError(f"the git repository at {top} has no commits yet: commit first")
     merge_base = _merge_base(top, base_ref)
-    changes = [*_tracked_changes(top, merge_base), *_untracked_files(top)]
+    if committed_only:
+        changes = _tracked_changes(top, merge_base, "HEAD")
+    else:
+        changes = [*_tracked_changes(top, merge_base), *_untracked_files(top)]
     changes = [_see_through(top, c) for c in changes]
     changes += link_aliases(changes, symlinks(top, merge_base, _git))
     files = tuple(sorted(changes, key=lambda c: c.path))
@@ -178,11 +188,13 @@ def _merge_base(top: Path, base_ref: str) -> str:
     )
 
 
-def _tracked_changes(top: Path, merge_base: str) -> list[FileChange]:
-    names = _run_diff(top, "-z", "--name-status", merge_base)
-    numstat = _run_diff(top, "-z", "--numstat", merge_base)
+def _tracked_changes(top: Path, merge_base: str, *head: str) -> list[FileChange]:
+    """``merge_base`` against the working tree, or against ``head`` when one is given."""
+    names = _run_diff(top, "-z", "--name-status", merge_base, *head)
+    numstat = _run_diff(top, "-z", "--numstat", merge_base, *head)
     patch = _run_diff(
-        top, "-U0", "--no-color", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", merge_base
+        top, "-U0", "--no-color", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/",
+        merge_base, *head,
     )
     binary = _binary_paths(numstat)
     lines = _added_lines(patch)
@@ -269,13 +281,16 @@ def _unquote(name: str) -> str:
 
 
 def _untracked_files(top: Path) -> list[FileChange]:
-    """Untracked, non-ignored files: every line is an added line (they will be committed)."""
+    """Untracked, non-ignored files but the gate's own outputs: every line is an added line
+    (they will be committed)."""
     result = _git(top, "ls-files", "-z", "--others", "--exclude-standard")
     if result.returncode != 0:
         raise EvidenceError(f"git ls-files failed in {top}: {tail(result.stderr)}")
     changes = []
     for name in result.stdout.split("\0"):
         if not name or name.endswith("/"):  # a nested repository, not a file
+            continue
+        if name.rpartition("/")[2] in GATE_OUTPUTS:
             continue
         path = top / name
         try:

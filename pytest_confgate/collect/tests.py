@@ -74,7 +74,8 @@ def pass_rate_metric(outcomes: TestOutcomes, *, weight: float = 1.0) -> EvalMetr
         "passed": passed,
         "failed": outcomes.failed,
         "errors": outcomes.errors,
-        "skipped": outcomes.skipped + outcomes.xfailed,
+        "skipped": outcomes.skipped,
+        "xfailed": outcomes.xfailed,
         "ran": ran,
     }
     reason = None if ran else "no test ran"

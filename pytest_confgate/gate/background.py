@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -56,6 +57,7 @@ class BackgroundTools:
         self._proc: subprocess.Popen[bytes] | None = None
         self._results: dict[str, EvalMetric] | None = None
         self._root = root
+        self._started_at = time.monotonic()
 
     def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
@@ -79,6 +81,12 @@ class BackgroundTools:
                 stdin.close()
         except OSError:
             pass  # it died at once: its exit code and stderr say why in ``result``
+
+    def running_for(self) -> float | None:
+        """Seconds the helper has been running, while it still runs; None once it is done."""
+        if self._proc is None or self._results is not None or self._proc.poll() is not None:
+            return None
+        return time.monotonic() - self._started_at
 
     def result(self, kind: str) -> EvalMetric:
         """The metric ``kind``, once the helper has finished (an error metric if it failed)."""

@@ -41,6 +41,7 @@ from pytest_confgate.gate.scope import (
     rate_on_changed_files,
 )
 from pytest_confgate.gate.tiers import raised, tier_rank
+from pytest_confgate.github.event import is_pull_request_run
 from pytest_confgate.models import SEVERITY_ORDER, ChangeSet, EvalMetric, MetricStatus, RiskTier
 
 NO_BASE = (
@@ -100,7 +101,8 @@ def load_changes(
     choice = choose_base(requested, config.base_ref, environ, root)
     if choice.ref is None:
         return ChangeView(None, None, frozenset(), NO_BASE, choice)
-    view = _diff(root, choice.ref, choice)
+    committed_only = is_pull_request_run(environ) or environ.get("CI", "").lower() == "true"
+    view = _diff(root, choice.ref, choice, committed_only)
     event_base = choice.event_base
     if choice.source == COMMAND_LINE_BASE and event_base and view.changes is not None:
         merge_base = view.changes.merge_base
@@ -109,14 +111,16 @@ def load_changes(
             moved = replace(
                 choice, ref=event_base, source=EVENT_BASE, ignored=(*choice.ignored, note)
             )
-            view = _diff(root, event_base, moved)
+            view = _diff(root, event_base, moved, committed_only)
     return view
 
 
-def _diff(root: Path, ref: str, choice: BaseChoice) -> ChangeView:
+def _diff(root: Path, ref: str, choice: BaseChoice, committed_only: bool) -> ChangeView:
+    """The change against ``ref``; in CI (``committed_only``) what was committed, nothing the
+    job's build left in the checkout (issue 16)."""
     commit = commit_of(root, ref)
     try:
-        changes = collect_changes(root, ref)
+        changes = collect_changes(root, ref, committed_only=committed_only)
     except EvidenceError as exc:
         error = f"cannot tell what changed: {exc}"
         return ChangeView(ref, None, frozenset(), error, choice, commit)

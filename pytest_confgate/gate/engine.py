@@ -46,6 +46,8 @@ from pytest_confgate.gate.waivers import apply_waivers, waiver_report
 from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
 from pytest_confgate.report.display import line_ranges
 
+_TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
+
 
 class GateRun:
     """The gate for one test session; not reusable."""
@@ -204,6 +206,15 @@ class GateRun:
             )
         self._coverage.save(path)
 
+    def waiting_for(self) -> str | None:
+        """``confgate: waiting for ruff, bandit (12 s)`` while they still run after the tests,
+        so the silence after ``[100%]`` is explained; None when nothing is left to wait for."""
+        seconds = self._tools.running_for() if self._tools is not None else None
+        if self._tools is None or seconds is None:
+            return None
+        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.kinds)
+        return f"confgate: waiting for {names} ({seconds:.0f} s)"
+
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
         if self._coverage is not None:
@@ -266,7 +277,7 @@ class GateRun:
             decision=verdict.decision,
             reasons=verdict.reasons,
             auto_advance=verdict.auto_advance,
-            metrics=metrics,
+            metrics=verdict.metrics,
             conditions=verdict.conditions,
             tests=tests,
             confidence=confidence,
@@ -360,7 +371,12 @@ class GateRun:
         return state / "cache"
 
     def _project(self) -> str:
-        return self.config.project or self.environ.get("GITHUB_REPOSITORY") or self.root.name
+        return (
+            self.config.project
+            or _pyproject_name(self.root)
+            or self.environ.get("GITHUB_REPOSITORY")
+            or self.root.name
+        )
 
     def _config_name(self) -> str | None:
         path = self.loaded.path
@@ -390,6 +406,21 @@ class GateRun:
         summary["machinery"] = self.machinery
         summary["config_changed"] = self.trust.edits_config is not None
         return summary
+
+
+def _pyproject_name(root: Path) -> str | None:
+    """``[project].name`` of ROOT's pyproject.toml: the name people know the project by."""
+    from pytest_confgate.config.textfile import tomllib
+
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project")
+    name = project.get("name") if isinstance(project, dict) else None
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return name.strip()[:200]
 
 
 def _tool_version() -> str:

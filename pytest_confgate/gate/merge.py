@@ -237,7 +237,7 @@ def merge_reports(
         decision=verdict.decision,
         reasons=verdict.reasons,
         auto_advance=verdict.auto_advance,
-        metrics=metrics,
+        metrics=verdict.metrics,
         conditions=verdict.conditions,
         tests=tests,
         confidence=confidence,

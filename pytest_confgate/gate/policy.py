@@ -44,6 +44,8 @@ class _Check:
     message: str
     value: float | None = None
     threshold: float | None = None
+    limit: str | None = None
+    """The limit as people read it (``max 0 violations``); None for checks that are no limit."""
 
 
 def decide(
@@ -63,22 +65,46 @@ def decide(
     """
     blocking, needed, may_advance = gate.policy.tier(tier)
     conditions: list[Condition] = []
+    judged: dict[int, EvalMetric] = {}
     for config in gate.metrics:
         metric = metric_for(config, metrics)
         partial = _partial_judgement(config, metric)
-        for check in _checks(gate, config, metric, tests):
+        own: list[Condition] = []
+        checks = _checks(gate, config, metric, tests)
+        for check in checks:
             advisory = config.advisory or partial is not None
             is_blocking = (blocking or check.name == "tests_failed") and not advisory
             if partial is not None and not check.passed:
                 check = replace(check, message=f"{check.message} ({partial})")
-            conditions.append(_condition(config.type, check, is_blocking))
+            own.append(_condition(config.type, check, is_blocking))
+        conditions.extend(own)
+        if metric is not None:
+            judged[id(metric)] = _judged(metric, own, checks)
     for condition in extra or []:
         conditions.append(
             condition.model_copy(update={"blocking": condition.blocking and blocking})
         )
     if needed:
         conditions.append(_signoff_condition(tier, needed, signoffs))
-    return _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+    verdict = _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+    # A metric no configured condition judges (a plugin's) carries no verdict, whatever it says.
+    unjudged = {"passed": None, "limit": None}
+    judged_metrics = [judged.get(id(m)) or m.model_copy(update=unjudged) for m in metrics]
+    return verdict.model_copy(update={"metrics": judged_metrics})
+
+
+def _judged(metric: EvalMetric, own: list[Condition], checks: list[_Check]) -> EvalMetric:
+    """``metric`` with the verdict on its own conditions and the limits that apply.
+
+    ``passed`` is None when none of its conditions blocks (advisory: the metric, or the tier)
+    or when there is nothing to check beyond collecting the evidence.
+    """
+    limit = ", ".join(c.limit for c in checks if c.limit) or None
+    checked = [c for c in own if not (c.name == "evidence" and c.passed)]
+    passed: bool | None = None
+    if checked and any(c.blocking for c in checked):
+        passed = all(c.passed for c in checked)
+    return metric.model_copy(update={"passed": passed, "limit": limit})
 
 
 def metric_for(config: MetricConfig, metrics: list[EvalMetric]) -> EvalMetric | None:
@@ -110,7 +136,8 @@ def recount_signoffs(
     if signoffs.required:
         conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
     allowed = verdict.auto_advance if auto_advance_allowed is None else auto_advance_allowed
-    return _verdict(conditions, auto_advance_allowed=allowed)
+    after = _verdict(conditions, auto_advance_allowed=allowed)
+    return after.model_copy(update={"metrics": verdict.metrics})
 
 
 def _partial_judgement(config: MetricConfig, metric: EvalMetric | None) -> str | None:
@@ -196,7 +223,7 @@ def _checks(
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
-        checks.append(_Check("min", ok, message, metric.value, config.min))
+        checks.append(_Check("min", ok, message, metric.value, config.min, f"min {floor}"))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
         checks.extend(hard_checks(gate, config, metric, tests))
@@ -215,7 +242,10 @@ def _test_checks(
             parts.append(_plural(tests.errors, "error"))
         what = " and ".join(parts) or "no test failed"
         message = f"test_pass_rate: {what} (max_failed_tests: {limit})"
-        checks.append(_Check("tests_failed", broken <= limit, message, float(broken), limit))
+        checks.append(
+            _Check("tests_failed", broken <= limit, message, float(broken), limit,
+                   f"max {limit:g} failed")
+        )
     need = getattr(config, "min_tests", 1)
     ran = tests.ran
     message = f"test_pass_rate: {_plural(ran, 'test')} ran (min_tests: {need})"
@@ -239,7 +269,12 @@ def _security_checks(
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
-    return [_Check("max_high_severity", high <= limit, message, float(high), float(limit))]
+    if high > limit:
+        message += _waiver_hint(metric, "HIGH")
+    return [
+        _Check("max_high_severity", high <= limit, message, float(high), float(limit),
+               f"max {limit:g} HIGH")
+    ]
 
 
 def _lint_checks(
@@ -250,7 +285,12 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
-    return [_Check("max_lint_violations", count <= limit, message, float(count), float(limit))]
+    if count > limit:
+        message += _waiver_hint(metric, None)
+    return [
+        _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
+               f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
+    ]
 
 
 def _checklist_checks(
@@ -264,7 +304,10 @@ def _checklist_checks(
         if missing
         else "checklist_completion: every required item is checked"
     )
-    return [_Check("checklist_required", not missing, message, float(len(missing)), 0.0)]
+    return [
+        _Check("checklist_required", not missing, message, float(len(missing)), 0.0,
+               "required items checked")
+    ]
 
 
 def _coverage_path_checks(
@@ -305,7 +348,10 @@ def _integrity_checks(
         f"test_integrity: {_plural(count, 'sign')} of tampering with tests or checks "
         f"(max_test_tampering: {limit}){at}"
     )
-    return [_Check("max_test_tampering", count <= limit, message, float(count), float(limit))]
+    return [
+        _Check("max_test_tampering", count <= limit, message, float(count), float(limit),
+               f"max {limit:g} tampering")
+    ]
 
 
 _HardCheck = Callable[[GateConfig, MetricConfig, EvalMetric, TestOutcomes], list[_Check]]
@@ -317,6 +363,22 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
     "test_coverage": _coverage_path_checks,
     "test_integrity": _integrity_checks,
 }
+
+
+def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
+    """How to excuse the first blocking finding, as pytest-cov hints at ``--cov-fail-under``:
+    the waiver line to add (a reason and an end date are required)."""
+    first = next(
+        (item for item in metric.details.get("items", [])
+         if isinstance(item, dict) and (severity is None or item.get("severity") == severity)),
+        None,
+    )
+    if first is None:
+        return ""
+    return (
+        f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
+        f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
+    )
 
 
 def _plural(count: int, noun: str) -> str:

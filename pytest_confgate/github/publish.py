@@ -9,6 +9,7 @@ publish (re-counting sign-offs, the exit status) is the command's job, in ``cli.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -210,3 +211,18 @@ def _marked_comment(comments: Iterable[Any], marker: str = MARKER) -> int | None
         elif item.get("author_association") in _MEMBERS:
             marked.append((1, ident))
     return min(marked)[1] if marked else None
+
+
+_SERVER = re.compile(r"https://[A-Za-z0-9.-]+(?::[0-9]+)?")
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def artifacts_url(environ: Mapping[str, str]) -> str | None:
+    """The run's page at its artifacts, where the gate job keeps the HTML report and SARIF;
+    None unless every part is what GitHub sets (the URL goes into a Markdown link)."""
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").strip().rstrip("/")
+    repository = environ.get("GITHUB_REPOSITORY", "").strip()
+    run = environ.get("GITHUB_RUN_ID", "").strip()
+    if not (_SERVER.fullmatch(server) and _REPOSITORY.fullmatch(repository) and run.isdigit()):
+        return None
+    return f"{server}/{repository}/actions/runs/{run}#artifacts"

@@ -8,7 +8,10 @@
 - ``sarif``       -- SARIF 2.1.0 of lint and security findings, with the tools' own rule ids;
 - ``html``        -- one self-contained page with inline SVG charts;
 - ``writers``     -- format name -> writer, and ``load_report`` for saved reports;
-- ``display``     -- how numbers read (a failing value never shows equal to its threshold).
+- ``display``     -- how numbers read (a failing value never shows equal to its threshold);
+- ``rows``        -- what every writer shows alike: a metric's row (the policy's ``passed`` and
+  ``limit``), missing lines as ranges per file, findings most severe first, sign-offs in words;
+- ``compare``     -- each metric against a saved report of the base branch (``--compare``).
 
 Any saved report renders again: writers read only the ``GateReport``.
 """

@@ -11,9 +11,11 @@ from html import escape
 
 from pytest_confgate.models import Decision, GateReport
 from pytest_confgate.report.display import format_pair
-from pytest_confgate.report.markdown import count_findings, metric_display, report_findings
+from pytest_confgate.report.markdown import count_findings, report_findings
+from pytest_confgate.report.rows import coverage_gaps, metric_display, signoff_words
 
 MAX_FINDINGS = 200
+MAX_GAP_FILES = 500
 _VERDICT = {
     Decision.PASS: ("PASS", "pass"),
     Decision.FAIL: ("FAIL", "fail"),
@@ -27,9 +29,12 @@ th{background:#f6f8fa;text-align:left}.num{text-align:right}
 .pass{background:#1a7f37}.fail{background:#cf222e}.signoff{background:#9a6700}
 .bar-ok{fill:#1a7f37}.bar-bad{fill:#cf222e}.bar-na{fill:#8c959f}.tick{stroke:#1f2328}
 .advisory{border-left:4px solid #8c959f;padding-left:1rem;color:#57606a}
+.v-pass{color:#1a7f37;font-weight:600}.v-fail{color:#cf222e;font-weight:600}
+.v-advisory,.v-none{color:#57606a}.ranges{font-family:ui-monospace,monospace}
 """
+_VERDICT_CSS = {True: "v-pass", False: "v-fail", None: "v-advisory"}
 _ROW = 28
-_LABEL_W = 160
+_LABEL_W = 250  # room for "test_coverage (changed lines)"
 _BAR_W = 400
 
 
@@ -49,6 +54,8 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
         _evidence_table(report),
         evidence_chart(report),
         _list("Reasons", report.reasons),
+        _gaps(report),
+        _signoffs(report),
         _confidence(report),
         _findings(report, max_findings),
         "</body></html>",
@@ -59,22 +66,23 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
 def evidence_chart(report: GateReport) -> str:
     """One bar per metric (its value) with a tick at its threshold; titled for screen readers."""
     height = _ROW * max(len(report.metrics), 1) + 10
-    width = _LABEL_W + _BAR_W + 90
+    width = _LABEL_W + _BAR_W + 160  # room for "100.00% advisory"
     rows = []
     for index, metric in enumerate(report.metrics):
         shown = metric_display(metric)
         y = index * _ROW + 5
-        css = {True: "bar-ok", False: "bar-bad", None: "bar-ok"}[shown.passed]
+        css = {True: "bar-ok", False: "bar-bad", None: "bar-na"}[shown.passed]
         if metric.value is None:
             css = "bar-na"
         length = round((metric.value or 0.0) * _BAR_W, 2)
-        label = f"{metric.type}: {shown.value} against threshold {shown.threshold}"
+        label = f"{shown.name}: {shown.value}, limit {shown.threshold}: {shown.verdict}"
         rows.append(
             f'<g class="metric"><title>{escape(label)}</title>'
-            f'<text x="0" y="{y + 16}">{escape(metric.type)}</text>'
+            f'<text x="0" y="{y + 16}">{escape(shown.name)}</text>'
             f'<rect class="bar {css}" x="{_LABEL_W}" y="{y}" width="{length}" height="20"/>'
             f'{_tick(metric.threshold, y)}'
-            f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 16}">{escape(shown.value)}</text></g>'
+            f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 16}">'
+            f"{escape(shown.value)} {escape(shown.verdict)}</text></g>"
         )
     return (
         f'<svg role="img" aria-labelledby="chart-title" '
@@ -96,14 +104,41 @@ def _evidence_table(report: GateReport) -> str:
     rows = []
     for metric in report.metrics:
         shown = metric_display(metric)
+        css = _VERDICT_CSS[shown.passed] if shown.verdict != "-" else "v-none"
         rows.append(
             f"<tr><td>{escape(shown.name)}</td><td class=num>{escape(shown.value)}</td>"
-            f"<td class=num>{escape(shown.threshold)}</td><td>{escape(shown.status)}</td></tr>"
+            f"<td>{escape(shown.threshold)}</td>"
+            f'<td class="{css}">{escape(shown.verdict)}</td><td>{escape(shown.note)}</td></tr>'
         )
     return (
-        "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>threshold</th>"
-        "<th>status</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>limit</th>"
+        "<th>verdict</th><th>details</th></tr></thead><tbody>" + "".join(rows)
+        + "</tbody></table>"
     )
+
+
+def _gaps(report: GateReport) -> str:
+    """Each file's missing lines as ranges, most missing first (diff-cover's report)."""
+    parts = []
+    for gaps in coverage_gaps(report):
+        shown = gaps.files[:MAX_GAP_FILES]
+        rows = "".join(
+            f'<tr><td>{escape(g.file)}</td><td class="ranges">{escape(g.ranges)}</td></tr>'
+            for g in shown
+        )
+        parts.append(
+            f"<h2>Missing {escape(gaps.label)} ({len(shown)} of {len(gaps.files)} files)</h2>"
+            "<table><thead><tr><th>file</th>"
+            f"<th>missing {escape(gaps.label)}</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    return "".join(parts)
+
+
+def _signoffs(report: GateReport) -> str:
+    signoffs = report.signoffs
+    if not (signoffs.required or signoffs.ignored or signoffs.approved_by):
+        return ""
+    return _list("Sign-offs", signoff_words(signoffs))
 
 
 def _list(heading: str, items: list[str]) -> str:

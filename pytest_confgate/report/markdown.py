@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
-from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
-from pytest_confgate.report.display import format_fraction, format_pair
+from pytest_confgate.models import Decision, Finding, GateReport
+from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
+from pytest_confgate.report.rows import (
+    coverage_gaps,
+    finding_items,
+    metric_display,
+    signoff_words,
+)
 
 MARKER = "<!-- confgate-report -->"
 STEP_SUMMARY_LIMIT = 1_000_000
 MAX_FINDINGS = 50
 MAX_CELL = 300
-FINDING_METRICS = ("lint_score", "security_score")
+MAX_GAP_FILES = 50
 
 _VERDICT = {
     Decision.PASS: "✅ confgate: PASS",
@@ -32,36 +38,7 @@ _VERDICT = {
 _MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-
-
-@dataclass(frozen=True)
-class MetricDisplay:
-    """A metric as people read it; shared by the Markdown and HTML writers."""
-
-    name: str
-    value: str
-    threshold: str
-    status: str
-    passed: bool | None
-    """True/False against the threshold, ``None`` when there is nothing to compare."""
-
-
-def metric_display(metric: EvalMetric) -> MetricDisplay:
-    """Value and threshold via ``format_pair``: a failing value never shows equal to its floor."""
-    if metric.value is not None and metric.threshold is not None:
-        value, threshold = format_pair(metric.value, metric.threshold)
-    else:
-        value = format_fraction(metric.value) if metric.value is not None else "-"
-        threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
-    if not metric.available:
-        status = metric.status.value if metric.status else "unavailable"
-        reason = metric.reason.splitlines()[0] if metric.reason else ""
-        label = f"{status}: {reason}" if reason else status
-        return MetricDisplay(metric.type, value, threshold, label, False)
-    if metric.threshold is None or metric.value is None:
-        return MetricDisplay(metric.type, value, threshold, "ok", None)
-    passed = metric.value >= metric.threshold  # raw floats, never the rounded text
-    return MetricDisplay(metric.type, value, threshold, "ok" if passed else "below", passed)
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
 
 
 def report_findings(report: GateReport, limit: int | None = None) -> list[Finding]:
@@ -82,11 +59,7 @@ def count_findings(report: GateReport) -> int:
 
 
 def _items(report: GateReport) -> list[Any]:
-    items: list[Any] = []
-    for metric in report.metrics:
-        if metric.type in FINDING_METRICS:
-            items.extend(metric.details.get("items", []) or [])
-    return items
+    return finding_items(report)
 
 
 def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
@@ -105,14 +78,21 @@ def render_markdown(
     report_link: str | None = None,
     limit_bytes: int = STEP_SUMMARY_LIMIT,
     max_findings: int = MAX_FINDINGS,
+    artifacts: str | None = None,
 ) -> str:
-    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings."""
+    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
+
+    ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
+    and SARIF.
+    """
     if limit_bytes < 1024:
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
+        _artifacts(artifacts),
         _evidence(report),
         _reasons(report),
+        _gaps(report),
         _signoffs(report),
         _confidence(report),
         _findings(report, max_findings),
@@ -134,18 +114,38 @@ def _header(report: GateReport) -> list[str]:
     ]
 
 
+def _artifacts(url: str | None) -> list[str]:
+    if not url or not _SAFE_URL.fullmatch(url):
+        return []
+    return [f"Full report: the HTML page and SARIF are in [this run's artifacts]({url}).", ""]
+
+
 def _evidence(report: GateReport) -> list[str]:
-    lines = ["### Evidence", "", "| metric | value | threshold | status |", "|---|---:|---:|---|"]
+    lines = ["### Evidence", "", "| metric | value | limit | verdict | details |",
+             "|---|---:|---|---|---|"]
     for metric in report.metrics:
         shown = metric_display(metric)
-        mark = {True: "✅", False: "❌", None: "-"}[shown.passed]
+        mark = {True: "✅ ", False: "❌ ", None: ""}[shown.passed]
         lines.append(
-            f"| {escape_markdown(shown.name)} | {shown.value} | {shown.threshold} | "
-            f"{mark} {escape_markdown(shown.status)} |"
+            f"| {escape_markdown(shown.name)} | {shown.value} | {escape_markdown(shown.threshold)}"
+            f" | {mark}{shown.verdict} | {escape_markdown(shown.note)} |"
         )
     t = report.tests
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
-              f"{t.skipped} skipped.", ""]
+              f"{t.skipped} skipped, {t.xfailed} xfailed.", ""]
+    return lines
+
+
+def _gaps(report: GateReport) -> list[str]:
+    """Where coverage is missing, per file, as line ranges (diff-cover's "Missing lines")."""
+    lines: list[str] = []
+    for gaps in coverage_gaps(report):
+        shown = gaps.files[:MAX_GAP_FILES]
+        lines += [f"### Missing {gaps.label} ({len(shown)} of {len(gaps.files)} files)", "",
+                  f"| file | missing {gaps.label} |", "|---|---|"]
+        lines += [f"| {escape_markdown(g.file)} | {escape_markdown(g.ranges, 1000)} |"
+                  for g in shown]
+        lines.append("")
     return lines
 
 
@@ -157,12 +157,14 @@ def _reasons(report: GateReport) -> list[str]:
 
 def _signoffs(report: GateReport) -> list[str]:
     signoffs = report.signoffs
-    if not signoffs.required:
+    if not (signoffs.required or signoffs.ignored or signoffs.approved_by):
         return []
     got = len(signoffs.approved_by)
     names = ", ".join(escape_markdown(name, 100) for name in signoffs.approved_by) or "none"
-    lines = ["### Sign-offs", "", f"{got}/{signoffs.required} approved ({names})."]
+    lines = ["### Sign-offs", "", f"{got}/{signoffs.required} approved ({names}).", ""]
+    lines += [f"- {escape_markdown(line, 500)}" for line in signoff_words(signoffs)[1:]]
     if got < signoffs.required:
+        lines.append("")
         lines.append(f"**Missing {signoffs.required - got} sign-off(s)** for tier "
                      f"{escape_markdown(report.risk_tier)}.")
     return [*lines, ""]

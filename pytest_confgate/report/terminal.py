@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
-from pytest_confgate.models import Decision, EvalMetric, GateReport, MetricStatus
-from pytest_confgate.report.display import coverage_counts, format_fraction, format_pair
+from pytest_confgate.models import Decision, GateReport
+from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.rows import MetricDisplay, coverage_gaps, metric_display
 
 MAX_REASONS = 5
+MAX_GAP_FILES = 10
 
 
-def summary_lines(report: GateReport, report_path: str | None = None) -> list[str]:
-    """Plain text lines, widest metric name first column; no colour (the caller adds it)."""
-    width = max([len(m.type) for m in report.metrics] + [len("metric")])
-    lines = [f"{'metric':<{width}}  {'value':>8}  {'threshold':>9}  status"]
-    for metric in report.metrics:
-        lines.append(_metric_line(metric, width))
+def summary_lines(
+    report: GateReport, report_path: str | None = None, *, verbosity: int = 0
+) -> list[str]:
+    """Plain text lines, one row per metric with the policy's verdict; no colour (the caller
+    adds it). ``verbosity`` is pytest's: ``-q`` keeps the failing rows and the verdict,
+    ``-v`` lists every file with lines to cover."""
+    shown = [metric_display(m) for m in report.metrics]
+    if verbosity < 0:
+        failing = [d for d in shown if d.passed is False]
+        return [*_table(failing), decision_line(report), *_reasons(report)] if failing else [
+            decision_line(report), *_reasons(report)
+        ]
+    lines = _table(shown)
+    lines += _source_lines(report)
+    lines += _gap_lines(report, verbosity)
     lines.append("")
     lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
     if report.signoffs.required:
@@ -24,12 +35,53 @@ def summary_lines(report: GateReport, report_path: str | None = None) -> list[st
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
-    for reason in report.reasons[:MAX_REASONS]:
-        lines.append(f"  - {reason}")
-    if len(report.reasons) > MAX_REASONS:
-        lines.append(f"  ... and {len(report.reasons) - MAX_REASONS} more in the report")
+    lines += _reasons(report)
     if report_path:
         lines.append(f"report: {report_path}")
+    return lines
+
+
+def _reasons(report: GateReport) -> list[str]:
+    lines = [f"  - {reason}" for reason in report.reasons[:MAX_REASONS]]
+    if len(report.reasons) > MAX_REASONS:
+        lines.append(f"  ... and {len(report.reasons) - MAX_REASONS} more in the report")
+    return lines
+
+
+def _table(rows: list[MetricDisplay]) -> list[str]:
+    """``metric  value  limit  verdict  (details)``, columns as wide as their widest cell."""
+    name_w = max([len(d.name) for d in rows] + [len("metric")])
+    limit_w = max([len(d.threshold) for d in rows] + [len("limit")])
+    lines = [f"{'metric':<{name_w}}  {'value':>8}  {'limit':<{limit_w}}  verdict"]
+    for shown in rows:
+        lines.append(
+            f"{shown.name:<{name_w}}  {shown.value:>8}  {shown.threshold:<{limit_w}}  "
+            f"{shown.verdict:<8}{_note(shown)}".rstrip()
+        )
+    return lines
+
+
+def _source_lines(report: GateReport) -> list[str]:
+    """What coverage measured and who chose it, so a figure over the wrong folder shows."""
+    for metric in report.metrics:
+        source = metric.details.get("source") if metric.type == "test_coverage" else None
+        if isinstance(source, list) and source:
+            who = metric.details.get("selected_by")
+            chosen = f" (chosen by {who})" if who else ""
+            return [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
+    return []
+
+
+def _gap_lines(report: GateReport, verbosity: int) -> list[str]:
+    """diff-cover's "Missing lines", per file: the worst ``MAX_GAP_FILES`` (``-v``: all)."""
+    lines = []
+    for gaps in coverage_gaps(report):
+        shown = gaps.files if verbosity > 0 else gaps.files[:MAX_GAP_FILES]
+        lines += ["", f"missing {gaps.label}:"]
+        width = max(len(gap.file) for gap in shown)
+        lines += [f"  {gap.file:<{width}}  {gap.ranges}" for gap in shown]
+        if len(gaps.files) > len(shown):
+            lines.append(f"  ... and {len(gaps.files) - len(shown)} more files (-v shows all)")
     return lines
 
 
@@ -64,38 +116,5 @@ def verdict_line(report: GateReport) -> str | None:
     return f"{decision_line(report)}: the tests passed but the gate did not: {first}"
 
 
-def _metric_line(metric: EvalMetric, width: int) -> str:
-    if metric.value is not None and metric.threshold is not None:
-        value, threshold = format_pair(metric.value, metric.threshold)
-    else:
-        value = format_fraction(metric.value) if metric.value is not None else "-"
-        threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
-    status = metric.status.value if metric.status else "?"
-    note = _note(metric)
-    return f"{metric.type:<{width}}  {value:>8}  {threshold:>9}  {status}{note}"
-
-
-def _note(metric: EvalMetric) -> str:
-    if metric.status is not MetricStatus.OK:
-        return f"  ({metric.reason.splitlines()[0]})" if metric.reason else ""
-    d = metric.details
-    if metric.type == "test_pass_rate":
-        passed, failed, errors = (d.get(k, 0) for k in ("passed", "failed", "errors"))
-        return f"  ({passed} passed, {failed} failed, {errors} errors)"
-    if metric.type == "test_coverage":
-        return f"  ({coverage_counts(d)})"
-    if metric.type == "lint_score":
-        return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
-    if metric.type == "security_score":
-        return f"  ({_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')})"
-    if metric.type == "test_integrity":
-        found = _count(d, "findings", "finding")
-        return f"  ({found} in {_count(d, 'files_compared', 'changed file')})"
-    if metric.type == "llm_judge":
-        return f"  (judged by {d.get('evaluator_agent')}, spread {d.get('spread', 0):.2f})"
-    return ""
-
-
-def _count(details: dict[str, object], key: str, noun: str) -> str:
-    count = details.get(key, 0)
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def _note(shown: MetricDisplay) -> str:
+    return f"  ({shown.note})" if shown.note else ""

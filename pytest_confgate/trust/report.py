@@ -162,16 +162,18 @@ def render_html(
 
 
 def trust_chart(rows: list[dict[str, Any]], low_trust: float) -> str:
-    """Inline SVG: one bar per row (its trust in [0, 1]) and a line at the low-trust mark."""
-    height = _ROW * max(len(rows), 1) + 10
-    width = _LABEL_W + _BAR_W + 70
+    """Inline SVG: one bar per row (its trust in [0, 1]) and a labelled line at the low-trust
+    mark; a low row says so in words too, not by colour alone."""
+    top = 20  # room for the mark's label
+    height = top + _ROW * max(len(rows), 1) + 10
+    width = _LABEL_W + _BAR_W + 130
     bars = []
     for index, row in enumerate(rows):
-        y = index * _ROW + 5
+        y = top + index * _ROW + 5
         label = f"{row['agent']} @ {row['project'] or GLOBAL_LABEL}"
         css = "bar-low" if row["low_trust"] else "bar-ok"
         length = round(row["trust"] * _BAR_W, 2)
-        shown = _shown(row["trust"], low_trust)
+        shown = _shown(row["trust"], low_trust) + (" low trust" if row["low_trust"] else "")
         bars.append(
             f'<g class="trust"><title>{escape(label)}: trust {shown}</title>'
             f'<text x="0" y="{y + 14}">{escape(label)}</text>'
@@ -179,12 +181,14 @@ def trust_chart(rows: list[dict[str, Any]], low_trust: float) -> str:
             f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 14}">{shown}</text></g>'
         )
     x = round(_LABEL_W + low_trust * _BAR_W, 2)
+    mark = f"low trust below {low_trust:g}"
     return (
         f'<svg role="img" aria-labelledby="trust-title" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}"><title id="trust-title">Trust per agent and '
         "project (bar) against the low-trust mark (line)</title>"
         + "".join(bars)
-        + f'<line class="tick" x1="{x}" x2="{x}" y1="0" y2="{height}" stroke-width="2"/></svg>'
+        + f'<line class="tick" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height}" stroke-width="2"/>'
+        + f'<text class="mark" x="{x + 4}" y="{top - 6}">{escape(mark)}</text></svg>'
     )
 
 
@@ -196,7 +200,8 @@ def _html_table(rows: list[dict[str, Any]], low_trust: float) -> str:
         project = row["project"] if row["project"] is not None else GLOBAL_LABEL
         body.append(
             f"<tr{css}><td>{escape(row['agent'])}</td><td>{escape(project)}</td>"
-            f"<td class=num>{_shown(row['trust'], low_trust)}</td>"
+            f"<td class=num>{_shown(row['trust'], low_trust)}"
+            f"{' (low trust)' if row['low_trust'] else ''}</td>"
             f"<td class=num>{row['reviews']}</td>"
             f"<td class=num>{row['accepted']}</td><td class=num>{row['discarded']}</td></tr>"
         )

@@ -119,3 +119,33 @@ def test_an_unwritable_output_is_a_usage_error(
     code, _, err = run(capsys, "report", "--format", "md", str(saved), "-o", str(blocker / "x.md"))
     assert code == ExitCode.USAGE_ERROR
     assert "the report cannot be written" in err
+
+
+def _coverages(project: float, patch: float | None) -> list[EvalMetric]:
+    metrics = [EvalMetric(type="test_coverage", value=project, details={"scope": "all"})]
+    if patch is not None:
+        metrics.append(EvalMetric(type="test_coverage", value=patch,
+                                  details={"scope": "changed"}))
+    return metrics
+
+
+def test_compare_shows_each_metrics_change_against_the_base_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codecov shows `+1.20%` against the base; the gate showed nothing to compare with."""
+    head, base = tmp_path / "head.json", tmp_path / "base.json"
+    write_json_report(gate_report(metrics=_coverages(0.7273, 0.25)), head)
+    write_json_report(gate_report(metrics=_coverages(0.8, None)), base)
+    code, out, _ = run(capsys, "report", "--format", "md", str(head), "--compare", str(base))
+    assert code == ExitCode.OK
+    assert "### Compared with the base" in out
+    assert "- test_coverage: 72.73% (base 80.00%, -7.27 pts)" in out
+    assert "- test_coverage (changed lines): 25.00% (not in the base report)" in out
+    code, out, _ = run(capsys, "report", "--format", "html", str(head), "--compare", str(base))
+    assert "<li>test_coverage: 72.73% (base 80.00%, -7.27 pts)</li>" in out
+    code, _, err = run(capsys, "report", "--format", "sarif", str(head), "--compare", str(base))
+    assert code == ExitCode.USAGE_ERROR
+    assert "--compare is shown in md and html" in err
+    code, _, err = run(capsys, "report", "--format", "md", str(head), "--compare",
+                       str(tmp_path / "missing.json"))
+    assert (code, "missing.json: no such file" in err) == (ExitCode.USAGE_ERROR, True)

@@ -351,6 +351,16 @@ def test_schema_prints_the_report_json_schema(
     jsonschema.Draft202012Validator.check_schema(schema)
 
 
+def test_version_prints_the_installed_version_and_exits_0(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`confgate --version` was an unknown option (usage error, exit 2)."""
+    from importlib.metadata import version
+
+    assert main(["--version"]) == ExitCode.OK
+    assert capsys.readouterr().out.strip() == f"confgate {version('pytest-confgate')}"
+
+
 def test_validate_refuses_a_task_agent_that_judges_the_gate_it_runs_under(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

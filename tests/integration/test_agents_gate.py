@@ -107,7 +107,7 @@ def test_the_evaluator_is_asked_and_the_author_is_not(change: pytest.Pytester) -
     assert "def double(x):" in prompt  # the diff since the merge base
     assert "Add double() for the report totals" in prompt  # the task, from the commits
     assert "test_pass_rate: 1.000 (ok)" in prompt  # the gate's own measurements
-    result.stdout.fnmatch_lines(["llm_judge*90.00%*70.00%*ok*(judged by reviewer*"])
+    result.stdout.fnmatch_lines(["llm_judge*90.00%*min 70.00%*PASS*(judged by reviewer*"])
 
 
 def test_the_pull_requests_title_and_body_are_the_task(

@@ -61,6 +61,7 @@ def test_a_risk_rule_raises_the_tier_and_says_which_rule(
     git(repo.path, "commit", "-q", "-m", "rules on main")
     git(repo.path, "branch", "-f", "main")
     _append(repo, "calc/__init__.py", "\n\nLIMIT = 3\n")
+    git(repo.path, "commit", "-q", "-am", "the change")  # on a pull request, only commits count
     monkeypatch.setenv("GITHUB_BASE_REF", "main")
     result = repo.runpytest("--confgate")
     assert result.ret == 1
@@ -188,6 +189,27 @@ def test_project_and_patch_coverage_are_measured_together(repo: pytest.Pytester)
         "test_coverage (changed lines): 25.00% is below the minimum 90.00%"
     ]
     result.stdout.fnmatch_lines([
-        "*test_coverage*72.73%*50.00%*(coverage: 8/11 lines)*",
-        "*test_coverage*25.00%*90.00%*(changed-line coverage: 1/4 lines)*",
+        "test_coverage *72.73%*min 50.00%*PASS*(coverage: 8/11 lines)",
+        "test_coverage (changed lines)*25.00%*min 90.00%*FAIL*(changed-line coverage: 1/4 lines)",
     ])
+
+
+def test_missing_changed_lines_show_as_ranges_in_the_terminal_and_the_markdown(
+    repo: pytest.Pytester,
+) -> None:
+    """diff-cover prints `Missing lines 17-19`; the gate printed only `25.00% (1/4 lines)`."""
+    from pytest_confgate.models import GateReport
+    from pytest_confgate.report.markdown import render_markdown
+
+    _config_on_main(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed, min: 0.8}]\n")
+    _append(repo, "calc/__init__.py", UNTESTED)
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+    result.stdout.fnmatch_lines([
+        "test_coverage (changed lines)*25.00%*min 80.00%*FAIL*(changed-line coverage: 1/4 lines)",
+        "missing changed lines:",
+        "  calc/__init__.py  17-19",
+    ])
+    report = GateReport.model_validate(read_report(repo))
+    markdown = render_markdown(report)
+    assert "| calc/__init__.py | 17-19 |" in markdown
+    assert "### Missing changed lines" in markdown

@@ -19,10 +19,11 @@ def test_a_clean_project_passes_with_a_report_of_every_metric(project: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "*- confgate -*",
-            "test_pass_rate*100.00%*ok*(2 passed, 0 failed, 0 errors)",
-            "test_coverage*100.00%*ok*",
-            "lint_score*100.00%*ok*",
-            "security_score*100.00%*ok*",
+            "metric*value*limit*verdict",
+            "test_pass_rate*100.00%*max 0 failed*PASS*(2 passed, 0 failed, 0 errors)",
+            "test_coverage*100.00%*(coverage: 7/7 lines)",
+            "lint_score*100.00%*(0 violations in 1 file)",
+            "security_score*100.00%*max 0 HIGH*PASS*(0 findings in 1 file)",
             "risk tier T1 (the default tier*",
             "confgate: PASS",
             "report: confgate-report.json",
@@ -170,6 +171,38 @@ def test_lint_violations_are_counted_with_the_projects_own_ruff_config(
     assert lint["details"]["files_checked"] == 2
     assert lint["value"] == 0.5
     assert {item["rule"] for item in lint["details"]["items"]} == {"F401"}
+
+
+def test_a_hard_limit_that_fails_shows_fail_and_its_limit_on_the_metric_row(
+    project: pytest.Pytester,
+) -> None:
+    """`lint_score 80.00% - ok (1 violation)` while `max_lint_violations: 0` failed."""
+    project.path.joinpath("calc", "messy.py").write_text("import os\n", encoding="utf-8")
+    project.path.joinpath("ruff.toml").write_text('[lint]\nselect = ["F401"]\n', encoding="utf-8")
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, "
+                 "{type: lint_score, max_lint_violations: 0}]\n")
+    result = project.runpytest("--confgate")
+    assert result.ret == 1
+    report = read_report(project)
+    assert metric(report, "lint_score")["passed"] is False
+    assert metric(report, "lint_score")["limit"] == "max 0 violations"
+    assert metric(report, "test_pass_rate")["passed"] is True
+    row = next(line for line in result.outlines if line.startswith("lint_score "))
+    assert " ".join(row.split()[2:6]) == "max 0 violations FAIL", row
+    assert " ok" not in row
+    result.stdout.fnmatch_lines(["test_pass_rate*100.00%*max 0 failed*PASS*"])
+
+
+def test_quiet_shows_the_verdict_and_only_the_failing_rows(project: pytest.Pytester) -> None:
+    project.path.joinpath("calc", "messy.py").write_text("import os\n", encoding="utf-8")
+    project.path.joinpath("ruff.toml").write_text('[lint]\nselect = ["F401"]\n', encoding="utf-8")
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, "
+                 "{type: lint_score, max_lint_violations: 0}]\n")
+    result = project.runpytest("--confgate", "-q")
+    assert result.ret == 1
+    assert any(line.startswith("lint_score ") and "FAIL" in line for line in result.outlines)
+    assert not any(line.startswith("test_pass_rate ") for line in result.outlines)
+    result.stdout.fnmatch_lines(["confgate: FAIL", "  - lint_score: 1 violation*"])
 
 
 @pytest.mark.parametrize(
@@ -434,6 +467,33 @@ def test_coverage_path_remapping_in_the_projects_config_still_gives_figures(
     cov = metric(read_report(project), "test_coverage")
     assert cov["status"] == "ok"
     assert (cov["details"]["covered_lines"], cov["details"]["num_statements"]) == (7, 7)
+
+
+def test_compare_prints_each_metrics_change_against_a_saved_base_report(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage}]\n")
+    project.runpytest("--confgate", "--confgate-report", "base.json")
+    project.path.joinpath("calc", "extra.py").write_text(
+        "def unused(x):\n    return x\n", encoding="utf-8"
+    )
+    result = project.runpytest("--confgate", "--confgate-compare", "base.json")
+    result.stdout.fnmatch_lines([
+        "compared with base.json*",
+        "  test_pass_rate: 100.00% (base 100.00%, unchanged)",
+        "  test_coverage: 77.78% (base 100.00%, -22.22 pts)",
+    ])
+    result = project.runpytest("--confgate", "--confgate-compare", "nowhere.json")
+    result.stdout.fnmatch_lines(["confgate: --confgate-compare: nowhere.json: no such file*"])
+
+
+def test_the_project_is_named_as_pyproject_names_it(project: pytest.Pytester) -> None:
+    """The report named the folder (`test_the_project_is_named...0`), not the project."""
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "storage-svc"\nversion = "1"\n\n'
+                         + pyproject.read_text(encoding="utf-8"), encoding="utf-8")
+    project.runpytest("--confgate")
+    assert read_report(project)["project"] == "storage-svc"
 
 
 @pytest.mark.parametrize(

@@ -345,3 +345,60 @@ def test_added_lines_come_from_hunk_headers_not_from_lookalike_content() -> None
 @given(st.text(alphabet='+-@ ,0123456789\n\\"ab/', max_size=200))
 def test_the_patch_parser_never_crashes(patch: str) -> None:
     assert isinstance(_added_lines(patch), dict)
+
+
+def _one_commit_on_a_branch(tmp_path: Path) -> Path:
+    root = tmp_path / "ci"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, ".gitignore", "*.log\n")
+    write(root, "src/x/__init__.py", numbered(3))
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, "src/x/__init__.py", numbered(4))
+    commit(root, "one file")
+    return root
+
+
+def test_in_ci_the_change_is_what_was_committed(tmp_path: Path) -> None:
+    """`pip install -e .` wrote src/x.egg-info/ and a one-file PR reported 6 changed files."""
+    root = _one_commit_on_a_branch(tmp_path)
+    write(root, "src/x.egg-info/PKG-INFO", "Name: x\n")
+    write(root, "src/x.egg-info/SOURCES.txt", "src/x/__init__.py\n")
+    write(root, "build.log", "ignored\n")
+    write(root, "src/x/__init__.py", numbered(9))  # a build step that rewrote a tracked file
+    committed = collect_changes(root, "main", committed_only=True)
+    assert [(c.path, c.added_lines) for c in committed.files] == [
+        ("src/x/__init__.py", frozenset({4}))
+    ]
+    local = collect_changes(root, "main")
+    assert {c.path for c in local.files} == {
+        "src/x/__init__.py", "src/x.egg-info/PKG-INFO", "src/x.egg-info/SOURCES.txt"
+    }
+    assert local.get("src/x/__init__.py").added_lines == frozenset(range(4, 10))  # type: ignore[union-attr]
+
+
+def test_locally_the_gates_own_reports_never_count(tmp_path: Path) -> None:
+    root = _one_commit_on_a_branch(tmp_path)
+    for name in ("confgate-report.json", "out/confgate-report.html", "confgate.sarif",
+                 "confgate-report.md", "notes.md"):
+        write(root, name, "{}\n")
+    assert {c.path for c in collect_changes(root, "main").files} == {
+        "src/x/__init__.py", "notes.md"
+    }
+
+
+@pytest.mark.parametrize(("environ", "egg_info_counts"), [({"CI": "true"}, False), ({}, True)])
+def test_the_gate_asks_for_the_committed_change_in_ci(
+    tmp_path: Path, environ: dict[str, str], egg_info_counts: bool
+) -> None:
+    from pytest_confgate.config import ConfgateConfig
+    from pytest_confgate.gate.anchor import Requested
+    from pytest_confgate.gate.change import load_changes
+
+    root = _one_commit_on_a_branch(tmp_path)
+    write(root, "src/x.egg-info/PKG-INFO", "Name: x\n")
+    requested = Requested(base="main", base_on_command_line=True)
+    view = load_changes(root, ConfgateConfig(), requested, environ)
+    assert view.changes is not None
+    assert ("src/x.egg-info/PKG-INFO" in view.top_paths) is egg_info_counts

@@ -404,8 +404,22 @@ def test_annotations_only_on_changed_lines_when_the_report_has_line_ranges() -> 
                 "lines": {"new.py": [[2, 3], [5, 5]]}},
     )
     shown = [c.split("::")[1] for c in annotation_commands(report).commands]
-    assert shown == ["warning file=new.py,line=2,col=3,title=bandit B101",
-                     "warning file=new.py,col=3,title=bandit B101"]
+    assert shown == ["warning file=new.py,col=3,title=bandit B101",
+                     "warning file=new.py,line=2,col=3,title=bandit B101"]
+
+
+def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
+    """16 ruff findings used all 10 slots and both `eval` findings were dropped."""
+    ruff = [{"tool": "ruff", "rule": "E501", "file": f"a{i:02}.py", "line": 1, "column": 1,
+             "message": "line too long"} for i in range(16)]
+    evals = [finding("z.py", line, severity="MEDIUM", rule="B307") for line in (4, 9)]
+    lint = EvalMetric(type="lint_score", value=0.5, details={"items": ruff})
+    security = EvalMetric(type="security_score", value=0.5, details={"items": evals})
+    result = annotation_commands(gate_report(metrics=[lint, security]), cap=10)
+    assert result.commands[:2] == ["::warning file=z.py,line=4,col=3,title=bandit B307::m",
+                                   "::warning file=z.py,line=9,col=3,title=bandit B307::m"]
+    assert len(result.commands) == 10
+    assert result.omitted == 8
 
 
 def _signoff_report(decision: Decision, *, failing_tests: bool = False) -> GateReport:
@@ -505,3 +519,19 @@ def test_a_users_comment_with_our_marker_is_not_the_one_we_update(
     assert [c["user"]["login"] for c in comments] == ["mallory", "github-actions[bot]"]
     assert comments[0]["body"] == MARKER + " spoofed"
     assert "PASS" in comments[1]["body"]
+
+
+def test_the_summary_links_the_runs_artifacts_only_when_the_url_is_githubs() -> None:
+    """The Action kept SARIF and HTML, and the summary linked to nothing."""
+    from pytest_confgate.github.publish import artifacts_url
+    from pytest_confgate.report.markdown import render_markdown
+
+    environ = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r",
+               "GITHUB_RUN_ID": "4242"}
+    url = artifacts_url(environ)
+    assert url == "https://github.com/o/r/actions/runs/4242#artifacts"
+    text = render_markdown(gate_report(), artifacts=url)
+    assert f"[this run's artifacts]({url})" in text
+    assert artifacts_url({**environ, "GITHUB_REPOSITORY": "o/r)[x](https://evil"}) is None
+    assert artifacts_url({**environ, "GITHUB_SERVER_URL": "javascript:alert(1)"}) is None
+    assert "artifacts" not in render_markdown(gate_report(), artifacts="https://x/a b)")

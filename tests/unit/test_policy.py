@@ -120,6 +120,8 @@ def test_a_high_severity_finding_fails_the_default_gate_and_is_named() -> None:
     assert verdict.decision is Decision.FAIL
     assert verdict.reasons == [
         "security_score: 1 HIGH-severity finding (max_high_severity: 0): B602 at pkg/run.py:3"
+        "; to excuse it, add to gate.policy.waivers: {rule: B602, paths: [pkg/run.py], "
+        'reason: "why it is safe", expires: YYYY-MM-DD}'
     ]
 
 
@@ -293,3 +295,37 @@ def test_an_advisory_judge_leaves_a_suspect_change_to_the_t2_sign_off() -> None:
     metrics[1] = metrics[1].model_copy(update={"status": MetricStatus.ERROR, "reason": "suspect"})
     assert decide(gate, "T2", metrics, GREEN_TESTS, _signed()).decision is Decision.NEEDS_SIGNOFF
     assert decide(gate, "T2", metrics, GREEN_TESTS, _signed("a")).decision is Decision.PASS
+
+
+def test_each_metric_carries_the_verdict_on_its_own_conditions_and_its_limits() -> None:
+    """`lint_score 80.00% - ok (1 violation)` was shown while `max_lint_violations: 0` failed."""
+    gate = _gate(metrics=[
+        {"type": "test_pass_rate"},
+        {"type": "test_coverage"},
+        {"type": "lint_score", "min": 0.5, "max_lint_violations": 0},
+        {"type": "security_score", "advisory": True, "max_high_severity": 0},
+    ])
+    tests = TestOutcomes(passed=11, failed=1)
+    verdict = decide(gate, "T1", _evidence(lint=0.8, violations=1, high=1), tests, _signed())
+    judged = {m.type: m for m in verdict.metrics}
+    assert (judged["lint_score"].passed, judged["lint_score"].limit) == (
+        False, "min 50.00%, max 0 violations")
+    assert (judged["test_pass_rate"].passed, judged["test_pass_rate"].limit) == (
+        False, "max 0 failed")
+    assert (judged["test_coverage"].passed, judged["test_coverage"].limit) == (None, None)
+    assert (judged["security_score"].passed, judged["security_score"].limit) == (
+        None, "max 0 HIGH")  # advisory: nothing of it blocks
+    assert [m.type for m in verdict.metrics] == [m.type for m in _evidence()]
+
+
+def test_a_metric_no_condition_judges_carries_no_verdict_whatever_it_claims() -> None:
+    claimed = EvalMetric(type="from_a_plugin", value=0.1, passed=True, limit="min 0%")
+    verdict = decide(_gate(), "T1", [*_evidence(), claimed], GREEN_TESTS, _signed())
+    assert (verdict.metrics[-1].passed, verdict.metrics[-1].limit) == (None, None)
+
+
+def test_missing_evidence_fails_its_row() -> None:
+    gate = _gate(metrics=[{"type": "test_coverage", "min": 0.8}])
+    missing = EvalMetric(type="test_coverage", status=MetricStatus.ERROR, reason="no data")
+    verdict = decide(gate, "T1", [missing], GREEN_TESTS, _signed())
+    assert verdict.metrics[0].passed is False

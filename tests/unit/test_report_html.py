@@ -66,9 +66,12 @@ def _report() -> GateReport:
         decision=Decision.NEEDS_SIGNOFF,
         reasons=["needs 1 more sign-off", HOSTILE],
         metrics=[
-            EvalMetric(type="test_coverage", value=0.6996, threshold=0.7),
-            EvalMetric(type="lint_score", value=1.0, threshold=0.9),
-            EvalMetric(type="security_score", value=0.5, threshold=1.0,
+            EvalMetric(type="test_coverage", value=0.6996, threshold=0.7, passed=False,
+                       limit="min 70.00%"),
+            EvalMetric(type="lint_score", value=1.0, threshold=0.9, passed=True,
+                       limit="min 90.00%, max 0 violations"),
+            EvalMetric(type="security_score", value=0.5, threshold=1.0, passed=False,
+                       limit="min 100.00%, max 0 HIGH",
                        details={"items": [finding.model_dump()]}),
             EvalMetric(type="llm_judge", status=MetricStatus.UNAVAILABLE, reason="no agent"),
         ],
@@ -130,13 +133,14 @@ def test_the_chart_has_one_bar_and_one_label_per_metric() -> None:
     ticks = [attrs for tag, attrs in tree.tags if tag == "line"]
     assert len(ticks) == 3  # llm_judge has no threshold
     text = "".join(tree.text)
-    assert "test_coverage: 69.96% against threshold 70.00%" in text  # the <title> of the bar
+    assert "test_coverage: 69.96%, limit min 70.00%: FAIL" in text  # the <title> of the bar
     assert "Each metric's value (bar) against its threshold (tick)" in text
 
 
 def test_evidence_reasons_confidence_and_findings_are_shown() -> None:
     text = "".join(_parse(render_html(_report())).text)
-    for expected in ("69.96%", "70.00%", "below", "unavailable: no agent", "Reasons",
+    for expected in ("69.96%", "min 70.00%", "FAIL", "PASS", "max 0 HIGH", "max 0 violations",
+                     "advisoryunavailable: no agent", "Reasons",
                      "needs 1 more sign-off", "Confidence (advisory only)", "60.00% against 80.00%",
                      "Findings (1 of 1)", "B602"):
         assert expected in text
@@ -153,11 +157,40 @@ def _write(tmp_path: Path, report: GateReport) -> Path:
     reason="no `chromium` on PATH: the headless browser rendering check needs Debian's chromium",
 )
 def test_a_real_browser_renders_the_page(tmp_path: Path) -> None:
-    page = _write(tmp_path, _report())
-    shot = tmp_path / "shot.png"
+    """The failing page (tmp_path/failing.png) and a passing one (passing.png), to look at."""
+    for name, report in (("failing", _report()), ("passing", _passing_report())):
+        page = _write(tmp_path, report)
+        data = screenshot(page, tmp_path / f"{name}.png")
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+        assert len(data) > 5_000
+
+
+def screenshot(page: Path, shot: Path) -> bytes:
+    """``page`` as headless Chromium draws it, 1200 px wide."""
     argv: list[Any] = [shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
-                       f"--screenshot={shot}", "--window-size=1200,900", page.as_uri()]
-    subprocess.run(argv, check=True, timeout=120, capture_output=True)
-    data = shot.read_bytes()
-    assert data.startswith(b"\x89PNG\r\n\x1a\n")
-    assert len(data) > 5_000
+                       "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1200,1100",
+                       page.as_uri()]
+    subprocess.run(argv, check=True, timeout=180, capture_output=True)
+    return shot.read_bytes()
+
+
+def _passing_report() -> GateReport:
+    return gate_report(
+        metrics=[
+            EvalMetric(type="test_pass_rate", value=1.0, passed=True, limit="max 0 failed",
+                       details={"passed": 12, "failed": 0, "errors": 0, "skipped": 1}),
+            EvalMetric(type="test_coverage", value=0.91, threshold=0.8, passed=True,
+                       limit="min 80.00%", details={"scope": "all", "covered_lines": 91,
+                                                    "num_statements": 100,
+                                                    "missing": {"src/app/store.py": [22, 23,
+                                                                                      24, 40]}}),
+            EvalMetric(type="test_coverage", value=1.0, threshold=0.9, passed=True,
+                       limit="min 90.00%", details={"scope": "changed", "covered_lines": 4,
+                                                    "num_statements": 4}),
+            EvalMetric(type="lint_score", value=1.0, passed=True, limit="max 0 violations",
+                       details={"violations": 0, "files_checked": 9}),
+            EvalMetric(type="security_score", value=1.0, passed=True, limit="max 0 HIGH",
+                       details={"findings": 0, "files_scanned": 9}),
+        ],
+        tests=TestOutcomes(passed=12, skipped=1),
+    )

@@ -41,10 +41,12 @@ def _report(
         "reasons": ["lint_score 69.96% is below 70.00%", HOSTILE],
         "auto_advance": False,
         "metrics": [
-            EvalMetric(type="lint_score", value=0.6996, threshold=0.7,
+            EvalMetric(type="lint_score", value=0.6996, threshold=0.7, passed=False,
+                       limit="min 70.00%",
                        details={"items": items if items is not None else [_finding()]}),
-            EvalMetric(type="test_coverage", value=0.95, threshold=0.8),
-            EvalMetric(type="security_score", status=MetricStatus.ERROR,
+            EvalMetric(type="test_coverage", value=0.95, threshold=0.8, passed=True,
+                       limit="min 80.00%"),
+            EvalMetric(type="security_score", status=MetricStatus.ERROR, passed=False,
                        reason="bandit crashed\ntraceback"),
         ],
         "conditions": [],
@@ -76,9 +78,9 @@ def test_each_decision_has_its_own_heading(decision: Decision, heading: str) -> 
 
 def test_a_failing_value_is_never_shown_equal_to_its_threshold() -> None:
     text = render_markdown(_report())
-    assert "| lint_score | 69.96% | 70.00% | ❌ below |" in text
-    assert "| test_coverage | 95.00% | 80.00% | ✅ ok |" in text
-    assert "| security_score | - | - | ❌ error: bandit crashed |" in text
+    assert "| lint_score | 69.96% | min 70.00% | ❌ FAIL | 0 violations in 0 files |" in text
+    assert "| test_coverage | 95.00% | min 80.00% | ✅ PASS | coverage: 0/0 lines |" in text
+    assert "| security_score | - | - | ❌ FAIL | error: bandit crashed |" in text
 
 
 def test_untrusted_text_cannot_break_out() -> None:
@@ -128,11 +130,12 @@ def test_a_pass_without_findings_is_short() -> None:
 
 
 def test_only_the_top_findings_are_listed() -> None:
-    report = _report(items=[_finding(i, "unused import") for i in range(120)])
+    report = _report(items=[_finding(i, "unused import", file=f"pkg/m{i:03}.py")
+                            for i in range(120)])
     text = render_markdown(report, max_findings=10)
     assert "### Top findings (10 of 120)" in text
-    assert "pkg/mod9.py" in text
-    assert "pkg/mod10.py" not in text
+    assert "pkg/m009.py" in text
+    assert "pkg/m010.py" not in text
 
 
 def test_a_huge_report_stays_under_the_step_summary_limit_and_points_to_the_full_one() -> None:
@@ -155,3 +158,47 @@ def test_a_custom_limit_is_kept_and_a_tiny_one_refused() -> None:
     assert "the full report is the JSON report." in text
     with pytest.raises(ValueError, match="at least 1024"):
         render_markdown(_report(), limit_bytes=100)
+
+
+def test_missing_changed_lines_are_listed_per_file_as_ranges_worst_first() -> None:
+    """diff-cover prints `storage.py Missing lines 22-26`; the gate printed only a fraction."""
+    patch = EvalMetric(type="test_coverage", value=0.3, passed=False, limit="min 80.00%",
+                       details={"scope": "changed", "missing": {},
+                                "uncovered_changed_lines": {"src/a.py": [3],
+                                                            "src/storage.py": [22, 23, 24, 25,
+                                                                               26, 40]}})
+    text = render_markdown(_report(metrics=[patch]))
+    assert "### Missing changed lines (2 of 2 files)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| src/")]
+    assert rows == ["| src/storage.py | 22-26, 40 |", "| src/a.py | 3 |"]
+    assert "| test_coverage (changed lines) | 30.00% | min 80.00% | ❌ FAIL |" in text
+    assert "changed-line coverage: 0/0 lines |" in text
+
+
+def test_a_whole_project_figure_lists_its_missing_lines() -> None:
+    project = EvalMetric(type="test_coverage", value=0.9, passed=True, limit="min 80.00%",
+                         details={"missing": {"src/x.py": [1, 2, 5], "bad": "not a list"}})
+    text = render_markdown(_report(metrics=[project]))
+    assert "| src/x.py | 1-2, 5 |" in text
+    assert "Missing lines" in text
+
+
+def test_sign_offs_name_the_reviews_that_did_not_count_and_why() -> None:
+    """The summary said `0/1 approved (none)` when alice's approval was stale."""
+    signoffs = Signoffs(required=1, ignored=[
+        {"login": "alice", "reason": "stale: approved commit 1234567, head is abcdef0"},
+        {"login": "bob", "reason": "self-approval by the author"},
+    ], source="GitHub reviews of #7 could not be read: HTTP 500")
+    text = render_markdown(_report(signoffs=signoffs))
+    assert "Not counted: alice: stale: approved commit 1234567, head is abcdef0." in text
+    assert "Not counted: bob: self-approval by the author." in text
+    assert "Failed: GitHub reviews of \\#7 could not be read: HTTP 500." in text
+
+
+def test_findings_list_security_high_first_then_by_file() -> None:
+    items = [_finding(0, "style", file="a.py"),
+             _finding(1, "eval", tool="bandit", rule="B307", file="z.py", severity="HIGH"),
+             _finding(2, "assert", tool="bandit", rule="B101", file="b.py", severity="LOW")]
+    text = render_markdown(_report(items=items), max_findings=2)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and ".py:" in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| z.py:2", "| b.py:3"]

@@ -39,7 +39,8 @@ def _sample() -> GateReport:
     lint = [
         _item("ruff", "F401", "pkg/a.py", url="https://docs.astral.sh/ruff/rules/unused-import"),
         _item("ruff", "syntax-error", "pkg\\win.py", line=0, column=0),
-        _item("ruff", "F401", "./pkg/b c.py"),
+        _item("ruff", "F401", "./pkg/b c.py",
+              url="https://docs.astral.sh/ruff/rules/unused-import"),
     ]
     security = [
         _item("bandit", "B602", "pkg/a.py", line=7, column=0, severity="HIGH", confidence="HIGH"),
@@ -70,27 +71,28 @@ def test_one_run_per_tool_with_its_own_rule_ids() -> None:
     assert [run["tool"]["driver"]["version"] for run in runs] == ["0.6.9", "1.7.10"]
     ruff, bandit = runs
     assert [rule["id"] for rule in ruff["tool"]["driver"]["rules"]] == ["F401", "syntax-error"]
-    assert [r["ruleId"] for r in ruff["results"]] == ["F401", "syntax-error", "F401"]
-    assert [r["ruleIndex"] for r in ruff["results"]] == [0, 1, 0]
+    # most severe first, then by file (issue 16): the cap drops the least severe
+    assert [r["ruleId"] for r in ruff["results"]] == ["F401", "F401", "syntax-error"]
+    assert [r["ruleIndex"] for r in ruff["results"]] == [0, 0, 1]
     assert ruff["tool"]["driver"]["rules"][0]["helpUri"].endswith("/unused-import")
-    assert [r["ruleId"] for r in bandit["results"]] == ["B602", "B101", "B301"]
+    assert [r["ruleId"] for r in bandit["results"]] == ["B602", "B301", "B101"]
 
 
 def test_levels_follow_severity() -> None:
     ruff, bandit = render_sarif(_sample())["runs"]
-    assert [r["level"] for r in ruff["results"]] == ["warning", "error", "warning"]
-    assert [r["level"] for r in bandit["results"]] == ["error", "note", "warning"]
+    assert [r["level"] for r in ruff["results"]] == ["warning", "warning", "error"]
+    assert [r["level"] for r in bandit["results"]] == ["error", "warning", "note"]
 
 
 def test_locations_are_relative_with_forward_slashes_and_one_based(tmp_path: Path) -> None:
     ruff, bandit = render_sarif(_sample(), repo_root=tmp_path)["runs"]
     locations = [r["locations"][0]["physicalLocation"] for r in ruff["results"]]
     assert [loc["artifactLocation"]["uri"] for loc in locations] == [
-        "pkg/a.py", "pkg/win.py", "pkg/b%20c.py",
+        "pkg/b%20c.py", "pkg/a.py", "pkg/win.py",
     ]
     assert {loc["artifactLocation"]["uriBaseId"] for loc in locations} == {"%SRCROOT%"}
     assert locations[0]["region"] == {"startLine": 3, "startColumn": 5}
-    assert locations[1]["region"] == {"startLine": 1}  # a file-level finding
+    assert locations[2]["region"] == {"startLine": 1}  # a file-level finding
     bandit_region = bandit["results"][0]["locations"][0]["physicalLocation"]["region"]
     assert bandit_region == {"startLine": 7, "startColumn": 1}  # bandit counts from 0
     assert ruff["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tmp_path.resolve().as_uri() + "/"

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +95,25 @@ def test_the_html_page_is_self_contained_with_a_chart_and_escaped_names() -> Non
     assert "&lt;script&gt;" in page
     assert not re.search(r"(src|href)=|https?://(?!www\.w3)", page)
     assert "Mode bayesian" in page
+
+
+def test_the_chart_labels_its_mark_and_says_low_trust_in_words(tmp_path: Path) -> None:
+    """The 0.3 line had no label and "low trust" was colour only."""
+    table = TrustTable("formula", {
+        ("reviewer", "svc"): TrustRow("reviewer", "svc", 0.9, 10, 9, 1),
+        ("sloppy", "svc"): TrustRow("sloppy", "svc", 0.25, 8, 2, 6),
+    }, {})
+    page = render_html(report_rows(table, 0.3), 0.3, "formula")
+    assert "low trust below 0.3</text>" in page
+    assert "0.250 low trust</text>" in page
+    assert "0.900</text>" in page
+    assert "0.250 (low trust)</td>" in page
+    chromium = shutil.which("chromium")
+    if chromium is not None:  # the page to look at: tmp_path/trust.png
+        html = tmp_path / "trust.html"
+        html.write_text(page, encoding="utf-8")
+        shot = tmp_path / "trust.png"
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--screenshot={shot}", "--window-size=1000,500", html.as_uri()],
+                       check=True, timeout=180, capture_output=True)
+        assert shot.read_bytes().startswith(b"\x89PNG")

@@ -1,0 +1,73 @@
+"""Each metric against a saved report of the base branch (issue 16): Codecov's "+1.20%".
+
+Advisory display only: the verdict is the policy's, whatever the base measured. Metrics are
+matched by type, and coverage by scope too, so project and patch figures each meet their own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_confgate.models import EvalMetric, GateReport
+from pytest_confgate.report.display import format_fraction
+from pytest_confgate.report.rows import metric_name
+
+
+@dataclass(frozen=True)
+class Delta:
+    """One metric here and in the base report; ``None`` where it was not measured."""
+
+    name: str
+    value: float | None
+    base: float | None
+
+    def text(self) -> str:
+        """``test_coverage: 72.73% (base 80.00%, -7.27 pts)``."""
+        now = format_fraction(self.value) if self.value is not None else "not measured"
+        if self.base is None:
+            return f"{self.name}: {now} (not in the base report)"
+        then = format_fraction(self.base)
+        if self.value is None:
+            return f"{self.name}: {now} (base {then})"
+        points = (self.value - self.base) * 100
+        change = "unchanged" if abs(points) < 0.005 else f"{points:+.2f} pts"
+        return f"{self.name}: {now} (base {then}, {change})"
+
+
+def compare(report: GateReport, base: GateReport) -> list[Delta]:
+    """One ``Delta`` per metric of ``report``, in its order."""
+    before = {_key(m): m.value for m in base.metrics if m.available}
+    return [Delta(metric_name(m), m.value if m.available else None, before.get(_key(m)))
+            for m in report.metrics]
+
+
+def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> list[str]:
+    """The comparison as plain lines, headed by where the base report came from."""
+    head = f"compared with {base_name}"
+    commit = base.provenance.head_sha if base.provenance else None
+    if commit:
+        head += f" (commit {commit[:12]})"
+    return [f"{head}:", *(f"  {delta.text()}" for delta in compare(report, base))]
+
+
+def _key(metric: EvalMetric) -> tuple[str, str]:
+    scope = str(metric.details.get("scope", "all")) if metric.type == "test_coverage" else ""
+    return (metric.type, scope)
+
+
+def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, name: str) -> str:
+    """``text`` (a rendered report) with the comparison added: Markdown and HTML only."""
+    from html import escape
+
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.markdown import escape_markdown
+
+    lines = comparison_lines(report, base, name)
+    if fmt == "md":
+        items = "\n".join(f"- {escape_markdown(line.strip(), 500)}" for line in lines[1:])
+        return f"{text}\n### Compared with the base\n\n{escape_markdown(lines[0])}\n\n{items}\n"
+    if fmt == "html":
+        items = "".join(f"<li>{escape(line.strip())}</li>" for line in lines[1:])
+        section = f"<h2>Compared with the base</h2><p>{escape(lines[0])}</p><ul>{items}</ul>"
+        return text.replace("</body></html>", f"{section}\n</body></html>", 1)
+    raise ReportError(f"--compare is shown in md and html reports, not in {fmt}")

@@ -1,0 +1,184 @@
+"""What every writer shows alike: a metric's row, the lines left to cover, findings worst first
+and sign-offs in words (issue 16).
+
+Writers render the policy's verdict (``EvalMetric.passed`` and ``limit``, set by
+``gate.policy``); nothing here compares a value with a threshold. A saved report can be
+forged or old, so every detail read here is checked for shape and a bad one is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, GateReport, Signoffs
+from pytest_confgate.report.display import (
+    coverage_counts,
+    format_fraction,
+    format_pair,
+    line_ranges,
+)
+
+FINDING_METRICS = ("lint_score", "security_score")
+VERDICT_WORDS = {True: "PASS", False: "FAIL"}
+
+
+@dataclass(frozen=True)
+class MetricDisplay:
+    """A metric as people read it; shared by the terminal, Markdown and HTML writers."""
+
+    name: str
+    value: str
+    threshold: str
+    """The limit that applies (``min 80.00%``, ``max 0 violations``), or ``-``."""
+    verdict: str
+    """``PASS``, ``FAIL``, ``advisory`` (nothing of it blocks) or ``-`` (nothing to check)."""
+    status: str
+    """The evidence state with its reason when it is not ``ok``; empty when it is."""
+    passed: bool | None
+    note: str = ""
+    """What was measured: ``2 passed, 0 failed``, ``changed-line coverage: 1/4 lines``; or the
+    evidence state when it is not ``ok``."""
+
+
+def metric_name(metric: EvalMetric) -> str:
+    """The row's name: a patch coverage row reads apart from the project's."""
+    if metric.type == "test_coverage" and metric.details.get("scope") == "changed":
+        return "test_coverage (changed lines)"
+    return metric.type
+
+
+def metric_display(metric: EvalMetric) -> MetricDisplay:
+    """Value via ``format_pair`` (a failing value never shows equal to its floor), the policy's
+    verdict and limit, and the evidence state only when it is not ``ok``."""
+    if metric.value is not None and metric.threshold is not None:
+        value, threshold = format_pair(metric.value, metric.threshold)
+    else:
+        value = format_fraction(metric.value) if metric.value is not None else "-"
+        threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
+    if metric.limit:
+        threshold = metric.limit
+    status = ""
+    if not metric.available:
+        state = metric.status.value if metric.status else "unavailable"
+        reason = metric.reason.splitlines()[0] if metric.reason else ""
+        status = f"{state}: {reason}" if reason else state
+    verdict = VERDICT_WORDS.get(metric.passed) if metric.passed is not None else None
+    if verdict is None:
+        verdict = "advisory" if metric.limit or not metric.available else "-"
+    note = status or metric_note(metric)
+    return MetricDisplay(
+        metric_name(metric), value, threshold, verdict, status, metric.passed, note
+    )
+
+
+def metric_note(metric: EvalMetric) -> str:
+    """The counts behind an available metric's value, as pytest, coverage.py, ruff and bandit
+    would say them; skipped and xfailed tests apart."""
+    d = metric.details
+    if metric.type == "test_pass_rate":
+        counts = [f"{d.get(k, 0)} {k}" for k in ("passed", "failed", "errors")]
+        counts += [f"{d[k]} {k}" for k in ("skipped", "xfailed") if d.get(k)]
+        return ", ".join(counts)
+    if metric.type == "test_coverage":
+        return coverage_counts(d)
+    if metric.type == "lint_score":
+        return f"{_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')}"
+    if metric.type == "security_score":
+        return f"{_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')}"
+    if metric.type == "test_integrity":
+        found = _count(d, "findings", "finding")
+        return f"{found} in {_count(d, 'files_compared', 'changed file')}"
+    if metric.type == "llm_judge":
+        spread = d.get("spread", 0)
+        spread_text = f"{spread:.2f}" if isinstance(spread, (int, float)) else "?"
+        return f"judged by {d.get('evaluator_agent')}, spread {spread_text}"
+    return ""
+
+
+def _count(details: Mapping[str, object], key: str, noun: str) -> str:
+    count = details.get(key, 0)
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class FileGap:
+    """One file's lines no test ran: ``22-26, 30`` (``count`` lines)."""
+
+    file: str
+    ranges: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CoverageGaps:
+    """The files of one coverage metric with lines to cover, worst first."""
+
+    label: str
+    """``lines`` for a project figure, ``changed lines`` for a patch (``scope: changed``)."""
+    files: list[FileGap]
+
+
+def coverage_gaps(report: GateReport) -> list[CoverageGaps]:
+    """Per coverage metric, each file's missing lines as ranges, most missing lines first."""
+    found = []
+    for metric in report.metrics:
+        if metric.type != "test_coverage":
+            continue
+        changed = metric.details.get("scope") == "changed"
+        data = metric.details.get("missing")
+        if changed and not data:  # reports from before both keys held the changed lines
+            data = metric.details.get("uncovered_changed_lines")
+        gaps = [gap for gap in _gaps(data) if gap.count]
+        if gaps:
+            gaps.sort(key=lambda gap: (-gap.count, gap.file))
+            found.append(CoverageGaps("changed lines" if changed else "lines", gaps))
+    return found
+
+
+def _gaps(data: object) -> Iterator[FileGap]:
+    if not isinstance(data, Mapping):
+        return
+    for file, lines in data.items():
+        if not isinstance(lines, list):
+            continue
+        numbers = [n for n in lines if isinstance(n, int) and not isinstance(n, bool) and n > 0]
+        spans = line_ranges(numbers)
+        text = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+        yield FileGap(str(file), text, len(set(numbers)))
+
+
+def finding_items(report: GateReport) -> list[Any]:
+    """Lint and security findings, most severe first (security HIGH first), then by file and
+    line, so every list and cap keeps the findings that matter most."""
+    items: list[Any] = []
+    for metric in report.metrics:
+        if metric.type in FINDING_METRICS:
+            found = metric.details.get("items", []) or []
+            items.extend(found if isinstance(found, list) else [])
+    return sorted(items, key=_severity_key)
+
+
+def _severity_key(item: Any) -> tuple[int, str, int]:
+    if not isinstance(item, Mapping):
+        return (1, "", 0)
+    rank = SEVERITY_ORDER.get(str(item.get("severity") or "").upper(), 0)
+    line = item.get("line")
+    return (-rank, str(item.get("file", "")), line if isinstance(line, int) else 0)
+
+
+def signoff_words(signoffs: Signoffs) -> list[str]:
+    """Sign-offs in plain sentences: who counted, each review that did not and why, and where
+    they were read from (or why they could not be)."""
+    lines = []
+    counted = ", ".join(signoffs.approved_by) or "nobody"
+    lines.append(f"Counted: {counted} ({len(signoffs.approved_by)} of {signoffs.required}).")
+    for entry in signoffs.ignored:
+        login = str(entry.get("login", "?")) if isinstance(entry, Mapping) else "?"
+        why = str(entry.get("reason", "no reason given")) if isinstance(entry, Mapping) else ""
+        lines.append(f"Not counted: {login}: {why}.")
+    if signoffs.source:
+        failed = "could not be read" in signoffs.source
+        lines.append(f"{'Failed' if failed else 'Source'}: {signoffs.source}.")
+    return lines
