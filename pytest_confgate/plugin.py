@@ -51,6 +51,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: base_ref in the config, else GITHUB_BASE_REF)",
     )
     group.addoption(
+        "--confgate-task",
+        metavar="NAME",
+        default=None,
+        help="also collect the metrics task NAME's confidence loop scores (confgate run "
+        "passes it); they are reported and never decide",
+    )
+    group.addoption(
         "--confgate-report",
         metavar="PATH",
         default=None,
@@ -133,7 +140,14 @@ class _GatePlugin:
             forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
-        run = GateRun(loaded, root, os.environ, requested=requested, config_choice=choice)
+        run = GateRun(
+            loaded,
+            root,
+            os.environ,
+            requested=requested,
+            config_choice=choice,
+            task=options.confgate_task,
+        )
         role = ProcessRole.at_startup(run, options, os.environ)
         return cls(config, run, TestTally(), report_path, role)
 

@@ -17,7 +17,12 @@ from pytest_confgate.config.metrics import (
     RequirementMetricConfig,
 )
 from pytest_confgate.config.rank import RankConfig
-from pytest_confgate.config.tasks import KeyPath, TaskConfig, task_problems
+from pytest_confgate.config.tasks import (
+    KeyPath,
+    TaskConfig,
+    loop_metric_problems,
+    task_problems,
+)
 from pytest_confgate.config.trust import TrustConfig
 
 
@@ -106,6 +111,7 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
         agent((*at, "overlays", "paired_workflow", "driver_agent"), pair.driver_agent)
         agent((*at, "overlays", "paired_workflow", "challenger_agent"), pair.challenger_agent)
         problems.extend(_independence(config, name, task))
+        problems.extend(loop_metric_problems(config.gate.metrics, name, task))
     problems.extend(task_problems(config.tasks))
     return _unique(problems)
 

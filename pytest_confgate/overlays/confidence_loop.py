@@ -27,8 +27,9 @@ _DIFF_CHARS = 60_000
 def loop_metrics(loop: ConfidenceLoopConfig, report: GateReport) -> list[EvalMetric]:
     """The evidence the loop scores: its own ``metrics`` list, else all the gate measured.
 
-    A listed type the gate did not collect counts as unavailable (0.0, conservative) and
-    says how to fix it, rather than silently shrinking the denominator.
+    The gate step collects every listed type (``--confgate-task``, issue 17); one it did not
+    report anyway (the configuration that judged the change lacks this task) counts as
+    unavailable (0.0, conservative) and says so, rather than shrinking the denominator.
     """
     if "metrics" not in loop.model_fields_set:
         return list(report.metrics)
@@ -40,7 +41,8 @@ def loop_metrics(loop: ConfidenceLoopConfig, report: GateReport) -> list[EvalMet
             found = EvalMetric(
                 type=wanted.type,
                 status=MetricStatus.UNAVAILABLE,
-                reason="the gate did not collect it: add it to gate.metrics",
+                reason="the gate step did not collect it: the configuration that judged "
+                "the change does not list it for this task's loop",
             )
         chosen.append(found.model_copy(update={"weight": wanted.weight}))
     return chosen

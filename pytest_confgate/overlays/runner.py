@@ -185,7 +185,9 @@ class TaskRunner:
         output = self._artifact_output(answer)
         self.doing = f"the gate in iteration {iteration}"
         config = self.config_path.resolve() if self.config_path else None
-        gate = run_gate(self.root, config, step / "gate-report.json", step / "gate.log")
+        gate = run_gate(
+            self.root, config, step / "gate-report.json", step / "gate.log", task=self.name
+        )
         confidence = self._confidence(gate)
         score = confidence.score if confidence else None
         entry: dict[str, Any] = {

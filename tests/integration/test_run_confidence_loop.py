@@ -189,3 +189,30 @@ def test_llm_judge_asks_the_separate_evaluator_never_the_task_agent(
     gate = json.loads((project.root / only["gate_report"]).read_text())
     judged = {m["type"]: m["value"] for m in gate["metrics"]}
     assert judged["llm_judge"] == pytest.approx(0.9)
+
+
+def test_the_loops_own_judge_is_asked_though_gate_metrics_does_not_list_it(
+    project: RunProject,
+) -> None:
+    """Issue 17: the loop's llm_judge used to count 0.0 unless gate.metrics listed it too;
+    its gate step now collects it, reported beside the gate's metrics and never deciding."""
+    dev = project.agent("dev", write_step({"calc.py": CODE_FULL}))
+    judge_answer = {"canary": "$CANARY", "score": 0.3, "confidence": 0.8, "reasoning": "meh"}
+    reviewer = project.agent("reviewer", write_step(answer=json.dumps(judge_answer)))
+    project.configure(
+        loop_task().replace("max_iterations: 3", "max_iterations: 1")
+        + "      metrics:\n"
+        "        - {type: llm_judge, weight: 0.5, evaluator_agent: reviewer, min: 0.9}\n"
+        "        - {type: test_coverage, weight: 0.5}\n"
+    )
+    code, report = project.run("fix")
+    assert (dev.calls, reviewer.calls) == (1, 1)
+    [only] = report["iterations"]
+    assert only["confidence_score"] == pytest.approx(0.65)  # 0.5 * 0.3 + 0.5 * 1.0
+    assert only["decision"] == "pass"  # the loop's judge scores; the gate's metrics decide
+    assert (code, report["exit_reason"]) == (0, "max_iterations")  # 0.65 < 0.80
+    gate = json.loads((project.root / only["gate_report"]).read_text())
+    [judged] = [m for m in gate["metrics"] if m["type"] == "llm_judge"]
+    assert judged["value"] == pytest.approx(0.3)
+    assert judged["details"]["measured_for"] == "tasks.fix.overlays.confidence_loop"
+    assert not [c for c in gate["conditions"] if c["metric"] == "llm_judge"]
