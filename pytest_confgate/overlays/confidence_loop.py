@@ -9,11 +9,12 @@ advances a task only when the gate's own decision is ``pass``.
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
-from pytest_confgate.models import ConfidenceResult, EvalMetric, GateReport, MetricStatus
+from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport, MetricStatus
 from pytest_confgate.overlays.exit_conditions import ConditionInputs, PairInputs
 
 if TYPE_CHECKING:
@@ -70,6 +71,36 @@ def loop_confidence(
             task_source=None,  # the task is the user's own configuration
         )
     return evaluate_confidence(loop, metrics, scorer)
+
+
+def with_loop_confidence(
+    outcome: GateOutcome,
+    confidence: ConfidenceResult,
+    *,
+    task: str,
+    may_advance: bool,
+    path: Path,
+) -> tuple[GateOutcome, ConfidenceResult]:
+    """The iteration's gate report, rewritten at ``path`` with the loop's ``confidence``: the
+    score and advisory this iteration was decided with (issue 17), not the gate's own.
+
+    ``auto_advance`` follows SPEC 6 with it (a ``pass``, the advisory met, a tier that may
+    advance: ``may_advance``); the gate's own score, when it had one, stays in the breakdown.
+    """
+    from pytest_confgate.report.json_report import write_json_report
+
+    report = outcome.report
+    if report is None:
+        return outcome, confidence
+    breakdown = {**confidence.breakdown, "scored_by": f"tasks.{task}.overlays.confidence_loop"}
+    if report.confidence is not None:
+        own = report.confidence
+        breakdown["gate_confidence"] = {"score": own.score, "advisory": own.advisory}
+    marked = confidence.model_copy(update={"breakdown": breakdown})
+    advance = report.decision is Decision.PASS and marked.advisory is not None and may_advance
+    updated = report.model_copy(update={"confidence": marked, "auto_advance": advance})
+    write_json_report(updated, path)
+    return replace(outcome, report=updated), marked
 
 
 def working_tree_diff(root: Path) -> str:

@@ -96,6 +96,7 @@ class TaskRunner:
             out,
         )
         self.loop = self.task.overlays.confidence_loop
+        self.policy = config.gate.policy
         self.pair = self.task.overlays.paired_workflow
         shown = str(config_path) if config_path else "confgate.yml"
         self.prompt = resolve_prompt(name, self.task, root, shown)
@@ -188,7 +189,7 @@ class TaskRunner:
         gate = run_gate(
             self.root, config, step / "gate-report.json", step / "gate.log", task=self.name
         )
-        confidence = self._confidence(gate)
+        gate, confidence = self._confidence(gate, step / "gate-report.json")
         score = confidence.score if confidence else None
         entry: dict[str, Any] = {
             "iteration": iteration,
@@ -325,15 +326,22 @@ class TaskRunner:
             self._say(f"artifact {self.record.shown(target)} locked (sha256 {digest[:12]})")
         return digest
 
-    def _confidence(self, gate: GateOutcome) -> ConfidenceResult | None:
+    def _confidence(
+        self, gate: GateOutcome, report_path: Path
+    ) -> tuple[GateOutcome, ConfidenceResult | None]:
+        """The iteration's confidence; the loop's own goes into its gate report too."""
         if gate.report is None:
-            return None
-        if self.loop.enabled:
-            evaluator = self.agents.get(self.loop.evaluator_agent or "")
-            return evidence.loop_confidence(
-                self.loop, gate.report, root=self.root, task_prompt=self.prompt, evaluator=evaluator
-            )
-        return gate.report.confidence
+            return gate, None
+        if not self.loop.enabled:
+            return gate, gate.report.confidence
+        evaluator = self.agents.get(self.loop.evaluator_agent or "")
+        scored = evidence.loop_confidence(
+            self.loop, gate.report, root=self.root, task_prompt=self.prompt, evaluator=evaluator
+        )
+        _, _, may_advance = self.policy.tier(gate.report.risk_tier)
+        return evidence.with_loop_confidence(
+            gate, scored, task=self.name, may_advance=may_advance, path=report_path
+        )
 
     def _driver_prompt(self, subtask: str | None, feedback: list[str]) -> str:
         parts = [self.prompt.rstrip()]

@@ -216,3 +216,28 @@ def test_the_loops_own_judge_is_asked_though_gate_metrics_does_not_list_it(
     assert judged["value"] == pytest.approx(0.3)
     assert judged["details"]["measured_for"] == "tasks.fix.overlays.confidence_loop"
     assert not [c for c in gate["conditions"] if c["metric"] == "llm_judge"]
+
+
+@pytest.mark.parametrize(("tier", "advances"), [("T1", True), ("T3", False)])
+def test_each_iterations_gate_report_carries_the_loops_confidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier: str, advances: bool
+) -> None:
+    """Issue 17: the iteration's gate report said ``confidence: null`` while the run record
+    held the advisory; it now carries the score and advisory the iteration was decided with,
+    and ``auto_advance`` follows them (SPEC 6: never at T3)."""
+    project = RunProject(tmp_path, tier=tier)
+    monkeypatch.chdir(project.root)
+    project.agent("dev", write_step({"calc.py": CODE_PARTIAL}), write_step({"calc.py": CODE_FULL}))
+    project.configure(loop_task())
+    _, report = project.run("fix")
+    first, last = report["iterations"][0], report["iterations"][-1]
+    for entry in (first, last):
+        gate = json.loads((project.root / entry["gate_report"]).read_text())
+        assert gate["confidence"]["score"] == pytest.approx(entry["confidence_score"])
+        assert gate["confidence"]["advisory"] == entry["advisory"]
+        assert gate["confidence"]["breakdown"]["scored_by"] == "tasks.fix.overlays.confidence_loop"
+    assert first["advisory"] is None
+    assert last["advisory"] == "confidence threshold met"
+    gate = json.loads((project.root / last["gate_report"]).read_text())
+    assert gate["auto_advance"] is advances
+    assert gate["decision"] == ("pass" if tier == "T1" else "needs_signoff")
