@@ -6,6 +6,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, PrivateAttr, model_validator
 
+from pytest_confgate.config.agents import AgentConfig, LlmAgentConfig
 from pytest_confgate.config.base import (
     AgentName,
     ConfigModel,
@@ -229,6 +230,13 @@ class LlmSettings(ConfigModel):
     max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
     model: Text | None = None
     """Another model of the evaluator's provider for this call (seed 003's ``llm_settings``)."""
+
+    def applied_to(self, agent: AgentConfig) -> AgentConfig:
+        """``agent`` with these settings for the confidence call; a program keeps its own."""
+        if not isinstance(agent, LlmAgentConfig):
+            return agent
+        changes = {k: v for k, v in self.model_dump().items() if v is not None}
+        return agent.model_copy(update=changes)
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
 
 

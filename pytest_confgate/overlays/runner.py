@@ -97,6 +97,7 @@ class TaskRunner:
         )
         self.loop = self.task.overlays.confidence_loop
         self.policy = config.gate.policy
+        self.agent_configs = config.agents
         self.pair = self.task.overlays.paired_workflow
         shown = str(config_path) if config_path else "confgate.yml"
         self.prompt = resolve_prompt(name, self.task, root, shown)
@@ -334,7 +335,7 @@ class TaskRunner:
             return gate, None
         if not self.loop.enabled:
             return gate, gate.report.confidence
-        evaluator = self.agents.get(self.loop.evaluator_agent or "")
+        evaluator = self._evaluator()
         scored = evidence.loop_confidence(
             self.loop, gate.report, root=self.root, task_prompt=self.prompt, evaluator=evaluator
         )
@@ -342,6 +343,19 @@ class TaskRunner:
         return evidence.with_loop_confidence(
             gate, scored, task=self.name, may_advance=may_advance, path=report_path
         )
+
+    def _evaluator(self) -> Agent | None:
+        """The loop's evaluator with its ``llm_settings`` applied, as the gate applies its own."""
+        name = self.loop.evaluator_agent or ""
+        if name not in self.agents or name not in self.agent_configs:
+            return None
+        configured = self.agent_configs[name]
+        adjusted = self.loop.llm_settings.applied_to(configured)
+        if adjusted is configured:
+            return self.agents[name]  # a program keeps its own settings
+        from pytest_confgate.agents import build_agent
+
+        return build_agent(name, adjusted)  # built once already: the key and SDK are there
 
     def _driver_prompt(self, subtask: str | None, feedback: list[str]) -> str:
         parts = [self.prompt.rstrip()]

@@ -154,3 +154,16 @@ def test_what_cannot_be_mapped_is_named_at_its_line(
     assert found.startswith(f"{tmp_path / 'confgate.yml'}:{line}: {key}: ")
     assert message in found
     assert "llm_settings'?" not in found
+
+
+def test_llm_settings_apply_to_an_llm_agent_and_leave_a_program_alone() -> None:
+    from pytest_confgate.config import CommandAgentConfig, LlmSettings, OpenAIAgentConfig
+
+    settings = LlmSettings(model="gpt-4o", max_tokens=100, timeout_ms=1500)
+    llm = OpenAIAgentConfig(provider="openai", model="gpt-4o-mini")
+    applied = settings.applied_to(llm)
+    assert isinstance(applied, OpenAIAgentConfig)
+    assert (applied.model, applied.max_tokens, applied.timeout_ms) == ("gpt-4o", 100, 1500)
+    assert applied.temperature == llm.temperature  # unset here: the agent's own
+    program = CommandAgentConfig(provider="command", command=["judge"])
+    assert settings.applied_to(program) is program
