@@ -77,6 +77,12 @@ class ChecklistMetricConfig(_MetricConfig):
     """Items that must be checked; matched after NFKC normalization."""
 
 
+NO_REQUIREMENTS = (
+    "requirement_coverage needs `requirements: PATH`, a YAML file of {id, title} or Markdown "
+    "with IDs in its headings"
+)
+
+
 class RequirementMetricConfig(_MetricConfig):
     """``requirement_coverage``: requirements with a passing linked test / all."""
 

@@ -11,6 +11,7 @@ from pytest_confgate.config.agents import AgentConfig
 from pytest_confgate.config.base import AgentName, ConfigModel, Text
 from pytest_confgate.config.gate import GateConfig
 from pytest_confgate.config.metrics import (
+    NO_REQUIREMENTS,
     ConfidenceConfig,
     LlmJudgeMetricConfig,
     MetricConfig,
@@ -95,10 +96,7 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
     agent(("rank", "evaluator_agent"), config.rank.evaluator_agent)
     for index, item in enumerate(config.gate.metrics):
         if isinstance(item, RequirementMetricConfig) and item.requirements is None:
-            problems.append(
-                (("gate", "metrics", index), "requirement_coverage needs `requirements: PATH`, "
-                 "a YAML file of {id, title} or Markdown with IDs in its headings")
-            )
+            problems.append((("gate", "metrics", index), NO_REQUIREMENTS))
     metrics(("gate", "metrics"), config.gate.metrics, config.gate.agent)
     confidence(("gate", "confidence"), config.gate.confidence, config.gate.agent)
     for name, task in config.tasks.items():

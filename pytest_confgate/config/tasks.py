@@ -12,7 +12,6 @@ from pytest_confgate.config.metrics import (
     ConfidenceConfig,
     IntegrityMetricConfig,
     MetricConfig,
-    RequirementMetricConfig,
     checked_metrics,
     default_metrics,
 )
@@ -153,7 +152,9 @@ def loop_metric_problems(
     """Loop metrics the loop's gate step cannot collect as written: a load-time error each.
 
     One gate step measures each metric type once: a type ``gate.metrics`` lists is measured
-    with the gate's settings, so a loop entry may only add its ``weight`` to it.
+    with the gate's settings, so a loop entry may only add its ``weight`` to it. The one
+    exception is seed 000's own ``requirement_coverage`` without ``requirements:``: its block
+    must load as written (issue 4), so the gate step reports it as an error naming the fix.
     """
     loop = task.overlays.confidence_loop
     if not loop.enabled or "metrics" not in loop.model_fields_set:
@@ -175,11 +176,6 @@ def loop_metric_problems(
                     f"the gate step measures {metric.type} once, as gate.metrics[{where}] "
                     "says; set them alike there and here, or keep only type and weight here"
                 )))
-        elif isinstance(metric, RequirementMetricConfig) and metric.requirements is None:
-            problems.append(((*at, index), (
-                "the loop cannot collect requirement_coverage: it needs `requirements: PATH`, "
-                "a YAML file of {id, title} or Markdown with IDs in its headings"
-            )))
         elif isinstance(metric, IntegrityMetricConfig) and not metric.enabled:
             problems.append(((*at, index, "enabled"), (
                 "the loop cannot collect test_integrity with enabled: false; enable it or "

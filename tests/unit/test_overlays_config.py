@@ -103,15 +103,13 @@ def _loop(metrics: str) -> str:
 @pytest.mark.parametrize(
     ("metrics", "key", "message"),
     [
-        ("[{type: requirement_coverage}]", "metrics[0]",
-         "the loop cannot collect requirement_coverage: it needs `requirements: PATH`"),
         ("[{type: test_pass_rate}, {type: test_integrity, enabled: false}]",
          "metrics[1].enabled", "the loop cannot collect test_integrity with enabled: false"),
         ("[{type: test_coverage, branch: true}]", "metrics[0].branch",
          "the loop cannot collect test_coverage with its own branch: the gate step measures "
          "test_coverage once, as gate.metrics[1] says"),
     ],
-    ids=["requirements-without-file", "integrity-turned-off", "other-coverage-settings"],
+    ids=["integrity-turned-off", "other-coverage-settings"],
 )
 def test_a_loop_metric_the_gate_step_cannot_collect_is_a_load_error(
     tmp_path: Path, metrics: str, key: str, message: str
