@@ -14,6 +14,7 @@ from pytest_confgate.config.metrics import (
     MetricConfig,
     checked_metrics,
     default_metrics,
+    metric_key,
 )
 
 KeyPath = tuple[str | int, ...]
@@ -142,8 +143,8 @@ def loop_only_metrics(task: TaskConfig | None, measured: list[MetricConfig]) -> 
     loop = task.overlays.confidence_loop
     if not loop.enabled or "metrics" not in loop.model_fields_set:
         return []  # without its own list, the loop scores what the gate measured
-    have = {m.type for m in measured}
-    return [m for m in loop.metrics if m.type not in have]
+    have = {metric_key(m) for m in measured}
+    return [m for m in loop.metrics if metric_key(m) not in have]
 
 
 def loop_metric_problems(
@@ -160,11 +161,11 @@ def loop_metric_problems(
     if not loop.enabled or "metrics" not in loop.model_fields_set:
         return []
     at: KeyPath = ("tasks", name, "overlays", "confidence_loop", "metrics")
-    listed = {m.type: (i, m) for i, m in enumerate(gate_metrics)}
+    listed = {metric_key(m): (i, m) for i, m in enumerate(gate_metrics)}
     problems: list[tuple[KeyPath, str]] = []
     for index, metric in enumerate(loop.metrics):
-        if metric.type in listed:
-            where, gate_entry = listed[metric.type]
+        if metric_key(metric) in listed:
+            where, gate_entry = listed[metric_key(metric)]
             differ = sorted(
                 key
                 for key in metric.model_fields_set - {"type", "weight"}

@@ -36,17 +36,21 @@ def loop_metrics_for(
 
 
 def loop_only_marked(
-    metrics: list[EvalMetric], loop_only: list[MetricConfig], *, task: str | None
+    metrics: list[EvalMetric], first: int, count: int, task: str | None
 ) -> tuple[list[EvalMetric], list[EvalMetric]]:
-    """(every metric for the report, the loop-only ones marked; the metrics that decide)."""
-    if not loop_only:
+    """(every metric for the report, the loop-only ones marked; the metrics that decide).
+
+    The loop-only metrics are ``metrics[first:first + count]``: the engine measures the
+    gate's own entries first, then the loop's, then plugins' (a position, not a type: a
+    loop's project coverage may sit beside the gate's patch coverage).
+    """
+    if not count:
         return metrics, metrics
-    types = {m.type for m in loop_only}
     mark = f"tasks.{task}.overlays.confidence_loop"
     reported = [
         m.model_copy(update={"details": {**m.details, "measured_for": mark}})
-        if m.type in types
+        if first <= index < first + count
         else m
-        for m in metrics
+        for index, m in enumerate(metrics)
     ]
-    return reported, [m for m in metrics if m.type not in types]
+    return reported, metrics[:first] + metrics[first + count :]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
+from pytest_confgate.gate.policy import metric_for
 from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport, MetricStatus
 from pytest_confgate.overlays.exit_conditions import ConditionInputs, PairInputs
 
@@ -34,10 +35,9 @@ def loop_metrics(loop: ConfidenceLoopConfig, report: GateReport) -> list[EvalMet
     """
     if "metrics" not in loop.model_fields_set:
         return list(report.metrics)
-    measured = {m.type: m for m in report.metrics}
     chosen: list[EvalMetric] = []
     for wanted in loop.metrics:
-        found = measured.get(wanted.type)
+        found = metric_for(wanted, list(report.metrics))  # coverage by its scope too
         if found is None:
             found = EvalMetric(
                 type=wanted.type,

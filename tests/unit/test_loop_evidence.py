@@ -46,9 +46,19 @@ def test_only_the_types_the_gate_lacks_are_added() -> None:
 def test_loop_only_metrics_are_reported_marked_and_left_out_of_the_decision() -> None:
     tests = EvalMetric(type="test_pass_rate", value=1.0)
     lint = EvalMetric(type="lint_score", value=0.2)
-    without_lint = [m for m in CONFIG.gate.metrics if m.type != "lint_score"]
-    added = loop_metrics_for(CONFIG, "fix", without_lint)
-    reported, counted = loop_only_marked([tests, lint], added, task="fix")
-    assert counted == [tests]
-    assert reported[0] == tests
+    plugin = EvalMetric(type="docs_built", value=1.0)
+    reported, counted = loop_only_marked([tests, lint, plugin], 1, 1, "fix")
+    assert counted == [tests, plugin]
+    assert (reported[0], reported[2]) == (tests, plugin)
     assert reported[1].details["measured_for"] == "tasks.fix.overlays.confidence_loop"
+    assert loop_only_marked([tests], 1, 0, "fix") == ([tests], [tests])
+
+
+def test_a_loops_project_coverage_joins_a_gates_patch_coverage() -> None:
+    from pytest_confgate.config import CoverageMetricConfig
+
+    patch = [CoverageMetricConfig(type="test_coverage", scope="changed")]
+    added = loop_metrics_for(CONFIG, "fix", patch)
+    assert [(m.type, getattr(m, "scope", None)) for m in added] == [
+        ("test_coverage", "all"), ("lint_score", "all")
+    ]
