@@ -255,6 +255,15 @@ class PairSession:
             entry["answer_problem"] = verdict.problem
         self.history.append(entry)
 
+    def restore(self, saved: object) -> None:
+        """Continue the session a resumed run recorded (``pair_session`` in its run.json)."""
+        if not isinstance(saved, dict) or not isinstance(saved.get("history"), list):
+            return
+        self.history = [turn for turn in saved["history"] if isinstance(turn, dict)]
+        self.iteration = int(saved.get("iteration") or 0)
+        self.challenger_approved = saved.get("challenger_approved") is True
+        self.current_role_driver = str(saved.get("current_role_driver") or self.driver_agent)
+
     def context(self) -> str:
         """The history for the driver's next prompt (seed: injected into each iteration)."""
         lines = ["Pair history so far:"]
