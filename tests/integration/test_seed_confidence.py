@@ -3,18 +3,12 @@ OpenAI SDK talking to a local fake server (issue 17)."""
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 from conftest import git, read_report, write_config
 from fakes.llm_servers import FakeOpenAIServer
-
-SEED_TEMPLATE = """\
-Evaluate confidence in the change.
-Consider context quality, answer completeness, and potential gaps.
-Task: {task}
-Evidence: {metrics}
-Change: {diff}
-Return ONLY a number between 0 and 1.
-"""
+from fakes.seed003 import SEED_BLOCK, SEED_TEMPLATE
 
 
 def _configure(project: pytest.Pytester, server: FakeOpenAIServer, prompt: str) -> None:
@@ -22,29 +16,14 @@ def _configure(project: pytest.Pytester, server: FakeOpenAIServer, prompt: str) 
     on top, so the evaluator has a diff to read."""
     write_config(
         project,
-        f"""\
+        textwrap.dedent(f"""\
         agents:
           mini: {{provider: openai, model: gpt-4o-mini, base_url: "{server.base_url}",
                   timeout_ms: 5000, max_retries: 0}}
         gate:
           metrics: [{{type: test_pass_rate}}]
-        confidence_calculation:
-          method: hybrid
-          prompt: {prompt}
-          hybrid_settings:
-            formula_weight: 0.60
-            llm_weight: 0.40
-          llm_settings:
-            provider: openai
-            model: gpt-4o-mini
-            temperature: 0.1
-            max_tokens: 100
-            timeout_ms: 2000
-          formula_weights:
-            similarity: 0.80
-            source_quality: 0.10
-            response_length: 0.10
-        """,
+        """)
+        + SEED_BLOCK.replace("  method: hybrid\n", f"  method: hybrid\n  prompt: {prompt}\n"),
     )
     git(project.path, "add", "-A")
     git(project.path, "commit", "-q", "-m", "gate config")

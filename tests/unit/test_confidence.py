@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.seed003 import SEED_TEMPLATE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -223,14 +224,6 @@ def test_the_score_is_always_in_zero_one(
         assert (result.advisory is not None) == all(v >= settings.threshold for v in checked)
 
 
-SEED_TEMPLATE = """\
-Evaluate confidence in the response.
-Consider context quality, answer completeness, and potential gaps.
-Task: {task}
-Evidence: {metrics}
-Change: {diff}
-Return ONLY a number between 0 and 1.
-"""
 
 
 @pytest.mark.parametrize(

@@ -6,30 +6,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fakes.seed003 import SEED_BLOCK
 
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.loader import read_config_file
 from pytest_confgate.exceptions import ConfigError
 from pytest_confgate.gate.confidence import evaluate_confidence
 from pytest_confgate.models import EvalMetric
-
-SEED_BLOCK = """\
-confidence_calculation:
-  method: hybrid
-  hybrid_settings:
-    formula_weight: 0.60
-    llm_weight: 0.40
-  llm_settings:
-    provider: openai
-    model: gpt-4o-mini
-    temperature: 0.1
-    max_tokens: 100
-    timeout_ms: 2000
-  formula_weights:
-    similarity: 0.80
-    source_quality: 0.10
-    response_length: 0.10
-"""
 
 
 def load(tmp_path: Path, text: str) -> ConfgateConfig:
