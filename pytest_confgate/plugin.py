@@ -52,6 +52,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: base_ref in the config, else GITHUB_BASE_REF)",
     )
     group.addoption(
+        "--confgate-task",
+        metavar="NAME",
+        default=None,
+        help="also collect the metrics task NAME's confidence loop scores (confgate run "
+        "passes it); they are reported and never decide",
+    )
+    group.addoption(
         "--confgate-report",
         metavar="PATH",
         default=None,
@@ -147,7 +154,14 @@ class _GatePlugin:
             forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
-        run = GateRun(loaded, root, os.environ, requested=requested, config_choice=choice)
+        run = GateRun(
+            loaded,
+            root,
+            os.environ,
+            requested=requested,
+            config_choice=choice,
+            task=options.confgate_task,
+        )
         run.assert_rewriting = _AssertRewriting(config)
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)

@@ -19,6 +19,12 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.config import ConfgateConfig, cross_check
+from pytest_confgate.config.seed_spelling import (
+    SEED_ALIASES,
+    apply_seed_spelling,
+    attach_notes,
+    moved_lines,
+)
 from pytest_confgate.config.textfile import read_text_file, tomllib
 from pytest_confgate.exceptions import ConfigError
 
@@ -98,10 +104,16 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
         raise ConfigError(
             f"{path}:1: the configuration must be a mapping of keys, not {type(data).__name__}"
         )
+    spelled = apply_seed_spelling(data)  # seed 003's block, as written (issue 17)
+    moved_lines(lines, spelled.moved)
+    if spelled.problems:
+        raise ConfigError([f"{path}:{_line_for(at, lines)}: {_dotted(at)}: {message}"
+                           for at, message in spelled.problems])
     try:
-        config = ConfgateConfig.model_validate(data)
+        config = ConfgateConfig.model_validate(spelled.data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(path, exc, lines)) from None
+    attach_notes(config, spelled.notes)
     found = sorted(
         ((_line_for(at, lines), _dotted(at), message) for at, message in cross_check(config)),
         key=lambda item: item[0],
@@ -289,18 +301,24 @@ def _header_line(text: str) -> int:
 def _format_errors(path: Path, exc: ValidationError, lines: dict[Path_, int]) -> list[str]:
     problems = []
     for error in exc.errors():
-        data_path, allowed = _resolve(tuple(error["loc"]))
+        data_path, allowed, aliases = _resolve(tuple(error["loc"]))
         line = _line_for(data_path, lines)
         key = _dotted(data_path) or "<top>"
-        problems.append(f"{path}:{line}: {key}: {_message(error, data_path, allowed)}")
+        message = _message(error, data_path, allowed, aliases)
+        problems.append(f"{path}:{line}: {key}: {message}")
     return problems
 
 
-def _message(error: Mapping[str, Any], data_path: Path_, allowed: list[str] | None) -> str:
+def _message(
+    error: Mapping[str, Any],
+    data_path: Path_,
+    allowed: list[str] | None,
+    aliases: tuple[str, ...] = (),
+) -> str:
     kind, value = error["type"], error.get("input")
     if kind == "extra_forbidden":
         name = str(data_path[-1])
-        hint = _did_you_mean(name, allowed or [])
+        hint = _did_you_mean(name, [*(allowed or []), *aliases])  # seed 003's names too
         return f"unknown key {name!r}{hint}; allowed keys: {', '.join(allowed or [])}"
     if kind == "missing":
         return "this key is required"
@@ -339,8 +357,9 @@ def _dotted(parts: Path_) -> str:
     return text
 
 
-def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
-    """Map a pydantic location to the user's key path, and the keys allowed at its parent.
+def _resolve(loc: Path_) -> tuple[Path_, list[str] | None, tuple[str, ...]]:
+    """Map a pydantic location to the user's key path, the keys allowed at its parent and the
+    seed's names it also takes (``seed_spelling``).
 
     pydantic puts a discriminated union's tag into the location (``metrics.0.lint_score.min``);
     users never wrote that part, so it is dropped.
@@ -348,6 +367,7 @@ def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
     current: Any = ConfgateConfig
     data_path: list[str | int] = []
     allowed: list[str] | None = None
+    aliases: tuple[str, ...] = ()
     for part in loc:
         if part == "[key]":  # pydantic's marker for a bad dict key; the key is already there
             continue
@@ -357,6 +377,7 @@ def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
             continue
         if isinstance(current, type) and issubclass(current, BaseModel):
             allowed = sorted(current.model_fields)
+            aliases = SEED_ALIASES.get(current.__name__, ())
             field = current.model_fields.get(str(part))
             current = field.annotation if field else None
         elif typing.get_origin(current) in (list, dict):
@@ -365,7 +386,7 @@ def _resolve(loc: Path_) -> tuple[Path_, list[str] | None]:
         else:
             current = None
         data_path.append(part)
-    return tuple(data_path), allowed
+    return tuple(data_path), allowed, aliases
 
 
 def _unwrap(annotation: Any) -> Any:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
+from pytest_confgate.config.agents import AgentConfig, LlmAgentConfig
 from pytest_confgate.config.base import (
     AgentName,
     ConfigModel,
@@ -74,6 +75,12 @@ class ChecklistMetricConfig(_MetricConfig):
     """``pr_body`` (the GitHub event file) or a path to a Markdown file."""
     required: list[Text] = Field(default_factory=list)
     """Items that must be checked; matched after NFKC normalization."""
+
+
+NO_REQUIREMENTS = (
+    "requirement_coverage needs `requirements: PATH`, a YAML file of {id, title} or Markdown "
+    "with IDs in its headings"
+)
 
 
 class RequirementMetricConfig(_MetricConfig):
@@ -240,6 +247,15 @@ class LlmSettings(ConfigModel):
 
     timeout_ms: Milliseconds | None = 2000
     max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
+    model: Text | None = None
+    """Another model of the evaluator's provider for this call (seed 003's ``llm_settings``)."""
+
+    def applied_to(self, agent: AgentConfig) -> AgentConfig:
+        """``agent`` with these settings for the confidence call; a program keeps its own."""
+        if not isinstance(agent, LlmAgentConfig):
+            return agent
+        changes = {k: v for k, v in self.model_dump().items() if v is not None}
+        return agent.model_copy(update=changes)
     temperature: Annotated[float, Field(ge=0.0, le=2.0, allow_inf_nan=False)] | None = None
 
 
@@ -256,3 +272,13 @@ class ConfidenceConfig(ConfigModel):
     prompt: Text | None = None
     """A template file with ``{task}``, ``{diff}`` and ``{metrics}``; default: built in."""
     llm_settings: LlmSettings = Field(default_factory=LlmSettings)
+    _seed_spelling: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def seed_spelling(self) -> tuple[str, ...]:
+        """Which of seed 003's key names this block was written with (``config.seed_spelling``)."""
+        return self._seed_spelling
+
+    def note_seed_spelling(self, notes: list[str]) -> None:
+        """Set once by the loader, right after validation; never part of the data."""
+        self._seed_spelling = tuple(notes)

@@ -11,13 +11,19 @@ from pytest_confgate.config.agents import AgentConfig
 from pytest_confgate.config.base import AgentName, ConfigModel, Text
 from pytest_confgate.config.gate import GateConfig
 from pytest_confgate.config.metrics import (
+    NO_REQUIREMENTS,
     ConfidenceConfig,
     LlmJudgeMetricConfig,
     MetricConfig,
     RequirementMetricConfig,
 )
 from pytest_confgate.config.rank import RankConfig
-from pytest_confgate.config.tasks import KeyPath, TaskConfig, task_problems
+from pytest_confgate.config.tasks import (
+    KeyPath,
+    TaskConfig,
+    loop_metric_problems,
+    task_problems,
+)
 from pytest_confgate.config.trust import TrustConfig
 
 
@@ -90,10 +96,7 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
     agent(("rank", "evaluator_agent"), config.rank.evaluator_agent)
     for index, item in enumerate(config.gate.metrics):
         if isinstance(item, RequirementMetricConfig) and item.requirements is None:
-            problems.append(
-                (("gate", "metrics", index), "requirement_coverage needs `requirements: PATH`, "
-                 "a YAML file of {id, title} or Markdown with IDs in its headings")
-            )
+            problems.append((("gate", "metrics", index), NO_REQUIREMENTS))
     metrics(("gate", "metrics"), config.gate.metrics, config.gate.agent)
     confidence(("gate", "confidence"), config.gate.confidence, config.gate.agent)
     for name, task in config.tasks.items():
@@ -106,6 +109,7 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
         agent((*at, "overlays", "paired_workflow", "driver_agent"), pair.driver_agent)
         agent((*at, "overlays", "paired_workflow", "challenger_agent"), pair.challenger_agent)
         problems.extend(_independence(config, name, task))
+        problems.extend(loop_metric_problems(config.gate.metrics, name, task))
     problems.extend(task_problems(config.tasks))
     return _unique(problems)
 

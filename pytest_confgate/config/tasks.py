@@ -10,9 +10,11 @@ from pydantic import Field, field_validator, model_validator
 from pytest_confgate.config.base import AgentName, Condition_, ConfigModel, Text
 from pytest_confgate.config.metrics import (
     ConfidenceConfig,
+    IntegrityMetricConfig,
     MetricConfig,
     checked_metrics,
     default_metrics,
+    metric_key,
 )
 
 KeyPath = tuple[str | int, ...]
@@ -128,3 +130,56 @@ def _pair_problems(
                      f"the later review task {name!r}; the formal reviewer must be independent "
                      "of the pair: choose another challenger or reviewer")]
     return []
+
+
+def loop_only_metrics(task: TaskConfig | None, measured: list[MetricConfig]) -> list[MetricConfig]:
+    """The metrics a task's confidence loop scores that ``measured`` (the gate's) lacks.
+
+    The loop's gate step collects these too (issue 17), so the loop scores what it lists
+    rather than a silent 0.0; they are reported beside the gate's own and never decide.
+    """
+    if task is None:
+        return []
+    loop = task.overlays.confidence_loop
+    if not loop.enabled or "metrics" not in loop.model_fields_set:
+        return []  # without its own list, the loop scores what the gate measured
+    have = {metric_key(m) for m in measured}
+    return [m for m in loop.metrics if metric_key(m) not in have]
+
+
+def loop_metric_problems(
+    gate_metrics: list[MetricConfig], name: str, task: TaskConfig
+) -> list[tuple[KeyPath, str]]:
+    """Loop metrics the loop's gate step cannot collect as written: a load-time error each.
+
+    One gate step measures each metric type once: a type ``gate.metrics`` lists is measured
+    with the gate's settings, so a loop entry may only add its ``weight`` to it. The one
+    exception is seed 000's own ``requirement_coverage`` without ``requirements:``: its block
+    must load as written (issue 4), so the gate step reports it as an error naming the fix.
+    """
+    loop = task.overlays.confidence_loop
+    if not loop.enabled or "metrics" not in loop.model_fields_set:
+        return []
+    at: KeyPath = ("tasks", name, "overlays", "confidence_loop", "metrics")
+    listed = {metric_key(m): (i, m) for i, m in enumerate(gate_metrics)}
+    problems: list[tuple[KeyPath, str]] = []
+    for index, metric in enumerate(loop.metrics):
+        if metric_key(metric) in listed:
+            where, gate_entry = listed[metric_key(metric)]
+            differ = sorted(
+                key
+                for key in metric.model_fields_set - {"type", "weight"}
+                if getattr(metric, key) != getattr(gate_entry, key)
+            )
+            if differ:
+                problems.append(((*at, index, differ[0]), (
+                    f"the loop cannot collect {metric.type} with its own {', '.join(differ)}: "
+                    f"the gate step measures {metric.type} once, as gate.metrics[{where}] "
+                    "says; set them alike there and here, or keep only type and weight here"
+                )))
+        elif isinstance(metric, IntegrityMetricConfig) and not metric.enabled:
+            problems.append(((*at, index, "enabled"), (
+                "the loop cannot collect test_integrity with enabled: false; enable it or "
+                "remove it from the loop's metrics"
+            )))
+    return problems

@@ -18,6 +18,7 @@ One evaluation flows one way (STYLE.md)::
     confidence  the advisory score: formula, llm or hybrid; never read by the policy
     agent_evidence  the gate's calls to agents: preflight, the judge, the confidence
     plugin_host third-party pluggy plugins, each called on its own
+    loop_evidence  a task's loop metrics collected by its gate step, never deciding
     merge       ``confgate merge``: CI shards -> one report decided once
     recount     sign-offs counted again from the PR's reviews in the Action's publish step
     binding     whether a saved report is this run's verdict on this commit (publish asks)

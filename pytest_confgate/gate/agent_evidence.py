@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from pytest_confgate.collect.changes import change_diff, change_story
 from pytest_confgate.config import (
     ConfgateConfig,
-    LlmAgentConfig,
     LlmJudgeMetricConfig,
     LlmSettings,
 )
@@ -130,9 +129,8 @@ class AgentEvidence:
         key = name if overrides is None else f"{name}\0confidence"
         if key not in self._agents:
             config = self.config.agents[name]
-            if overrides is not None and isinstance(config, LlmAgentConfig):
-                changes = {k: v for k, v in overrides.model_dump().items() if v is not None}
-                config = config.model_copy(update=changes)
+            if overrides is not None:
+                config = overrides.applied_to(config)
             self._agents[key] = build_agent(name, config, self.environ)
         return self._agents[key]
 

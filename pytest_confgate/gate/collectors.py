@@ -41,6 +41,7 @@ from pytest_confgate.config import (
     RequirementMetricConfig,
     SecurityMetricConfig,
 )
+from pytest_confgate.config.metrics import NO_REQUIREMENTS
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.change import (
     ChangeView,
@@ -216,8 +217,10 @@ def _checklist(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
 
 
 def _requirements(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
-    if not isinstance(config, RequirementMetricConfig) or config.requirements is None:
+    if not isinstance(config, RequirementMetricConfig):
         return None
+    if config.requirements is None:  # only a loop's entry can lack it (config.tasks)
+        return EvalMetric(type=config.type, status=MetricStatus.ERROR, reason=NO_REQUIREMENTS)
     requirements = evidence.requirements[config.requirements]
     return requirement_metric(requirements, evidence.links, source=config.requirements)
 

@@ -39,6 +39,7 @@ from pytest_confgate.gate.collectors import (
     collect_metric,
     load_requirement_files,
 )
+from pytest_confgate.gate.loop_evidence import check_task, loop_metrics_for, loop_only_marked
 from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import raise_for_evidence
@@ -61,14 +62,17 @@ class GateRun:
         plugins: PluginHost | None = None,
         requested: Requested | None = None,
         config_choice: ConfigChoice | None = None,
+        task: str | None = None,
     ) -> None:
         self.root = root.resolve()
+        self.task = task
         self.environ = dict(environ)
         # Before any test runs: a test that commits or writes files cannot move it.
         now = dt.datetime.now(dt.timezone.utc)
         self.provenance = collect_provenance(self.root, self.environ, now)
         requested = requested or Requested()
         choice = config_choice or ConfigChoice(None, "found in the rootdir")
+        check_task(loaded.config, task, str(loaded.path or "the configuration"))
         self.change = load_changes(self.root, loaded.config, requested, self.environ)
         loaded, self.trust = trusted_config(self.root, loaded, self.change, choice)
         self.loaded = loaded
@@ -78,6 +82,11 @@ class GateRun:
         base_known = self.change.changes is not None
         metrics = effective_metrics(loaded.config.gate.metrics, base_known=base_known)
         self.gate = loaded.config.gate.model_copy(update={"metrics": metrics})
+        self.deciding = self.gate
+        """What decides: the gate's own metrics; ``self.gate`` also collects the loop's."""
+        self.loop_only = loop_metrics_for(loaded.config, task, metrics)
+        if self.loop_only:
+            self.gate = self.gate.model_copy(update={"metrics": [*metrics, *self.loop_only]})
         self._analysis = change_analysis(self.gate, self.root, self.change)
         self.machinery = machinery_notes(self.root, self.change, self.gate.protected_paths)
         self.tier, self.tier_reason = applied_tier(
@@ -254,16 +263,20 @@ class GateRun:
         metrics, waivers, expired = self._waive(metrics)
         self.close()
         metrics += self._plugin_metrics(metrics, tests)
-        tier, tier_reason = raise_for_evidence(self.tier, self.tier_reason, metrics)
+        first = len(self.deciding.metrics)  # the loop's entries come after the gate's own
+        metrics, counted = loop_only_marked(metrics, first, len(self.loop_only), self.task)
+        tier, tier_reason = raise_for_evidence(self.tier, self.tier_reason, counted)
         found = collect_signoffs(self.environ, self.gate.policy.signoff.approvers)
         extra = self.plugins.extra_conditions(
-            metrics=list(metrics), tests=tests, tier=tier, config=self.config
+            metrics=list(counted), tests=tests, tier=tier, config=self.config
         )
         extra += self.plugins.problems + expired + self._unverified_change()
         # Advisory: it never changes the decision, only whether a pass may auto-advance.
-        confidence = self.agents.confidence(metrics)
+        confidence = self.agents.confidence(counted)
         met = confidence is not None and confidence.advisory is not None
-        verdict = decide(self.gate, tier, metrics, tests, found, confidence_met=met, extra=extra)
+        verdict = decide(
+            self.deciding, tier, counted, tests, found, confidence_met=met, extra=extra
+        )
         _, needed, _ = self.gate.policy.tier(tier)
         report = GateReport(
             tool_version=_tool_version(),

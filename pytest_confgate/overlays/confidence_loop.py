@@ -9,11 +9,13 @@ advances a task only when the gate's own decision is ``pass``.
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
-from pytest_confgate.models import ConfidenceResult, EvalMetric, GateReport, MetricStatus
+from pytest_confgate.gate.policy import metric_for
+from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport, MetricStatus
 from pytest_confgate.overlays.exit_conditions import ConditionInputs, PairInputs
 
 if TYPE_CHECKING:
@@ -27,20 +29,21 @@ _DIFF_CHARS = 60_000
 def loop_metrics(loop: ConfidenceLoopConfig, report: GateReport) -> list[EvalMetric]:
     """The evidence the loop scores: its own ``metrics`` list, else all the gate measured.
 
-    A listed type the gate did not collect counts as unavailable (0.0, conservative) and
-    says how to fix it, rather than silently shrinking the denominator.
+    The gate step collects every listed type (``--confgate-task``, issue 17); one it did not
+    report anyway (the configuration that judged the change lacks this task) counts as
+    unavailable (0.0, conservative) and says so, rather than shrinking the denominator.
     """
     if "metrics" not in loop.model_fields_set:
         return list(report.metrics)
-    measured = {m.type: m for m in report.metrics}
     chosen: list[EvalMetric] = []
     for wanted in loop.metrics:
-        found = measured.get(wanted.type)
+        found = metric_for(wanted, list(report.metrics))  # coverage by its scope too
         if found is None:
             found = EvalMetric(
                 type=wanted.type,
                 status=MetricStatus.UNAVAILABLE,
-                reason="the gate did not collect it: add it to gate.metrics",
+                reason="the gate step did not collect it: the configuration that judged "
+                "the change does not list it for this task's loop",
             )
         chosen.append(found.model_copy(update={"weight": wanted.weight}))
     return chosen
@@ -68,6 +71,36 @@ def loop_confidence(
             task_source=None,  # the task is the user's own configuration
         )
     return evaluate_confidence(loop, metrics, scorer)
+
+
+def with_loop_confidence(
+    outcome: GateOutcome,
+    confidence: ConfidenceResult,
+    *,
+    task: str,
+    may_advance: bool,
+    path: Path,
+) -> tuple[GateOutcome, ConfidenceResult]:
+    """The iteration's gate report, rewritten at ``path`` with the loop's ``confidence``: the
+    score and advisory this iteration was decided with (issue 17), not the gate's own.
+
+    ``auto_advance`` follows SPEC 6 with it (a ``pass``, the advisory met, a tier that may
+    advance: ``may_advance``); the gate's own score, when it had one, stays in the breakdown.
+    """
+    from pytest_confgate.report.json_report import write_json_report
+
+    report = outcome.report
+    if report is None:
+        return outcome, confidence
+    breakdown = {**confidence.breakdown, "scored_by": f"tasks.{task}.overlays.confidence_loop"}
+    if report.confidence is not None:
+        own = report.confidence
+        breakdown["gate_confidence"] = {"score": own.score, "advisory": own.advisory}
+    marked = confidence.model_copy(update={"breakdown": breakdown})
+    advance = report.decision is Decision.PASS and marked.advisory is not None and may_advance
+    updated = report.model_copy(update={"confidence": marked, "auto_advance": advance})
+    write_json_report(updated, path)
+    return replace(outcome, report=updated), marked
 
 
 def working_tree_diff(root: Path) -> str:

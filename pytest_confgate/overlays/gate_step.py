@@ -39,16 +39,25 @@ class GateOutcome:
         return "error" if self.report is None else self.report.decision.value
 
 
-def gate_command(report_path: Path, config_path: Path | None) -> list[str]:
-    """The argv of one gate run; the config is the one ``confgate run`` itself loaded."""
+def gate_command(
+    report_path: Path, config_path: Path | None, task: str | None = None
+) -> list[str]:
+    """The argv of one gate run; the config is the one ``confgate run`` itself loaded, and
+    ``task`` makes the gate collect what that task's confidence loop scores (issue 17)."""
     argv = [sys.executable, "-m", "pytest", "--confgate", f"--confgate-report={report_path}"]
     if config_path is not None:
         argv.append(f"--confgate-config={config_path}")
+    if task is not None:
+        argv.append(f"--confgate-task={task}")
     return argv
 
 
 def run_gate(
-    root: Path, config_path: Path | None, report_path: Path, log_path: Path
+    root: Path,
+    config_path: Path | None,
+    report_path: Path,
+    log_path: Path,
+    task: str | None = None,
 ) -> GateOutcome:
     """Run the gate in ``root``; its output goes to ``log_path``, its report to ``report_path``.
 
@@ -59,7 +68,7 @@ def run_gate(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(  # an argv list, never a shell
-            gate_command(report_path, config_path),
+            gate_command(report_path, config_path, task),
             cwd=root,
             env=env,
             stdin=subprocess.DEVNULL,

@@ -98,6 +98,8 @@ class TaskRunner:
             out,
         )
         self.loop = self.task.overlays.confidence_loop
+        self.policy = config.gate.policy
+        self.agent_configs = config.agents
         self.pair = self.task.overlays.paired_workflow
         shown = str(config_path) if config_path else "confgate.yml"
         self.prompt = resolve_prompt(name, self.task, root, shown)
@@ -251,8 +253,10 @@ class TaskRunner:
         output = self._artifact_output(answer)
         self.doing = f"the gate in iteration {iteration}"
         config = self.config_path.resolve() if self.config_path else None
-        gate = run_gate(self.root, config, step / "gate-report.json", step / "gate.log")
-        confidence = self._confidence(gate)
+        gate = run_gate(
+            self.root, config, step / "gate-report.json", step / "gate.log", task=self.name
+        )
+        gate, confidence = self._confidence(gate, step / "gate-report.json")
         score = confidence.score if confidence else None
         entry: dict[str, Any] = {
             "iteration": iteration,
@@ -389,15 +393,35 @@ class TaskRunner:
             self._say(f"artifact {self.record.shown(target)} locked (sha256 {digest[:12]})")
         return digest
 
-    def _confidence(self, gate: GateOutcome) -> ConfidenceResult | None:
+    def _confidence(
+        self, gate: GateOutcome, report_path: Path
+    ) -> tuple[GateOutcome, ConfidenceResult | None]:
+        """The iteration's confidence; the loop's own goes into its gate report too."""
         if gate.report is None:
+            return gate, None
+        if not self.loop.enabled:
+            return gate, gate.report.confidence
+        evaluator = self._evaluator()
+        scored = evidence.loop_confidence(
+            self.loop, gate.report, root=self.root, task_prompt=self.prompt, evaluator=evaluator
+        )
+        _, _, may_advance = self.policy.tier(gate.report.risk_tier)
+        return evidence.with_loop_confidence(
+            gate, scored, task=self.name, may_advance=may_advance, path=report_path
+        )
+
+    def _evaluator(self) -> Agent | None:
+        """The loop's evaluator with its ``llm_settings`` applied, as the gate applies its own."""
+        name = self.loop.evaluator_agent or ""
+        if name not in self.agents or name not in self.agent_configs:
             return None
-        if self.loop.enabled:
-            evaluator = self.agents.get(self.loop.evaluator_agent or "")
-            return evidence.loop_confidence(
-                self.loop, gate.report, root=self.root, task_prompt=self.prompt, evaluator=evaluator
-            )
-        return gate.report.confidence
+        configured = self.agent_configs[name]
+        adjusted = self.loop.llm_settings.applied_to(configured)
+        if adjusted is configured:
+            return self.agents[name]  # a program keeps its own settings
+        from pytest_confgate.agents import build_agent
+
+        return build_agent(name, adjusted)  # built once already: the key and SDK are there
 
     def _driver_prompt(self, subtask: str | None, feedback: list[str]) -> str:
         parts = [self.prompt.rstrip()]

@@ -189,3 +189,55 @@ def test_llm_judge_asks_the_separate_evaluator_never_the_task_agent(
     gate = json.loads((project.root / only["gate_report"]).read_text())
     judged = {m["type"]: m["value"] for m in gate["metrics"]}
     assert judged["llm_judge"] == pytest.approx(0.9)
+
+
+def test_the_loops_own_judge_is_asked_though_gate_metrics_does_not_list_it(
+    project: RunProject,
+) -> None:
+    """Issue 17: the loop's llm_judge used to count 0.0 unless gate.metrics listed it too;
+    its gate step now collects it, reported beside the gate's metrics and never deciding."""
+    dev = project.agent("dev", write_step({"calc.py": CODE_FULL}))
+    judge_answer = {"canary": "$CANARY", "score": 0.3, "confidence": 0.8, "reasoning": "meh"}
+    reviewer = project.agent("reviewer", write_step(answer=json.dumps(judge_answer)))
+    project.configure(
+        loop_task().replace("max_iterations: 3", "max_iterations: 1")
+        + "      metrics:\n"
+        "        - {type: llm_judge, weight: 0.5, evaluator_agent: reviewer, min: 0.9}\n"
+        "        - {type: test_coverage, weight: 0.5}\n"
+    )
+    code, report = project.run("fix")
+    assert (dev.calls, reviewer.calls) == (1, 1)
+    [only] = report["iterations"]
+    assert only["confidence_score"] == pytest.approx(0.65)  # 0.5 * 0.3 + 0.5 * 1.0
+    assert only["decision"] == "pass"  # the loop's judge scores; the gate's metrics decide
+    assert (code, report["exit_reason"]) == (0, "max_iterations")  # 0.65 < 0.80
+    gate = json.loads((project.root / only["gate_report"]).read_text())
+    [judged] = [m for m in gate["metrics"] if m["type"] == "llm_judge"]
+    assert judged["value"] == pytest.approx(0.3)
+    assert judged["details"]["measured_for"] == "tasks.fix.overlays.confidence_loop"
+    assert not [c for c in gate["conditions"] if c["metric"] == "llm_judge"]
+
+
+@pytest.mark.parametrize(("tier", "advances"), [("T1", True), ("T3", False)])
+def test_each_iterations_gate_report_carries_the_loops_confidence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tier: str, advances: bool
+) -> None:
+    """Issue 17: the iteration's gate report said ``confidence: null`` while the run record
+    held the advisory; it now carries the score and advisory the iteration was decided with,
+    and ``auto_advance`` follows them (SPEC 6: never at T3)."""
+    project = RunProject(tmp_path, tier=tier)
+    monkeypatch.chdir(project.root)
+    project.agent("dev", write_step({"calc.py": CODE_PARTIAL}), write_step({"calc.py": CODE_FULL}))
+    project.configure(loop_task())
+    _, report = project.run("fix")
+    first, last = report["iterations"][0], report["iterations"][-1]
+    for entry in (first, last):
+        gate = json.loads((project.root / entry["gate_report"]).read_text())
+        assert gate["confidence"]["score"] == pytest.approx(entry["confidence_score"])
+        assert gate["confidence"]["advisory"] == entry["advisory"]
+        assert gate["confidence"]["breakdown"]["scored_by"] == "tasks.fix.overlays.confidence_loop"
+    assert first["advisory"] is None
+    assert last["advisory"] == "confidence threshold met"
+    gate = json.loads((project.root / last["gate_report"]).read_text())
+    assert gate["auto_advance"] is advances
+    assert gate["decision"] == ("pass" if tier == "T1" else "needs_signoff")

@@ -20,3 +20,19 @@ def test_every_built_in_metric_has_a_collector_except_the_judge_which_is_asked_l
 def test_tools_that_run_beside_the_tests_are_read_back_by_a_collector() -> None:
     assert set(BACKGROUND) <= set(COLLECTORS)
     assert set(BACKGROUND) == {"lint_score", "security_score", "test_integrity"}
+
+
+def test_a_loop_requirement_coverage_without_a_file_is_an_error_naming_the_fix() -> None:
+    """Seed 000's loop block lists requirement_coverage without `requirements:` and must load
+    as written (issue 4); its gate step then says what is missing instead of a 0.0 that blames
+    the sources (issue 17)."""
+    from typing import cast
+
+    from pytest_confgate.config import RequirementMetricConfig
+    from pytest_confgate.gate.collectors import Evidence, collect_metric
+
+    config = RequirementMetricConfig(type="requirement_coverage", weight=0.2)
+    metric = collect_metric(config, cast(Evidence, None))  # it reads no evidence at all
+    assert (metric.status, metric.value, metric.weight) == ("error", None, 0.2)
+    assert metric.reason is not None
+    assert metric.reason.startswith("requirement_coverage needs `requirements: PATH`")

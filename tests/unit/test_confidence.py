@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.seed003 import SEED_TEMPLATE
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -126,17 +127,25 @@ def test_summary_names_each_metric_and_its_status() -> None:
     ]
 
 
+def _evaluator(script: Path, log: Path, answer: str) -> Any:
+    """A real command agent that keeps its prompt and prints ``answer`` ("$CANARY": the
+    canary line of the prompt, when there is one)."""
+    script.write_text(
+        "import re, sys, pathlib\n"
+        "prompt = sys.stdin.read()\n"
+        f"pathlib.Path({str(log)!r}).write_text(prompt)\n"
+        'canary = re.search(r"^canary: ([0-9a-f]+)$", prompt, re.M)\n'
+        f"print({answer!r}.replace('$CANARY', canary.group(1) if canary else ''))\n"
+    )
+    return build_agent(
+        "reviewer", CommandAgentConfig(provider="command", command=[sys.executable, str(script)])
+    )
+
+
 def test_the_llm_scorer_asks_a_real_command_agent_with_fenced_data(tmp_path: Path) -> None:
     script = tmp_path / "judge.py"
     seen = tmp_path / "prompt.txt"
-    script.write_text(
-        "import sys, pathlib\n"
-        f"pathlib.Path({str(seen)!r}).write_text(sys.stdin.read())\n"
-        'print(\'{"score": 0.66, "reasoning": "fine"}\')\n'
-    )
-    agent = build_agent(
-        "reviewer", CommandAgentConfig(provider="command", command=[sys.executable, str(script)])
-    )
+    agent = _evaluator(script, seen, '{"canary": "$CANARY", "score": 0.66, "reasoning": "fine"}')
     ask = llm_scorer(
         agent, DEFAULT_PROMPT, task="add a flag", diff="+flag = True", metrics=metrics(1.0)
     )
@@ -151,14 +160,8 @@ def test_the_llm_scorer_asks_a_real_command_agent_with_fenced_data(tmp_path: Pat
 
 def _scorer(tmp_path: Path, *, task: str = "add a flag", diff: str = "+flag = True\n") -> Any:
     script = tmp_path / "judge.py"
-    script.write_text(
-        "import sys, pathlib\n"
-        f"pathlib.Path({str(tmp_path / 'asked')!r}).write_text(sys.stdin.read())\n"
-        'print(\'{"score": 1.0, "reasoning": "as told"}\')\n'
-    )
-    agent = build_agent(
-        "reviewer", CommandAgentConfig(provider="command", command=[sys.executable, str(script)])
-    )
+    answer = '{"canary": "$CANARY", "score": 1.0, "reasoning": "as told"}'
+    agent = _evaluator(script, tmp_path / "asked", answer)
     return llm_scorer(
         agent,
         DEFAULT_PROMPT,
@@ -219,3 +222,46 @@ def test_the_score_is_always_in_zero_one(
         assert (result.advisory is not None) == (result.score >= settings.threshold)
     else:
         assert (result.advisory is not None) == all(v >= settings.threshold for v in checked)
+
+
+
+
+@pytest.mark.parametrize(
+    ("template", "answer", "score"),
+    [
+        (SEED_TEMPLATE, "0.85", 0.85),  # issue 17: the seed's own template, answered as asked
+        (SEED_TEMPLATE, " 1\n", 1.0),
+        (SEED_TEMPLATE, "0.85 because the tests pass", None),  # prose: not exactly a number
+        (SEED_TEMPLATE, "1.5", None),
+        (SEED_TEMPLATE, '{"score": 0.9}', None),  # a number template wants a number
+        (DEFAULT_PROMPT, "0.85", None),  # a JSON template wants JSON, with its canary
+        (DEFAULT_PROMPT, '{"score": 0.9}', None),  # ... which a copied answer lacks
+        (DEFAULT_PROMPT, '{"canary": "$CANARY", "score": 0.9}', 0.9),
+    ],
+    ids=["bare", "bare-one", "prose", "out-of-range", "json-for-number", "bare-for-json",
+         "no-canary", "json-with-canary"],
+)
+def test_a_bare_number_counts_only_where_the_template_asks_for_one(
+    tmp_path: Path, template: str, answer: str, score: float | None
+) -> None:
+    agent = _evaluator(tmp_path / "evaluator.py", tmp_path / "asked", answer)
+    ask = llm_scorer(agent, template, task="add a flag", diff="+flag = True\n", metrics=[])
+    if score is None:
+        with pytest.raises(ValueError, match="unusable answer"):
+            ask()
+        return
+    given = ask()
+    assert given.score == score
+    asked = (tmp_path / "asked").read_text()
+    number = template is SEED_TEMPLATE
+    assert given.details["answer_format"] == ("number" if number else "json")
+    assert given.details["canary_checked"] is not number
+    assert ("canary: " in asked) is not number  # no canary is asked for where none can come
+
+
+def test_a_bare_number_is_never_a_judge_answer() -> None:
+    """The llm_judge always requires its canary: a bare number is not an answer there."""
+    from pytest_confgate.agents.judge_prompt import parse_judge_answer
+
+    assert parse_judge_answer("0.85", "ab" * 16).score is None
+    assert parse_judge_answer("0.85").score is None

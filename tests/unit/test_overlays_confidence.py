@@ -8,14 +8,22 @@ import pytest
 from fakes.reports import gate_report
 
 from pytest_confgate.config import ConfidenceLoopConfig, CoverageMetricConfig, LintMetricConfig
-from pytest_confgate.models import Condition, Decision, EvalMetric, MetricStatus
+from pytest_confgate.models import (
+    Condition,
+    ConfidenceResult,
+    Decision,
+    EvalMetric,
+    MetricStatus,
+)
 from pytest_confgate.overlays.confidence_loop import (
     condition_inputs,
     evidence_feedback,
     loop_confidence,
     loop_metrics,
+    with_loop_confidence,
 )
 from pytest_confgate.overlays.gate_step import GateOutcome
+from pytest_confgate.report.writers import load_report
 
 
 def metrics(*values: float) -> list[EvalMetric]:
@@ -71,7 +79,7 @@ def test_the_loops_own_metric_list_reweights_and_missing_types_count_zero() -> N
         ("test_coverage", 3, 0.8),
         ("lint_score", 1, None),
     ]
-    assert chosen[1].reason == "the gate did not collect it: add it to gate.metrics"
+    assert chosen[1].reason.startswith("the gate step did not collect it")
     assert score(loop, report.metrics)[0] == pytest.approx(0.6)
 
 
@@ -106,3 +114,39 @@ def test_condition_inputs_leave_out_unavailable_metrics() -> None:
     inputs = condition_inputs(3, GateOutcome(report, 0), 0.7, None)
     assert dict(inputs.metrics) == {"test_coverage": 0.9}
     assert (inputs.iteration, inputs.confidence_score, inputs.pair) == (3, 0.7, None)
+
+
+def _result(score: float, advisory: str | None) -> ConfidenceResult:
+    return ConfidenceResult(
+        method="formula", mode="composite", score=score, scores={}, threshold=0.8,
+        advisory=advisory, breakdown={},
+    )
+
+
+@pytest.mark.parametrize(
+    ("decision", "advisory", "may_advance", "expected"),
+    [
+        (Decision.PASS, "confidence threshold met", True, True),
+        (Decision.PASS, "confidence threshold met", False, False),  # a tier that never does
+        (Decision.PASS, None, True, False),
+        (Decision.FAIL, "confidence threshold met", True, False),
+    ],
+)
+def test_the_iterations_gate_report_is_rewritten_with_the_loops_confidence(
+    tmp_path: Path, decision: Decision, advisory: str | None, may_advance: bool, expected: bool
+) -> None:
+    own = _result(0.4, None)
+    report = gate_report(decision=decision, confidence=own, auto_advance=False)
+    path = tmp_path / "gate-report.json"
+    outcome, marked = with_loop_confidence(
+        GateOutcome(report, 0), _result(0.9, advisory), task="fix", may_advance=may_advance,
+        path=path,
+    )
+    written = load_report(path)
+    assert written == outcome.report
+    assert written.confidence == marked
+    assert (marked.score, marked.advisory) == (0.9, advisory)
+    assert marked.breakdown["scored_by"] == "tasks.fix.overlays.confidence_loop"
+    assert marked.breakdown["gate_confidence"] == {"score": 0.4, "advisory": None}
+    assert written.auto_advance is expected
+    assert (written.decision, written.provenance) == (decision, report.provenance)

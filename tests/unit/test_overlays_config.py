@@ -91,3 +91,46 @@ def test_a_disabled_overlays_exit_conditions_are_still_checked(tmp_path: Path) -
         "t:\n  agent: pe\n  overlays:\n    confidence_loop: {exit_conditions: ['iteraton > 1']}\n",
     )
     assert ":9: tasks.t.overlays.confidence_loop.exit_conditions[0]: unknown name" in found
+
+
+def _loop(metrics: str) -> str:
+    return (
+        "t:\n  agent: pe\n  overlays:\n    confidence_loop:\n      enabled: true\n"
+        f"      metrics: {metrics}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("metrics", "key", "message"),
+    [
+        ("[{type: test_pass_rate}, {type: test_integrity, enabled: false}]",
+         "metrics[1].enabled", "the loop cannot collect test_integrity with enabled: false"),
+        ("[{type: test_coverage, branch: true}]", "metrics[0].branch",
+         "the loop cannot collect test_coverage with its own branch: the gate step measures "
+         "test_coverage once, as gate.metrics[1] says"),
+    ],
+    ids=["integrity-turned-off", "other-coverage-settings"],
+)
+def test_a_loop_metric_the_gate_step_cannot_collect_is_a_load_error(
+    tmp_path: Path, metrics: str, key: str, message: str
+) -> None:
+    """Issue 17: a loop metric the gate does not collect used to count 0.0 in silence."""
+    [found] = problems(tmp_path, _loop(metrics))
+    assert f"tasks.t.overlays.confidence_loop.{key}: " in found
+    assert message in found
+
+
+def test_loop_metrics_the_gate_lists_alike_or_lacks_load(tmp_path: Path) -> None:
+    """Weights are the loop's own; a judge only the loop lists is collected by its gate step."""
+    metrics = (
+        "[{type: test_coverage, weight: 0.5, branch: false},"
+        " {type: llm_judge, weight: 0.5, evaluator_agent: reviewer}]"
+    )
+    (tmp_path / "confgate.yml").write_text(
+        AGENTS + "tasks:\n" + textwrap.indent(_loop(metrics), "  ")
+    )
+    config = load_config(tmp_path).config
+    from pytest_confgate.config.tasks import loop_only_metrics
+
+    extra = loop_only_metrics(config.tasks["t"], config.gate.metrics)
+    assert [m.type for m in extra] == ["llm_judge"]
