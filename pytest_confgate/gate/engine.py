@@ -41,7 +41,14 @@ from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import raise_for_evidence
 from pytest_confgate.gate.waivers import apply_waivers, waiver_report
-from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
+from pytest_confgate.models import (
+    Condition,
+    Decision,
+    EvalMetric,
+    GateReport,
+    Signoffs,
+    TestOutcomes,
+)
 from pytest_confgate.report.display import line_ranges
 
 
@@ -221,6 +228,28 @@ class GateRun:
         )
         self.plugins.gate_finished(report)
         return report
+
+    def failed_report(self, tests: TestOutcomes, error: str) -> GateReport:
+        """A ``fail`` that says why, when the gate itself could not finish (a bug, a
+        ``MemoryError``): built from what start-up settled, so it needs almost no memory, and
+        bound to this run, so ``confgate github publish`` shows the reason, not "no report"."""
+        message = f"the gate could not finish: {error}"
+        return GateReport(
+            tool_version=_tool_version(),
+            project=self._project(),
+            generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            config_file=self._config_name(),
+            risk_tier=self.tier,
+            risk_reason=self.tier_reason,
+            decision=Decision.FAIL,
+            reasons=[message],
+            auto_advance=False,
+            metrics=[],
+            conditions=[Condition(metric="gate", name="finished", passed=False, message=message)],
+            tests=tests,
+            signoffs=Signoffs(),
+            provenance=self.provenance,
+        )
 
     def _unverified_change(self) -> list[Condition]:
         """A change is being judged but git cannot say what it touched: fail closed.

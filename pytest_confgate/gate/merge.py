@@ -62,7 +62,11 @@ def run_merge(
     leaves the output untouched (the inputs are only ever read).
     """
     from pytest_confgate.config.loader import load_config
-    from pytest_confgate.report.json_report import resolve_report_path, write_json_report
+    from pytest_confgate.report.json_report import (
+        resolve_report_path,
+        working_tree,
+        write_json_report,
+    )
 
     try:
         target = resolve_report_path(root, output)
@@ -82,7 +86,7 @@ def run_merge(
     parts = read_coverage_data(coverage) if coverage else None
     loaded = load_config(root, config)
     report = merge_reports(shards, loaded, root=root, environ=environ, coverage_parts=parts)
-    write_json_report(report, target)
+    write_json_report(report, target, within=working_tree(root))
     notes = [f"note: {name}: no test ran in this shard" for name in empty_shards(shards)]
     return report, target, notes
 

@@ -291,7 +291,7 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             6,
             "gate.metrics[0].weigth",
             "unknown key 'weigth' (did you mean 'weight'?); allowed keys: advisory, command, "
-            "max_lint_violations, min, scope, timeout_s, type, weight",
+            "max_lint_violations, max_output_bytes, min, scope, timeout_s, type, weight",
         ),
         (
             "gate:\n  policy:\n    tiers:\n      T2: {signofs: 1}\n",
