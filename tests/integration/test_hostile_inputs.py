@@ -138,3 +138,22 @@ def test_running_out_of_memory_anywhere_still_writes_a_report_that_says_so(
     ]
     assert report["provenance"]["run_id"]
     result.stdout.fnmatch_lines(["confgate: ERROR: the gate ran out of memory (MemoryError)*"])
+
+
+def test_a_package_with_no_statement_is_unavailable_coverage_not_100_percent(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.mkpydir("empty").joinpath("__init__.py").write_text('"""Nothing yet."""\n')
+    pytester.makepyfile(test_nothing="import empty\n\ndef test_nothing():\n    assert empty\n")
+    write_config(pytester, "source: [empty]\ngate: {metrics: [{type: test_coverage}]}\n")
+
+    result = pytester.runpytest("--confgate", "-p", "no:cacheprovider")
+
+    assert result.ret == 1
+    coverage = metric(read_report(pytester), "test_coverage")
+    assert coverage["status"] == "unavailable"
+    assert coverage["value"] is None
+    assert "coverage.py found no statement to measure in empty (0 statements)" in (
+        coverage["reason"]
+    )
+    assert "100.00%" not in result.stdout.str()
