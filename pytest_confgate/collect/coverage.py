@@ -246,9 +246,21 @@ class CoverageSession:
             details["measured_by"] = self._adopted
         if self._warnings:
             details["warnings"] = list(self._warnings)
+        if not total and self.only is not None:  # a change that adds no statement
+            details["note"] = "the changed Python files hold no statement"
+            return EvalMetric(type="test_coverage", value=1.0, weight=weight, details=details)
+        if not total:  # 0/0 is no evidence, never "100.00%"
+            reason = f"coverage.py found no statement to measure in {self._names()} (0 statements)"
+            return EvalMetric(
+                type="test_coverage",
+                weight=weight,
+                status=MetricStatus.UNAVAILABLE,
+                reason=f"{reason}; point `source` at the code the tests exercise",
+                details=details,
+            )
         return EvalMetric(
             type="test_coverage",
-            value=covered / total if total else 1.0,
+            value=covered / total,
             weight=weight,
             status=MetricStatus.OK,
             details=details,

@@ -25,6 +25,7 @@ from pytest_confgate.config import CoverageMetricConfig, MetricConfig
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.exceptions import ConfigError, EvidenceError, ReportError
 from pytest_confgate.gate.policy import decide
+from pytest_confgate.gate.shard_data import read_coverage_data
 from pytest_confgate.models import (
     SCHEMA_VERSION,
     Condition,
@@ -174,27 +175,6 @@ def _parse(name: str, raw: bytes) -> tuple[GateReport | None, str | None]:
             f"{name}: not a gate report ({where}: {first['msg']}); give the file "
             "`pytest --confgate --confgate-report` wrote"
         )
-
-
-def read_coverage_data(paths: Sequence[str]) -> dict[str, bytes]:
-    """coverage.py data files (``.coverage``) serialized as the xdist path expects them."""
-    from coverage import CoverageData
-
-    parts: dict[str, bytes] = {}
-    problems: list[str] = []
-    for name in paths:
-        if not Path(name).is_file():
-            problems.append(f"--coverage {name}: no such file; pass each shard's .coverage file")
-            continue
-        try:
-            data = CoverageData(basename=name, no_disk=False)
-            data.read()
-            parts[name] = data.dumps()
-        except Exception as exc:  # coverage.py raises its own plain exceptions for bad files
-            problems.append(f"--coverage {name}: not coverage.py data ({exc})")
-    if problems:
-        raise EvidenceError("\n".join(problems))
-    return parts
 
 
 def merge_reports(
