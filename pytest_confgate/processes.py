@@ -88,13 +88,16 @@ def run_tool(
     cwd: Path,
     timeout_s: float,
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    errors: str = "replace",
 ) -> ToolResult:
     """Run ``argv`` in ``cwd``; raise ``ToolMissing``, ``ToolTimeout`` or ``ToolOutputTooLarge``
     instead of hanging or reading without end.
 
     The tool gets its own session so that on timeout, or once stdout passes
     ``max_output_bytes``, the whole process group is killed, including children it started
-    (a wrapper script's real tool, a pool of workers).
+    (a wrapper script's real tool, a pool of workers). ``errors`` decodes stdout:
+    ``surrogateescape`` where it lists file names (``git ... -z``), so a name that is not
+    UTF-8 still names the file on disk.
     """
     if not cwd.is_dir():
         raise EvidenceError(f"cannot run {argv[0]}: directory {cwd} does not exist")
@@ -132,7 +135,7 @@ def run_tool(
         raise
     return ToolResult(
         returncode=proc.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
+        stdout=out.decode("utf-8", errors=errors),
         stderr=err.decode("utf-8", errors="replace"),
         duration_s=time.perf_counter() - started,
     )

@@ -213,6 +213,8 @@ class CoverageSession:
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
+        except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
+            return self._failed(self._undecodable_names())
         self.files = report.get("files", {})
         no_data = any(
             "no-data-collected" in w or "No data was collected" in w for w in self._warnings
@@ -290,6 +292,15 @@ class CoverageSession:
 
     def _names(self) -> str:
         return ", ".join(self._relative(p) for p in self.sources) or "the measured code"
+
+    def _undecodable_names(self) -> str:
+        from pytest_confgate.collect.sources import undecodable_names
+
+        names = ", ".join(undecodable_names(self.root, self.sources)) or "a measured file"
+        return (
+            f"coverage.py cannot record a file whose name is not UTF-8: {names}; rename it "
+            "(git, ruff and GitHub cannot show it either)"
+        )
 
     def _failed(self, reason: str) -> EvalMetric:
         details: dict[str, Any] = {"tool": "coverage.py", "source": self._names()}

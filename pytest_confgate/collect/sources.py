@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_confgate.exceptions import ConfigError
+from pytest_confgate.paths import printable
 
 _NOT_SOURCE = {
     "test",
@@ -72,3 +73,33 @@ def _packages_and_modules(folder: Path) -> list[Path]:
 
 def _is_test_file(name: str) -> bool:
     return name in _NOT_SOURCE_FILES or name.startswith("test_") or name.endswith("_test.py")
+
+
+def undecodable_names(root: Path, sources: list[Path], limit: int = 5) -> list[str]:
+    """Python files under ``sources`` whose names are not UTF-8 (``bad\\xffname.py``),
+    relative to ``root`` and spelled for people: tools that store names as text cannot
+    record them, so the evidence names them instead of failing without a name."""
+    found: list[str] = []
+    for source in sources:
+        candidates = source.rglob("*.py") if source.is_dir() else [source]
+        for path in candidates:
+            if not _is_utf8(str(path)):
+                found.append(printable(_relative(path, root)))
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

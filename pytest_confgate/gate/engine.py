@@ -49,7 +49,9 @@ from pytest_confgate.models import (
     Signoffs,
     TestOutcomes,
 )
+from pytest_confgate.paths import printable
 from pytest_confgate.report.display import line_ranges
+from pytest_confgate.report.json_report import printable_report
 
 
 class GateRun:
@@ -226,6 +228,7 @@ class GateRun:
             ),
             provenance=self.provenance,
         )
+        report = printable_report(report)  # names that are not UTF-8, spelled for people
         self.plugins.gate_finished(report)
         return report
 
@@ -233,14 +236,14 @@ class GateRun:
         """A ``fail`` that says why, when the gate itself could not finish (a bug, a
         ``MemoryError``): built from what start-up settled, so it needs almost no memory, and
         bound to this run, so ``confgate github publish`` shows the reason, not "no report"."""
-        message = f"the gate could not finish: {error}"
+        message = printable(f"the gate could not finish: {error}")
         return GateReport(
             tool_version=_tool_version(),
-            project=self._project(),
+            project=printable(self._project()),
             generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             config_file=self._config_name(),
             risk_tier=self.tier,
-            risk_reason=self.tier_reason,
+            risk_reason=printable(self.tier_reason),
             decision=Decision.FAIL,
             reasons=[message],
             auto_advance=False,

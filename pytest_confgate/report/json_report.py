@@ -14,6 +14,7 @@ from typing import Any
 
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
+from pytest_confgate.paths import printable_data
 
 DEFAULT_REPORT_NAME = "confgate-report.json"
 
@@ -65,8 +66,16 @@ def forget_report(path: Path) -> None:
 
 def write_json_report(report: GateReport, path: Path, *, within: Path | None = None) -> None:
     """Write the report atomically (``write_text_atomic``); ``within``: the working tree."""
-    data = report.model_dump(mode="json")
+    data = printable_report(report).model_dump(mode="json")
     write_json_atomic(data, path, within=within)
+
+
+def printable_report(report: GateReport) -> GateReport:
+    """``report`` with every string ``printable`` (a file name that is not UTF-8 becomes
+    ``bad\xffname.py``), so every writer, the terminal and GitHub can show it."""
+    data = report.model_dump()  # "json" mode would try to encode the surrogates, and fail
+    cleaned = printable_data(data)
+    return report if cleaned is data else GateReport.model_validate(cleaned)
 
 
 def write_json_atomic(data: Any, path: Path, *, within: Path | None = None) -> None:

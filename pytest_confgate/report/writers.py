@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.html import render_html
-from pytest_confgate.report.json_report import write_text_atomic
+from pytest_confgate.report.json_report import printable_report, write_text_atomic
 from pytest_confgate.report.markdown import render_markdown
 from pytest_confgate.report.sarif import render_sarif
 
@@ -25,7 +25,7 @@ Writer = Callable[[GateReport], str]
 
 
 def _json(report: GateReport) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+    return printable_report(report).model_dump_json(indent=2) + "\n"
 
 
 def _sarif(report: GateReport) -> str:

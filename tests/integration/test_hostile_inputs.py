@@ -4,13 +4,14 @@ error or finding in a report that is still written, never an internal error or a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import metric, read_report, write_config
+from conftest import git, metric, read_report, write_config
 
 TIME = Path("/usr/bin/time")
 FLOOD_MB = 200
@@ -157,3 +158,63 @@ def test_a_package_with_no_statement_is_unavailable_coverage_not_100_percent(
         coverage["reason"]
     )
     assert "100.00%" not in result.stdout.str()
+
+
+LATIN1_SOURCE = b'"""Written in Latin-1, with no coding line."""\n\nCAFE = "caf\xe9"\n'
+ALL_FILE_METRICS = """\
+source: [calc]
+gate:
+  metrics:
+    - {type: test_pass_rate}
+    - {type: test_coverage}
+    - {type: lint_score}
+    - {type: security_score}
+    - {type: test_integrity}
+"""
+
+
+@pytest.mark.parametrize("scope", ["all", "changed"])
+def test_a_source_that_is_not_utf8_is_named_and_the_report_is_written(
+    repo: pytest.Pytester, scope: str
+) -> None:
+    write_config(repo, ALL_FILE_METRICS.replace("coverage}", f"coverage, scope: {scope}}}"))
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "config on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "latin.py").write_bytes(LATIN1_SOURCE)
+    old = repo.path / "tests" / "test_calc.py"
+    old.write_bytes(old.read_bytes() + b"\n# r\xe9sum\xe9 of the cases\n")
+
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+
+    assert "internal error" not in result.stdout.str()
+    report = read_report(repo)
+    assert report["decision"] == "fail"
+    named = {m["type"] for m in report["metrics"] if "calc/latin.py" in json.dumps(m)}
+    assert {"lint_score", "security_score"} <= named, report["metrics"]
+    assert result.ret == 1
+
+
+def test_a_file_name_that_is_not_utf8_is_named_and_the_report_is_written(
+    repo: pytest.Pytester,
+) -> None:
+    write_config(repo, ALL_FILE_METRICS)
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "config on main")
+    git(repo.path, "branch", "-f", "main")
+    bad = os.fsencode(repo.path / "calc") + b"/bad\xffname.py"
+    with open(bad, "wb") as handle:
+        handle.write(b"import os\n")
+
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+
+    assert "internal error" not in result.stdout.str()
+    report = read_report(repo)
+    assert report["change"]["files"] == ["calc/bad\\xffname.py"]
+    coverage = metric(report, "test_coverage")
+    assert coverage["status"] == "error"
+    assert "name is not UTF-8: calc/bad\\xffname.py; rename it" in coverage["reason"]
+    assert result.ret == 1
+    again = repo.runpytest("--confgate", "--confgate-base", "main")  # with the tool caches
+    assert "internal error" not in again.stdout.str()
+    assert metric(read_report(repo), "test_coverage")["reason"] == coverage["reason"]

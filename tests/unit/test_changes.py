@@ -345,3 +345,23 @@ def test_added_lines_come_from_hunk_headers_not_from_lookalike_content() -> None
 @given(st.text(alphabet='+-@ ,0123456789\n\\"ab/', max_size=200))
 def test_the_patch_parser_never_crashes(patch: str) -> None:
     assert isinstance(_added_lines(patch), dict)
+
+
+def test_a_file_name_that_is_not_utf8_names_the_file_on_disk(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    tracked, untracked = os.fsdecode(b"bad\xffname.py"), os.fsdecode(b"new\xfe.py")
+    write(root, tracked, "a = 1\n")
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, tracked, "a = 1\nb = 2\n")
+    commit(root, "change")
+    write(root, untracked, "c = 3\n")
+
+    changes = collect_changes(root, "main")
+
+    assert sorted(changes.paths()) == sorted([tracked, untracked])
+    assert all((root / path).is_file() for path in changes.paths())  # the real names
+    assert changes.lines(tracked) == frozenset({2})
+    assert read_at_ref(root, "main", tracked) == "a = 1\n"

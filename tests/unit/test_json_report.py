@@ -11,13 +11,16 @@ import pytest
 from fakes.reports import gate_report
 
 from pytest_confgate.exceptions import ReportError
-from pytest_confgate.models import EvalMetric, GateReport
+from pytest_confgate.models import EvalMetric, Finding, GateReport
 from pytest_confgate.report.json_report import (
     generate_report_schema,
+    printable_report,
     report_schema,
     resolve_report_path,
     write_json_report,
+    write_text_atomic,
 )
+from pytest_confgate.report.writers import FORMATS, load_report, render
 
 
 def _report() -> GateReport:
@@ -157,8 +160,58 @@ def test_a_temporary_file_of_a_run_still_writing_is_left_alone(tmp_path: Path) -
 
 
 def test_text_that_cannot_be_encoded_is_written_escaped(tmp_path: Path) -> None:
-    from pytest_confgate.report.json_report import write_text_atomic
-
     write_text_atomic("file pkg/bad\udcffname.py\n", tmp_path / "r.md")
 
     assert (tmp_path / "r.md").read_text(encoding="utf-8") == "file pkg/bad\\udcffname.py\n"
+
+
+BAD_NAME = os.fsdecode(b"pkg/bad\xffname.py")  # as os.listdir and git -z hand it over
+
+
+def _report_naming_an_undecodable_file() -> GateReport:
+    finding = Finding(tool="ruff", rule="F401", file=BAD_NAME, line=1, message="unused")
+    return gate_report(
+        metrics=[
+            EvalMetric(
+                type="lint_score",
+                value=0.5,
+                reason=f"1 violation in {BAD_NAME}",
+                details={"items": [finding.model_dump()], "by_file": {BAD_NAME: 1}},
+            )
+        ],
+    )
+
+
+def test_a_report_naming_an_undecodable_file_is_spelled_for_people() -> None:
+    clean = printable_report(_report_naming_an_undecodable_file())
+
+    lint = clean.metrics[0]
+    assert lint.reason == "1 violation in pkg/bad\\xffname.py"
+    assert lint.details["by_file"] == {"pkg/bad\\xffname.py": 1}
+    assert lint.details["items"][0]["file"] == "pkg/bad\\xffname.py"
+
+
+def test_a_clean_report_is_returned_as_it_is() -> None:
+    report = _report()
+
+    assert printable_report(report) is report
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_writes_a_report_naming_an_undecodable_file(
+    tmp_path: Path, fmt: str
+) -> None:
+    path = tmp_path / f"r.{fmt}"
+
+    write_text_atomic(render(printable_report(_report_naming_an_undecodable_file()), fmt), path)
+
+    text = path.read_text(encoding="utf-8")  # strict: every byte is valid UTF-8
+    assert "xffname.py" in text
+
+
+def test_the_json_report_of_an_undecodable_name_loads_back(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+
+    write_json_report(_report_naming_an_undecodable_file(), path, within=tmp_path)
+
+    assert load_report(path).metrics[0].details["by_file"] == {"pkg/bad\\xffname.py": 1}
