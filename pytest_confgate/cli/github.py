@@ -7,7 +7,8 @@ gate produced no report for <sha>". Then it re-counts sign-offs from the pull re
 when the tier needs them (``gate.recount``), rewrites the report so the ``report`` output tells
 the final verdict, and writes the summary, outputs, annotations and sticky comment
 (``github.publish``). The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report
-cannot be read.
+cannot be read or the runner's summary or output file cannot be written (one line says which;
+the decision is still printed).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     publish_command = github.add_parser(
         "publish",
         help="job summary, step outputs, annotations and the sticky PR comment from a report "
-        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report)",
+        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report or unwritable runner file)",
     )
     publish_command.add_argument(
         "report", metavar="REPORT.json", help="a report `pytest --confgate` wrote"
@@ -87,8 +88,6 @@ def publish(
         log_line,
         post_sticky_comment,
         step_outputs,
-        write_outputs,
-        write_summary,
     )
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
@@ -120,17 +119,40 @@ def publish(
     summary = render_markdown(report)
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
-    write_summary(environ, summary, err)
-    if environ.get("GITHUB_OUTPUT"):
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), step_outputs(report, report_path))
-    else:
-        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+    written = write_runner_files(environ, summary, step_outputs(report, report_path), err)
     if comment:
         body = render_markdown(report, limit_bytes=COMMENT_LIMIT)
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
+    if not written:
+        return ExitCode.USAGE_ERROR
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def write_runner_files(
+    environ: Mapping[str, str], summary: str, outputs: Mapping[str, str], err: TextIO
+) -> bool:
+    """The job summary and the step outputs, each tried; False when the runner's file for
+    one could not be written (said in one line: the step then exits 2, never a traceback)."""
+    from pytest_confgate.exceptions import GitHubError
+    from pytest_confgate.github.publish import log_line, write_outputs, write_summary
+
+    written = True
+    try:
+        write_summary(environ, summary, err)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    if not environ.get("GITHUB_OUTPUT"):
+        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+        return written
+    try:
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    return written
 
 
 def _load(path: Path) -> GateReport:
@@ -161,12 +183,7 @@ class _Unpublished:
         self.err = err
 
     def fail(self, sha: str | None, why: str) -> int:
-        from pytest_confgate.github.publish import (
-            log_line,
-            post_sticky_comment,
-            write_outputs,
-            write_summary,
-        )
+        from pytest_confgate.github.publish import log_line, post_sticky_comment
         from pytest_confgate.report.markdown import MARKER
 
         headline = f"the gate produced no report for {sha or 'this run'}"
@@ -176,16 +193,14 @@ class _Unpublished:
             "Nothing from an earlier run or from the repository is published in its place; "
             "see the gate job's log for why it wrote no report.\n"
         )
-        write_summary(self.environ, text, self.err)
-        if self.environ.get("GITHUB_OUTPUT"):
-            outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
-                       "escalated": "false", "report": self.report_path}
-            write_outputs(Path(self.environ["GITHUB_OUTPUT"]), outputs)
+        outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
+                   "escalated": "false", "report": self.report_path}
+        written = write_runner_files(self.environ, text, outputs, self.err)
         if self.comment:
             for note in post_sticky_comment(text, self.environ):
                 print(log_line(note), file=self.err)
         print(log_line("decision fail"), file=self.out)
-        return ExitCode.GATE_FAILED
+        return ExitCode.GATE_FAILED if written else ExitCode.USAGE_ERROR
 
 
 def _plain(text: str) -> str:
