@@ -134,6 +134,7 @@ def _report(args: argparse.Namespace) -> int:
 
     try:
         text = render(load_report(Path(args.report)), args.fmt)
+        _note_dropped_results(text, args.fmt)
         if args.output:
             write_text_atomic(text, Path(args.output))
         else:
@@ -142,6 +143,14 @@ def _report(args: argparse.Namespace) -> int:
         print(f"confgate report: {exc}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     return ExitCode.OK
+
+
+def _note_dropped_results(text: str, fmt: str) -> None:
+    from pytest_confgate.report.sarif import dropped_note
+
+    note = dropped_note(text) if fmt == "sarif" else None
+    if note is not None:
+        print(f"confgate report: {note}", file=sys.stderr)
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -119,3 +119,22 @@ def test_an_unwritable_output_is_a_usage_error(
     code, _, err = run(capsys, "report", "--format", "md", str(saved), "-o", str(blocker / "x.md"))
     assert code == ExitCode.USAGE_ERROR
     assert "the report cannot be written" in err
+
+
+def test_sarif_that_leaves_results_out_says_how_many(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    item = _report().metrics[0].details["items"][0]
+    metrics = [
+        EvalMetric(type="security_score", value=0.5,
+                   details={"tool": f"scanner-{n}", "items": [item, item, item]})
+        for n in range(21)  # GitHub takes 20 runs per upload
+    ]
+    path = tmp_path / "many.json"
+    write_json_report(gate_report(metrics=metrics), path)
+
+    code, out, err = run(capsys, "report", "--format", "sarif", str(path))
+
+    assert code == ExitCode.OK
+    assert len(json.loads(out)["runs"]) == 20
+    assert err.startswith("confgate report: SARIF: 3 result(s) and 1 run(s) left out: GitHub ")
