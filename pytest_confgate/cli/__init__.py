@@ -118,6 +118,8 @@ def _validate(args: argparse.Namespace) -> int:
         )
     else:
         print(f"{args.path or loaded.path.name}: valid ({gate.risk_tier} gate over {metrics})")
+    if loaded.passed_over:
+        print(f"note: also found, not read: {', '.join(loaded.passed_over)}")
     return ExitCode.OK
 
 

@@ -15,6 +15,8 @@ def summary_lines(report: GateReport, report_path: str | None = None) -> list[st
     for metric in report.metrics:
         lines.append(_metric_line(metric, width))
     lines.append("")
+    if report.config_passed_over:
+        lines.append(config_line(report))
     lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
     if report.signoffs.required:
         got = ", ".join(report.signoffs.approved_by) or "none"
@@ -31,6 +33,12 @@ def summary_lines(report: GateReport, report_path: str | None = None) -> list[st
     if report_path:
         lines.append(f"report: {report_path}")
     return lines
+
+
+def config_line(report: GateReport) -> str:
+    """Which of several configuration files was read: the others are not merged in."""
+    others = ", ".join(report.config_passed_over)
+    return f"config: {report.config_file} (also found, not read: {others})"
 
 
 def decision_line(report: GateReport) -> str:

@@ -349,3 +349,18 @@ def test_schema_prints_the_report_json_schema(
     assert schema == report_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_validate_names_the_configuration_files_it_did_not_read(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "confgate.yml").write_text(VALID_YAML, encoding="utf-8")
+    (workdir / "pyproject.toml").write_text(VALID_TOML, encoding="utf-8")
+
+    code, out, _ = run(capsys, "validate")
+
+    assert code == ExitCode.OK
+    assert out.splitlines() == [
+        "confgate.yml: valid (T2 gate over test_pass_rate, lint_score)",
+        "note: also found, not read: pyproject.toml [tool.confgate]",
+    ]

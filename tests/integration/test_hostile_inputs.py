@@ -218,3 +218,33 @@ def test_a_file_name_that_is_not_utf8_is_named_and_the_report_is_written(
     again = repo.runpytest("--confgate", "--confgate-base", "main")  # with the tool caches
     assert "internal error" not in again.stdout.str()
     assert metric(read_report(repo), "test_coverage")["reason"] == coverage["reason"]
+
+
+def test_the_summary_says_which_of_two_configuration_files_was_read(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
+    pyproject = project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + '\n[tool.confgate.gate]\nrisk_tier = "T3"\n',
+        encoding="utf-8",
+    )
+
+    result = project.runpytest("--confgate", "-p", "no:cacheprovider")
+
+    result.stdout.fnmatch_lines(
+        ["config: confgate.yml (also found, not read: pyproject.toml [tool.confgate])"]
+    )
+    report = read_report(project)
+    assert report["config_file"] == "confgate.yml"
+    assert report["config_passed_over"] == ["pyproject.toml [tool.confgate]"]
+    assert report["risk_tier"] == "T1"  # pyproject's T3 is not merged in
+
+
+def test_one_configuration_file_adds_no_line(project: pytest.Pytester) -> None:
+    write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
+
+    result = project.runpytest("--confgate", "-p", "no:cacheprovider")
+
+    assert "also found" not in result.stdout.str()
+    assert read_report(project)["config_passed_over"] == []
