@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pytest_confgate.collect._tool import display_path, tool_version
+from pytest_confgate.collect.sources import undecodable_names
 from pytest_confgate.collect.tool_cache import (
     ToolCache,
     cached_tool_version,
@@ -108,6 +109,12 @@ def collect_lint_score(
     argv = [*prefix, *CHECK_ARGS, *extra_args, *(os.fspath(path) for path in paths)]
     details: dict[str, Any] = {"tool": "ruff", "version": None, "duration_s": 0.0}
     details["command"] = argv
+    if unnamed := undecodable_names(root, paths):  # ruff exits 2 and names no file
+        reason = (
+            f"ruff cannot check a file whose name is not UTF-8: {', '.join(unnamed)}; "
+            "rename it (git, coverage.py and GitHub cannot show it either)"
+        )
+        return _not_ok(weight, MetricStatus.ERROR, reason, details)
     run = _Runner(root, timeout_s, max_output_bytes)
     try:
         if cache_dir is None or extra_args:

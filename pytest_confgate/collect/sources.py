@@ -80,7 +80,7 @@ def undecodable_names(root: Path, sources: list[Path], limit: int = 5) -> list[s
     relative to ``root`` and spelled for people: tools that store names as text cannot
     record them, so the evidence names them instead of failing without a name."""
     found: list[str] = []
-    for source in sources:
+    for source in (root / entry for entry in sources):  # an absolute entry stays as it is
         candidates = source.rglob("*.py") if source.is_dir() else [source]
         for path in candidates:
             if not _is_utf8(str(path)):
@@ -99,7 +99,7 @@ def _is_utf8(name: str) -> bool:
 
 
 def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    for base in (root, root.resolve()):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return path.as_posix()

@@ -195,10 +195,25 @@ def test_a_source_that_is_not_utf8_is_named_and_the_report_is_written(
     assert result.ret == 1
 
 
+CHANGED_SCOPE_METRICS = """\
+source: [calc]
+gate:
+  metrics:
+    - {type: test_pass_rate}
+    - {type: test_coverage, scope: changed}
+    - {type: lint_score, scope: changed}
+    - {type: security_score, scope: changed}
+    - {type: test_integrity}
+"""
+
+
+@pytest.mark.parametrize(
+    "config", [ALL_FILE_METRICS, CHANGED_SCOPE_METRICS], ids=["all", "changed"]
+)
 def test_a_file_name_that_is_not_utf8_is_named_and_the_report_is_written(
-    repo: pytest.Pytester,
+    repo: pytest.Pytester, config: str
 ) -> None:
-    write_config(repo, ALL_FILE_METRICS)
+    write_config(repo, config)
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "config on main")
     git(repo.path, "branch", "-f", "main")
@@ -211,13 +226,17 @@ def test_a_file_name_that_is_not_utf8_is_named_and_the_report_is_written(
     assert "internal error" not in result.stdout.str()
     report = read_report(repo)
     assert report["change"]["files"] == ["calc/bad\\xffname.py"]
-    coverage = metric(report, "test_coverage")
-    assert coverage["status"] == "error"
-    assert "name is not UTF-8: calc/bad\\xffname.py; rename it" in coverage["reason"]
+    lint = metric(report, "lint_score")
+    assert lint["status"] == "error"
+    assert "name is not UTF-8: calc/bad\\xffname.py; rename it" in lint["reason"]
+    if "scope: changed" not in config:  # line probes measure it; coverage.py cannot
+        coverage = metric(report, "test_coverage")
+        assert coverage["status"] == "error"
+        assert "name is not UTF-8: calc/bad\\xffname.py; rename it" in coverage["reason"]
     assert result.ret == 1
     again = repo.runpytest("--confgate", "--confgate-base", "main")  # with the tool caches
     assert "internal error" not in again.stdout.str()
-    assert metric(read_report(repo), "test_coverage")["reason"] == coverage["reason"]
+    assert metric(read_report(repo), "lint_score")["reason"] == lint["reason"]
 
 
 def test_the_summary_says_which_of_two_configuration_files_was_read(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -413,3 +414,22 @@ def test_cached_lint_is_an_error_when_ruff_checked_no_files(project: Path, tmp_p
 
     assert metric.status is MetricStatus.ERROR
     assert metric.reason == f"ruff checked no files under {project.resolve()}: check `source:`"
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_a_file_name_that_is_not_utf8_is_an_error_naming_it(
+    project: Path, tmp_path: Path, cached: bool
+) -> None:
+    bad = os.fsencode(project / "src" / "pkg") + b"/bad\xffname.py"
+    with open(bad, "wb") as handle:
+        handle.write(b"import os\n")
+
+    metric = collect_lint_score(
+        project, [Path("src")], cache_dir=tmp_path / "cache" if cached else None
+    )
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason == (
+        "ruff cannot check a file whose name is not UTF-8: src/pkg/bad\\xffname.py; rename it "
+        "(git, coverage.py and GitHub cannot show it either)"
+    )
