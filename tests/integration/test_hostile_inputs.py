@@ -116,14 +116,20 @@ def test_running_out_of_memory_anywhere_still_writes_a_report_that_says_so(
 ) -> None:
     # A MemoryError cannot be provoked reliably on a shared CI machine: one collector of the
     # real table raises it once the tests are over, as an allocation there would.
+    # The run is in this process: the table is put back when it ends, for the tests after it.
     project.makeconftest(
         """
         from pytest_confgate.gate import collectors
+
+        _ORIGINAL = collectors.COLLECTORS["test_pass_rate"]
 
         def _exhausted(config, evidence):
             raise MemoryError
 
         collectors.COLLECTORS["test_pass_rate"] = _exhausted
+
+        def pytest_unconfigure(config):
+            collectors.COLLECTORS["test_pass_rate"] = _ORIGINAL
         """
     )
     write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
