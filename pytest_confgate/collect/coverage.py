@@ -32,6 +32,8 @@ from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
+_UNDECODABLE = "coverage.py cannot record a file whose name is not UTF-8"
+
 _SELECTION = ("run:source", "run:source_pkgs", "run:include")
 """coverage.py settings that choose what is measured; the gate's ``source:`` replaces them."""
 
@@ -187,7 +189,10 @@ class CoverageSession:
             engine, self._engine = self._engine, None
             if self._cov is not None:
                 with self._catch():
-                    engine.stop(self._cov.get_data())
+                    try:
+                        engine.stop(self._cov.get_data())
+                    except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
+                        self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
                 self._unprobed = dict(engine.probes.unprobed)
         elif self._cov is not None:
@@ -324,7 +329,7 @@ class CoverageSession:
                     "note": "no changed Python file under the measured source",
                 },
             )
-        if self._cov is None:
+        if self._cov is None or (self._error or "").startswith(_UNDECODABLE):
             return self._failed(self._error or "coverage.py did not run")
         from coverage.exceptions import CoverageException
 
@@ -416,7 +421,7 @@ class CoverageSession:
 
         names = ", ".join(undecodable_names(self.root, self.sources)) or "a measured file"
         return (
-            f"coverage.py cannot record a file whose name is not UTF-8: {names}; rename it "
+            f"{_UNDECODABLE}: {names}; rename it "
             "(git, ruff and GitHub cannot show it either)"
         )
 

@@ -137,8 +137,9 @@ def _step_into(folder: int, part: str, reached: Path, path: Path) -> int:
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR):
             raise ReportError(
-                f"{path}: {reached} is no longer a folder (a symlink or a file took its place "
-                "while the tests ran); the report is not written through it"
+                f"{path}: the report cannot be written: {reached} is not a folder (a symlink or "
+                "a file is in its place, perhaps put there while the tests ran); the report is "
+                "not written through it"
             ) from exc
         raise
     finally:

@@ -95,7 +95,7 @@ def test_swap():
 
     assert result.ret == 1
     assert list(outside.iterdir()) == []
-    result.stdout.fnmatch_lines(["confgate: ERROR: *r.json: *reports is no longer a folder*"])
+    result.stdout.fnmatch_lines(["confgate: ERROR: *r.json: *reports is not a folder*"])
 
 
 def test_a_temporary_report_a_killed_run_left_behind_is_removed(project: pytest.Pytester) -> None:
