@@ -366,3 +366,21 @@ def test_validate_names_the_configuration_files_it_did_not_read(
         "confgate.yml: valid (T2 gate over test_pass_rate, lint_score)",
         "note: also found, not read: pyproject.toml [tool.confgate]",
     ]
+
+
+def test_validate_refuses_a_task_agent_that_judges_the_gate_it_runs_under(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17's contract: the task's agent is the author under `confgate run`."""
+    (workdir / "confgate.yml").write_text(
+        "agents:\n  architect: {provider: command, command: [architect]}\n"
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: llm_judge, evaluator_agent: architect}\n"
+        "tasks:\n  design: {agent: architect, prompt: Design it.}\n", encoding="utf-8")
+
+    code, out, err = run(capsys, "validate")
+
+    assert code == ExitCode.USAGE_ERROR
+    assert out == ""
+    assert "confgate.yml:6: gate.metrics[1].evaluator_agent: " in err
+    assert "must differ" in err
