@@ -200,6 +200,7 @@ class GateReport(_Frozen):
     project: str
     generated_at: str
     config_file: str | None = None
+    config_passed_over: list[str] = Field(default_factory=list)
     risk_tier: RiskTier
     risk_reason: str
     change: dict[str, Any] | None = None

@@ -3,12 +3,19 @@
 A leaf module (no imports from the rest of the package): git changes, risk rules, waivers and
 per-path floors all match paths the same way. Globs: ``**`` spans directories (``**/x.py``
 also matches ``x.py``), ``*`` and ``?`` never cross ``/``, a pattern must match the whole path.
+
+A file name that is not UTF-8 (``bad\xffname.py``) is held as the OS hands it over, with
+surrogate escapes, so it still opens the file; ``printable`` spells it for people and for
+every report format, which must hold valid Unicode.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def normalize_path(path: str) -> str:
@@ -87,3 +94,33 @@ def _class_end(segment: str, start: int) -> int:
         j += 1
     end = segment.find("]", j)
     return end  # -1: no closing bracket, so "[" is literal
+
+
+def printable(text: str) -> str:
+    """``text`` without lone surrogates: an undecodable byte of a file name (``os.fsdecode``'s
+    ``\udcff``) is spelled ``\xff``, any other lone surrogate ``\ud800``."""
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(_spelled, text)
+
+
+def _spelled(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def printable_data(value: Any) -> Any:
+    """``value`` (dicts, lists, tuples, strings, numbers) with every string ``printable``,
+    keys included; the same object when nothing needed a change."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        items = [(printable_data(k), printable_data(v)) for k, v in value.items()]
+        pairs = zip(items, value.items(), strict=True)
+        return value if all(k is k0 and v is v0 for (k, v), (k0, v0) in pairs) else dict(items)
+    if isinstance(value, (list, tuple)):
+        cleaned = [printable_data(item) for item in value]
+        if all(a is b for a, b in zip(cleaned, value, strict=True)):
+            return value
+        return cleaned if isinstance(value, list) else tuple(cleaned)
+    return value

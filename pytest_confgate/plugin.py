@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
-    from pytest_confgate.models import GateReport
+    from pytest_confgate.models import GateReport, TestOutcomes
 
 _PLUGIN_NAME = "confgate-gate"
 _LINKS_KEY = "confgate_requirements"
@@ -227,23 +227,37 @@ class _GatePlugin:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _decide(self) -> None:
-        from pytest_confgate.exceptions import ConfgateError
-        from pytest_confgate.report.json_report import write_json_report
+        from pytest_confgate.exceptions import ConfgateError, ReportError
+        from pytest_confgate.report.json_report import working_tree, write_json_report
 
         outcomes = self.tally.outcomes(time.perf_counter() - self._started)
+        tree = working_tree(self.run.root)  # folders below it are never followed as symlinks
         try:
             self.report = self.run.finish(outcomes, self.tally.links)
-            write_json_report(self.report, self.report_path)
+            write_json_report(self.report, self.report_path, within=tree)
             data_path = self.config.getoption("confgate_coverage_data")
             if data_path:
                 self.run.write_coverage_data(self.config.rootpath / data_path)
+        except ReportError as exc:  # the report cannot be written: nothing to fall back to
+            self.error = str(exc)
         except ConfgateError as exc:
             self.error = str(exc)
+            self._write_failed_report(outcomes, tree)
         except Exception as exc:  # a bug of ours must still fail closed, not pass or crash
-            self.error = (
-                f"internal error in pytest-confgate ({type(exc).__name__}: {exc}); "
-                "the gate fails closed. Please report it with this message."
-            )
+            self.error = _internal_error(exc)
+            self._write_failed_report(outcomes, tree)
+
+    def _write_failed_report(self, outcomes: TestOutcomes, tree: Path) -> None:
+        """The gate could not finish: still leave a report, a ``fail`` that says why."""
+        from pytest_confgate.exceptions import ConfgateError
+        from pytest_confgate.report.json_report import write_json_report
+
+        try:
+            failed = self.run.failed_report(outcomes, self.error or "")
+            write_json_report(failed, self.report_path, within=tree)
+        except Exception as exc:  # nothing more to fall back to: the error line says it all
+            why = str(exc) if isinstance(exc, ConfgateError) else _internal_error(exc)
+            self.error = f"{self.error}; no report was written either ({why})"
 
     def _passed(self) -> bool:
         from pytest_confgate.models import Decision
@@ -295,6 +309,18 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+def _internal_error(exc: Exception) -> str:
+    if isinstance(exc, MemoryError):
+        return (
+            "the gate ran out of memory (MemoryError) and fails closed; give the job more "
+            "memory, or cap what the tools print (max_output_bytes)"
+        )
+    return (
+        f"internal error in pytest-confgate ({type(exc).__name__}: {exc}); "
+        "the gate fails closed. Please report it with this message."
+    )
 
 
 class _AssertRewriting:

@@ -1,26 +1,37 @@
-"""Run an external program safely: an argv list, never a shell, with a deadline.
+"""Run an external program safely: an argv list, never a shell, with a deadline and a cap.
 
 Every child the package starts (ruff, bandit, git, a command agent, the gate under an overlay,
 a candidate's checks) goes through here or ``kill_process_group``: it gets its own session, so
-a timeout kills the whole process group, children included. Leaf: it imports only the error
-tree. Collectors turn ``ToolMissing`` and ``ToolTimeout`` into ``unavailable``/``error``
-metrics (SPEC 4): a tool that is missing or hangs fails the gate closed, never crashes the run.
+a timeout kills the whole process group, children included. What a program prints is read
+while it runs into a bounded buffer (``exchange``): stdout past its cap kills the group and is
+an error, stderr keeps only its tail, so a tool that prints gigabytes costs the gate a few
+megabytes, never its memory. Leaf: it imports only the error tree. Collectors turn
+``ToolMissing``, ``ToolTimeout`` and ``ToolOutputTooLarge`` into ``unavailable``/``error``
+metrics (SPEC 4): a tool that is missing, hangs or floods fails the gate closed, never
+crashes the run.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from pytest_confgate.exceptions import EvidenceError
 
 _STDERR_TAIL_LINES = 12
 _STDERR_TAIL_CHARS = 1500
+_CHUNK = 64 * 1024
+DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+"""What a tool may print on stdout before it is killed (64 MiB; ``max_output_bytes``)."""
+STDERR_KEEP_BYTES = 64 * 1024
+"""How much of the end of stderr is kept: where tools put the actual error."""
 
 
 class ToolMissing(EvidenceError):
@@ -29,6 +40,18 @@ class ToolMissing(EvidenceError):
 
 class ToolTimeout(EvidenceError):
     """The tool ran past its deadline and was killed with its whole process group."""
+
+
+class ToolOutputTooLarge(EvidenceError):
+    """The tool printed more than its cap on stdout and was killed with its process group."""
+
+
+class PastDeadline(Exception):
+    """``exchange``: the deadline passed before the program closed its output and exited."""
+
+
+class PastOutputCap(Exception):
+    """``exchange``: the program printed more than ``max_stdout`` bytes on stdout."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +74,30 @@ def tail(text: str) -> str:
     return "\n".join(lines[-_STDERR_TAIL_LINES:])[-_STDERR_TAIL_CHARS:]
 
 
-def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float) -> ToolResult:
-    """Run ``argv`` in ``cwd``; raise ``ToolMissing`` or ``ToolTimeout`` instead of hanging.
+def describe_bytes(count: int) -> str:
+    """``67108864`` -> ``64 MiB``: a cap as people read it, exact when it is whole."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
 
-    The tool gets its own session so that on timeout the whole process group is killed,
-    including children it started (a wrapper script's real tool, a pool of workers).
+
+def run_tool(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    errors: str = "replace",
+) -> ToolResult:
+    """Run ``argv`` in ``cwd``; raise ``ToolMissing``, ``ToolTimeout`` or ``ToolOutputTooLarge``
+    instead of hanging or reading without end.
+
+    The tool gets its own session so that on timeout, or once stdout passes
+    ``max_output_bytes``, the whole process group is killed, including children it started
+    (a wrapper script's real tool, a pool of workers). ``errors`` decodes stdout:
+    ``surrogateescape`` where it lists file names (``git ... -z``), so a name that is not
+    UTF-8 still names the file on disk.
     """
     if not cwd.is_dir():
         raise EvidenceError(f"cannot run {argv[0]}: directory {cwd} does not exist")
@@ -73,18 +115,100 @@ def run_tool(argv: Sequence[str], *, cwd: Path, timeout_s: float) -> ToolResult:
         raise ToolMissing(f"{argv[0]} was not found") from exc
     except PermissionError as exc:
         raise ToolMissing(f"{argv[0]} is not executable") from exc
+    except OSError as exc:  # E2BIG (argument list too long), ENOMEM, EAGAIN: never a crash
+        raise EvidenceError(f"{argv[0]} could not be started: {exc.strerror}") from exc
     try:
-        out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
+        out, err = exchange(proc, deadline=started + timeout_s, max_stdout=max_output_bytes)
+    except PastDeadline:
         _kill_group(proc)
         message = f"{argv[0]} did not finish within {timeout_s:g} s and was killed"
-        raise ToolTimeout(message) from exc
+        raise ToolTimeout(message) from None
+    except PastOutputCap:
+        _kill_group(proc)
+        raise ToolOutputTooLarge(
+            f"{argv[0]} printed more than the output cap of {describe_bytes(max_output_bytes)} "
+            "(max_output_bytes) on stdout and was killed; half an output is never read as a "
+            "result. Raise the metric's max_output_bytes if that much output is right"
+        ) from None
+    except BaseException:
+        _kill_group(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
+        raise
     return ToolResult(
         returncode=proc.returncode,
-        stdout=out.decode("utf-8", errors="replace"),
+        stdout=out.decode("utf-8", errors=errors),
         stderr=err.decode("utf-8", errors="replace"),
         duration_s=time.perf_counter() - started,
     )
+
+
+def exchange(
+    proc: subprocess.Popen[bytes],
+    *,
+    deadline: float,
+    max_stdout: int,
+    data: bytes = b"",
+    stderr_keep: int = STDERR_KEEP_BYTES,
+) -> tuple[bytearray, bytearray]:
+    """Feed ``data`` to stdin (when it is a pipe) while reading stdout and stderr, until the
+    program exits; raise ``PastDeadline`` or ``PastOutputCap``, leaving the kill to the caller.
+
+    One thread with a selector (as ``Popen.communicate`` does on POSIX), so that output is
+    capped while it arrives and no reader thread outlives a killed program. ``deadline`` is a
+    ``time.perf_counter()`` value; only the last ``stderr_keep`` bytes of stderr are kept.
+    """
+    out, err = bytearray(), bytearray()
+    pending = memoryview(data)
+    with selectors.DefaultSelector() as selector:
+        stdin = proc.stdin
+        if stdin is not None and pending:
+            os.set_blocking(stdin.fileno(), False)
+            selector.register(stdin, selectors.EVENT_WRITE)
+        elif stdin is not None:
+            stdin.close()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                selector.register(stream, selectors.EVENT_READ)
+        while selector.get_map():
+            for key, _ in selector.select(_remaining(deadline)):
+                stream = cast("IO[bytes]", key.fileobj)
+                if stream is stdin:
+                    pending = _write_some(stream, pending)
+                    if not pending:
+                        selector.unregister(stream)
+                        stream.close()
+                    continue
+                chunk = os.read(key.fd, _CHUNK)
+                if not chunk:
+                    selector.unregister(stream)
+                elif stream is proc.stdout:
+                    out += chunk
+                    if len(out) > max_stdout:
+                        raise PastOutputCap
+                else:
+                    err += chunk
+                    del err[: max(len(err) - stderr_keep, 0)]
+    try:
+        proc.wait(_remaining(deadline))
+    except subprocess.TimeoutExpired:
+        raise PastDeadline from None  # it closed its output but kept running
+    return out, err
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise PastDeadline
+    return left
+
+
+def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
+    try:
+        written = os.write(stdin.fileno(), pending[:_CHUNK])
+    except BlockingIOError:
+        return pending
+    except BrokenPipeError:  # the program stopped reading: what it has read is its input
+        return pending[:0]
+    return pending[written:]
 
 
 def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
@@ -104,12 +228,10 @@ def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the group and reap ``proc`` without reading more: a grandchild that escaped the
+    group may still hold the pipes open, and whatever it prints is no longer ours to read."""
     kill_process_group(proc)
-    try:
-        # Reap it; a grandchild that escaped the group may still hold the pipes open.
-        proc.communicate(timeout=5.0)
-    except subprocess.TimeoutExpired:
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-        proc.wait()
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    proc.wait()

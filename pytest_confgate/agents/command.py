@@ -14,28 +14,18 @@ Invalid UTF-8 in the answer is replaced (U+FFFD), never fatal.
 from __future__ import annotations
 
 import os
-import selectors
 import shutil
 import subprocess
 import time
 from collections.abc import Mapping
-from typing import IO, cast
 
 from pytest_confgate import subreaper
 from pytest_confgate.agents import AgentReply
 from pytest_confgate.config import CommandAgentConfig
 from pytest_confgate.exceptions import AgentError
+from pytest_confgate.processes import PastDeadline, PastOutputCap, exchange
 
 STDERR_TAIL_CHARS = 2000
-_CHUNK = 64 * 1024
-
-
-class _TimedOut(Exception):
-    """The deadline passed before the program closed its output and exited."""
-
-
-class _TooMuchOutput(Exception):
-    """The program printed more than ``max_output_bytes``."""
 
 
 class CommandAgent:
@@ -58,15 +48,16 @@ class CommandAgent:
         started = time.perf_counter()
         proc = self._start()
         try:
-            out, err = _exchange(
+            out, err = exchange(
                 proc,
-                text.encode("utf-8", errors="replace"),  # a lone surrogate must not crash a call
-                started + timeout_s,
-                self._config.max_output_bytes,
+                deadline=started + timeout_s,
+                max_stdout=self._config.max_output_bytes,
+                data=text.encode("utf-8", errors="replace"),  # a lone surrogate must not crash
+                stderr_keep=STDERR_TAIL_CHARS * 4,  # enough for the tail we quote
             )
-        except (_TimedOut, _TooMuchOutput) as stop:
+        except (PastDeadline, PastOutputCap) as stop:
             subreaper.stop(proc)
-            kind = "output_cap" if isinstance(stop, _TooMuchOutput) else "timeout"
+            kind = "output_cap" if isinstance(stop, PastOutputCap) else "timeout"
             raise AgentError(self._stop_message(stop), attempts=1, kind=kind) from None
         except BaseException:
             subreaper.stop(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
@@ -130,7 +121,7 @@ class CommandAgent:
 
     def _stop_message(self, stop: Exception) -> str:
         config = self._config
-        if isinstance(stop, _TooMuchOutput):
+        if isinstance(stop, PastOutputCap):
             what = f"printed more than max_output_bytes ({config.max_output_bytes} bytes)"
             advice = f"raise agents.{self.name}.max_output_bytes if that much output is right"
         else:
@@ -141,73 +132,10 @@ class CommandAgent:
             f" process group; {advice}"
         )
 
-    def _exit_message(self, returncode: int, err: bytes) -> str:
+    def _exit_message(self, returncode: int, err: bytes | bytearray) -> str:
         how = f"exited with status {returncode}"
         if returncode < 0:
             how = f"was killed by signal {-returncode}"
         stderr = err.decode("utf-8", errors="replace").strip()
         tail = f"; stderr ends with:\n{stderr[-STDERR_TAIL_CHARS:]}" if stderr else ""
         return f"agent {self.name!r}: command {self._program} {how}{tail}"
-
-
-def _exchange(
-    proc: subprocess.Popen[bytes], data: bytes, deadline: float, cap: int
-) -> tuple[bytes, bytes]:
-    """Feed ``data`` to stdin while reading stdout and stderr, until exit or the deadline.
-
-    One thread with a selector (as ``Popen.communicate`` does on POSIX), so that output can
-    be capped while it arrives and no reader thread outlives a killed program.
-    """
-    # All three are pipes (see ``_start``), never None.
-    stdin, stdout, stderr = (cast("IO[bytes]", s) for s in (proc.stdin, proc.stdout, proc.stderr))
-    out, err = bytearray(), bytearray()
-    pending = memoryview(data)
-    with selectors.DefaultSelector() as selector:
-        if pending:
-            os.set_blocking(stdin.fileno(), False)
-            selector.register(stdin, selectors.EVENT_WRITE)
-        else:
-            stdin.close()
-        selector.register(stdout, selectors.EVENT_READ)
-        selector.register(stderr, selectors.EVENT_READ)
-        while selector.get_map():
-            for key, _ in selector.select(_remaining(deadline)):
-                stream: IO[bytes] = key.fileobj  # type: ignore[assignment]  # we registered IO[bytes]
-                if stream is stdin:
-                    pending = _write_some(stdin, pending)
-                    if not pending:
-                        selector.unregister(stdin)
-                        stdin.close()
-                    continue
-                chunk = os.read(key.fd, _CHUNK)
-                if not chunk:
-                    selector.unregister(stream)
-                    continue
-                if stream is stdout:
-                    out += chunk
-                    if len(out) > cap:
-                        raise _TooMuchOutput
-                else:
-                    err = (err + chunk)[-STDERR_TAIL_CHARS * 4 :]  # enough for the tail we quote
-    try:
-        proc.wait(_remaining(deadline))
-    except subprocess.TimeoutExpired:
-        raise _TimedOut from None  # it closed its output but kept running
-    return bytes(out), bytes(err)
-
-
-def _remaining(deadline: float) -> float:
-    left = deadline - time.perf_counter()
-    if left <= 0:
-        raise _TimedOut
-    return left
-
-
-def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
-    try:
-        written = os.write(stdin.fileno(), pending[:_CHUNK])
-    except BlockingIOError:
-        return pending
-    except BrokenPipeError:  # the program stopped reading: what it has read is its prompt
-        return pending[:0]
-    return pending[written:]

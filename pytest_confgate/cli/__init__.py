@@ -135,6 +135,8 @@ def _validate(args: argparse.Namespace) -> int:
         )
     else:
         print(f"{args.path or loaded.path.name}: valid ({gate.risk_tier} gate over {metrics})")
+    if loaded.passed_over:
+        print(f"note: also found, not read: {', '.join(loaded.passed_over)}")
     return ExitCode.OK
 
 
@@ -157,6 +159,7 @@ def _report(args: argparse.Namespace) -> int:
 
             base = load_report(Path(args.compare))
             text = with_comparison(text, args.fmt, report, base, args.compare)
+        _note_dropped_results(text, args.fmt)
         if args.output:
             write_text_atomic(text, Path(args.output))
         else:
@@ -165,6 +168,14 @@ def _report(args: argparse.Namespace) -> int:
         print(f"confgate report: {exc}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     return ExitCode.OK
+
+
+def _note_dropped_results(text: str, fmt: str) -> None:
+    from pytest_confgate.report.sarif import dropped_note
+
+    note = dropped_note(text) if fmt == "sarif" else None
+    if note is not None:
+        print(f"confgate report: {note}", file=sys.stderr)
 
 
 def _merge(args: argparse.Namespace) -> int:

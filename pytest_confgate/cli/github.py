@@ -7,7 +7,8 @@ gate produced no report for <sha>". Then it re-counts sign-offs from the pull re
 when the tier needs them (``gate.recount``), rewrites the report so the ``report`` output tells
 the final verdict, and writes the summary, outputs, annotations and sticky comment
 (``github.publish``). The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report
-cannot be read.
+cannot be read or the runner's summary or output file cannot be written (one line says which;
+the decision is still printed).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     publish_command = github.add_parser(
         "publish",
         help="job summary, step outputs, annotations and the sticky PR comment from a report "
-        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report)",
+        "(exit 0 pass, 1 fail or needs sign-off, 2 bad report or unwritable runner file)",
     )
     publish_command.add_argument(
         "report",
@@ -91,8 +92,6 @@ def publish(
         artifacts_url,
         log_line,
         post_sticky_comment,
-        write_outputs,
-        write_summary,
     )
     from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
@@ -128,20 +127,20 @@ def publish(
     summary = with_run(run, render_markdown(report, report_link=link, artifacts=link))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
-    write_summary(environ, summary, err)
-    if environ.get("GITHUB_OUTPUT"):
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), _outputs(report, report_path, run))
-    else:
-        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+    written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
         body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
                                              report_link=link, artifacts=link))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
-    if run is not None and not run.advanced:
+    held = run is not None and not run.advanced
+    if run is not None and held:
         state = "escalated to a human" if run.escalated else "did not advance"
         print(log_line(f"the run {state}"), file=out)
+    if not written:
+        return ExitCode.USAGE_ERROR
+    if held:
         return ExitCode.GATE_FAILED
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
 
@@ -157,6 +156,31 @@ def _outputs(report: GateReport, report_path: str, run: RunSummary | None) -> di
         if not run.advanced:
             outputs["auto_advance"] = "false"
     return outputs
+
+
+def write_runner_files(
+    environ: Mapping[str, str], summary: str, outputs: Mapping[str, str], err: TextIO
+) -> bool:
+    """The job summary and the step outputs, each tried; False when the runner's file for
+    one could not be written (said in one line: the step then exits 2, never a traceback)."""
+    from pytest_confgate.exceptions import GitHubError
+    from pytest_confgate.github.publish import log_line, write_outputs, write_summary
+
+    written = True
+    try:
+        write_summary(environ, summary, err)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    if not environ.get("GITHUB_OUTPUT"):
+        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+        return written
+    try:
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    return written
 
 
 def _load(path: Path) -> GateReport:
@@ -187,12 +211,7 @@ class _Unpublished:
         self.err = err
 
     def fail(self, sha: str | None, why: str) -> int:
-        from pytest_confgate.github.publish import (
-            log_line,
-            post_sticky_comment,
-            write_outputs,
-            write_summary,
-        )
+        from pytest_confgate.github.publish import log_line, post_sticky_comment
         from pytest_confgate.report.markdown import MARKER
 
         headline = f"the gate produced no report for {sha or 'this run'}"
@@ -202,16 +221,14 @@ class _Unpublished:
             "Nothing from an earlier run or from the repository is published in its place; "
             "see the gate job's log for why it wrote no report.\n"
         )
-        write_summary(self.environ, text, self.err)
-        if self.environ.get("GITHUB_OUTPUT"):
-            outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
-                       "escalated": "false", "report": self.report_path}
-            write_outputs(Path(self.environ["GITHUB_OUTPUT"]), outputs)
+        outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
+                   "escalated": "false", "report": self.report_path}
+        written = write_runner_files(self.environ, text, outputs, self.err)
         if self.comment:
             for note in post_sticky_comment(text, self.environ):
                 print(log_line(note), file=self.err)
         print(log_line("decision fail"), file=self.out)
-        return ExitCode.GATE_FAILED
+        return ExitCode.GATE_FAILED if written else ExitCode.USAGE_ERROR
 
 
 def _plain(text: str) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from pytest_confgate.collect.symlinks import link_aliases, symlinks
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, ChangeStatus, FileChange
-from pytest_confgate.paths import normalize_path
+from pytest_confgate.paths import normalize_path, printable
 from pytest_confgate.processes import ToolMissing, ToolResult, run_tool, tail
 
 GIT_TIMEOUT_S = 120.0
@@ -128,15 +128,18 @@ def read_at_ref(root: Path, ref: str, path: str) -> str | None:
     kind = _git(top, "cat-file", "-t", f"{commit}:{repo_path}")
     if kind.returncode != 0 or kind.stdout.strip() != "blob":
         return None
-    blob = _git(top, "cat-file", "blob", f"{commit}:{repo_path}")
+    blob = _git(top, "cat-file", "blob", f"{commit}:{repo_path}", errors="replace")
     if blob.returncode != 0:
         raise EvidenceError(f"git could not read {repo_path} at {ref}: {tail(blob.stderr)}")
     return blob.stdout
 
 
-def _git(cwd: Path, *args: str) -> ToolResult:
+def _git(cwd: Path, *args: str, errors: str = "surrogateescape") -> ToolResult:
+    """``git ARGS``; names it prints keep undecodable bytes as surrogates (``os.fsdecode``),
+    so a file named ``bad\xffname.py`` is found on disk; text for people uses ``replace``."""
     try:
-        return run_tool(["git", *args], cwd=cwd, timeout_s=GIT_TIMEOUT_S)
+        argv = ["git", "-c", "core.quotepath=on", *args]  # patch headers quote names alike
+        return run_tool(argv, cwd=cwd, timeout_s=GIT_TIMEOUT_S, errors=errors)
     except ToolMissing as exc:
         message = "git is not installed or not on PATH: install git, or drop `scope: changed`"
         raise EvidenceError(f"{message} and `risk_rules` ({exc})") from exc
@@ -212,9 +215,9 @@ def _tracked_changes(top: Path, merge_base: str, *head: str) -> list[FileChange]
     return changes
 
 
-def _run_diff(top: Path, *args: str) -> str:
+def _run_diff(top: Path, *args: str, errors: str = "surrogateescape") -> str:
     # -M always (whatever diff.renames says); no external diff drivers or textconv filters.
-    result = _git(top, "diff", "-M", "--no-ext-diff", *args, "--")
+    result = _git(top, "diff", "-M", "--no-ext-diff", *args, "--", errors=errors)
     if result.returncode != 0:
         raise EvidenceError(f"git diff failed in {top}: {tail(result.stderr)}")
     return result.stdout
@@ -277,7 +280,7 @@ def _unquote(name: str) -> str:
                 continue
         out.extend(char.encode("utf-8"))
         i += 1
-    return out.decode("utf-8", errors="replace")
+    return out.decode("utf-8", errors="surrogateescape")  # as git listed it with -z
 
 
 def _untracked_files(top: Path) -> list[FileChange]:
@@ -335,9 +338,15 @@ def change_diff(root: Path, merge_base: str | None) -> str:
     if _commit_of(top, against) is None:
         raise EvidenceError(f"there is no commit {against!r} in {top} to diff against")
     text = _run_diff(
-        top, "--no-color", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", against
+        top,
+        "--no-color",
+        "--no-textconv",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        against,
+        errors="replace",  # for a reader: the patch's names are quoted ASCII already
     )
-    untracked = [change.path for change in _untracked_files(top)]
+    untracked = [printable(change.path) for change in _untracked_files(top)]
     if untracked:
         text += "".join(f"new untracked file: {name}\n" for name in untracked)
     return text
@@ -348,5 +357,7 @@ def change_story(root: Path, merge_base: str | None, max_chars: int = 20_000) ->
     if merge_base is None:
         return ""
     top = _top_level(root)
-    result = _git(top, "log", "--no-color", "--format=%s%n%n%b", f"{merge_base}..HEAD")
+    result = _git(
+        top, "log", "--no-color", "--format=%s%n%n%b", f"{merge_base}..HEAD", errors="replace"
+    )
     return result.stdout[:max_chars] if result.returncode == 0 else ""

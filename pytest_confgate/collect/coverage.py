@@ -32,6 +32,8 @@ from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
+_UNDECODABLE = "coverage.py cannot record a file whose name is not UTF-8"
+
 _SELECTION = ("run:source", "run:source_pkgs", "run:include")
 """coverage.py settings that choose what is measured; the gate's ``source:`` replaces them."""
 
@@ -187,7 +189,10 @@ class CoverageSession:
             engine, self._engine = self._engine, None
             if self._cov is not None:
                 with self._catch():
-                    engine.stop(self._cov.get_data())
+                    try:
+                        engine.stop(self._cov.get_data())
+                    except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
+                        self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
                 self._unprobed = dict(engine.probes.unprobed)
         elif self._cov is not None:
@@ -324,7 +329,7 @@ class CoverageSession:
                     "note": "no changed Python file under the measured source",
                 },
             )
-        if self._cov is None:
+        if self._cov is None or (self._error or "").startswith(_UNDECODABLE):
             return self._failed(self._error or "coverage.py did not run")
         from coverage.exceptions import CoverageException
 
@@ -345,6 +350,8 @@ class CoverageSession:
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
+        except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
+            return self._failed(self._undecodable_names())
         self.files = report.get("files", {})
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
@@ -372,7 +379,25 @@ class CoverageSession:
             measured_by=self._adopted,
             warnings=self._warnings,
         )
-        return coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
+        metric = coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
+        return self._without_statements(metric)
+
+    def _without_statements(self, metric: EvalMetric) -> EvalMetric:
+        """0/0 is no evidence, never "100.00%"; a change that adds no statement is clean."""
+        details = metric.details
+        if details.get("num_statements", 0) + details.get("num_branches", 0):
+            return metric
+        if self.only is not None:
+            note = "the changed Python files hold no statement"
+            return metric.model_copy(update={"details": {**details, "note": note}})
+        reason = f"coverage.py found no statement to measure in {self._names()} (0 statements)"
+        return metric.model_copy(
+            update={
+                "value": None,
+                "status": MetricStatus.UNAVAILABLE,
+                "reason": f"{reason}; point `source` at the code the tests exercise",
+            }
+        )
 
     def _source_names(self) -> list[str]:
         """What was measured, as the report names it."""
@@ -390,6 +415,15 @@ class CoverageSession:
 
     def _names(self) -> str:
         return ", ".join(self._relative(p) for p in self.sources) or "the measured code"
+
+    def _undecodable_names(self) -> str:
+        from pytest_confgate.collect.sources import undecodable_names
+
+        names = ", ".join(undecodable_names(self.root, self.sources)) or "a measured file"
+        return (
+            f"{_UNDECODABLE}: {names}; rename it "
+            "(git, ruff and GitHub cannot show it either)"
+        )
 
     def _failed(self, reason: str) -> EvalMetric:
         details: dict[str, Any] = {"tool": "coverage.py", "source": self._names()}

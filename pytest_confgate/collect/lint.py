@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pytest_confgate.collect._tool import display_path, tool_version
+from pytest_confgate.collect.sources import undecodable_names
 from pytest_confgate.collect.tool_cache import (
     ToolCache,
     cached_tool_version,
@@ -29,7 +30,12 @@ from pytest_confgate.collect.tool_cache import (
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, Finding, MetricStatus
-from pytest_confgate.processes import ToolMissing, ToolResult, run_tool
+from pytest_confgate.processes import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    ToolMissing,
+    ToolResult,
+    run_tool,
+)
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
 SHOW_FILES_ARGS = ("check", "--show-files", "--force-exclude")
@@ -80,6 +86,7 @@ def collect_lint_score(
     weight: float = 1.0,
     cache_dir: Path | None = None,
     extra_args: tuple[str, ...] = (),
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
 ) -> EvalMetric:
     """Run ruff on ``paths`` and score files with no violation / files checked.
 
@@ -88,6 +95,7 @@ def collect_lint_score(
     metric with the reason; it never raises and never reports a clean result (SPEC 4).
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-noqa``) go to the check run, uncached.
+    A run that prints more than ``max_output_bytes`` is killed and the metric is an error.
     """
     root = root.resolve()
     prefix = list(command) if command is not None else default_ruff_command()
@@ -101,10 +109,17 @@ def collect_lint_score(
     argv = [*prefix, *CHECK_ARGS, *extra_args, *(os.fspath(path) for path in paths)]
     details: dict[str, Any] = {"tool": "ruff", "version": None, "duration_s": 0.0}
     details["command"] = argv
+    if unnamed := undecodable_names(root, paths):  # ruff exits 2 and names no file
+        reason = (
+            f"ruff cannot check a file whose name is not UTF-8: {', '.join(unnamed)}; "
+            "rename it (git, coverage.py and GitHub cannot show it either)"
+        )
+        return _not_ok(weight, MetricStatus.ERROR, reason, details)
+    run = _Runner(root, timeout_s, max_output_bytes)
     try:
         if cache_dir is None or extra_args:
-            return _measure(root, paths, prefix, argv, timeout_s, weight, details)
-        return _measure_cached(root, paths, prefix, timeout_s, weight, details, cache_dir)
+            return _measure(run, paths, prefix, argv, weight, details)
+        return _measure_cached(run, paths, prefix, weight, details, cache_dir)
     except ToolMissing as exc:
         reason = f"{exc}: install ruff (`pip install ruff`) or fix the lint metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
@@ -112,24 +127,36 @@ def collect_lint_score(
         return _not_ok(weight, MetricStatus.ERROR, str(exc), details)
 
 
+class _Runner:
+    """Runs ruff in the project with the metric's deadline and output cap."""
+
+    def __init__(self, root: Path, timeout_s: float, max_output_bytes: int) -> None:
+        self.root, self.timeout_s, self.max_output_bytes = root, timeout_s, max_output_bytes
+
+    def __call__(self, argv: list[str]) -> ToolResult:
+        return run_tool(
+            argv, cwd=self.root, timeout_s=self.timeout_s, max_output_bytes=self.max_output_bytes
+        )
+
+
 def _measure(
-    root: Path,
+    run: _Runner,
     paths: list[Path],
     prefix: list[str],
     argv: list[str],
-    timeout_s: float,
     weight: float,
     details: dict[str, Any],
 ) -> EvalMetric:
+    root = run.root
     if not paths:
         raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
-    check = run_tool(argv, cwd=root, timeout_s=timeout_s)
+    check = run(argv)
     details["duration_s"] = round(check.duration_s, 6)
     details["version"] = tool_version([*prefix, "--version"], cwd=root)
     _require_exit_code(check)
     findings = parse_ruff_json(check.stdout, root)
     listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
-    listing = run_tool(listing_argv, cwd=root, timeout_s=timeout_s)
+    listing = run(listing_argv)
     details["duration_s"] = round(check.duration_s + listing.duration_s, 6)
     checked = _listed_files(listing, root)
     return _scored(root, checked, findings, weight, details)
@@ -168,15 +195,15 @@ def _scored(
 
 
 def _measure_cached(
-    root: Path,
+    run: _Runner,
     paths: list[Path],
     prefix: list[str],
-    timeout_s: float,
     weight: float,
     details: dict[str, Any],
     cache_dir: Path,
 ) -> EvalMetric:
     """List first (a broken config fails here, cached or not), then check only the misses."""
+    root = run.root
     if not paths:
         raise EvidenceError(f"ruff checked no files under {root}: check `source:`")
     started = time.perf_counter()
@@ -184,7 +211,7 @@ def _measure_cached(
         [*prefix, "--version"], cache_dir, lambda argv: tool_version(argv, cwd=root)
     )
     listing_argv = [*prefix, *SHOW_FILES_ARGS, *(os.fspath(path) for path in paths)]
-    listed = sorted(_listed_files(run_tool(listing_argv, cwd=root, timeout_s=timeout_s), root))
+    listed = sorted(_listed_files(run(listing_argv), root))
     digests = {name: sha256_file(root / name) for name in listed}
     # Without a version the key would not be safe: check everything, remember nothing.
     salt = version or f"unknown-{os.urandom(8).hex()}"
@@ -198,7 +225,7 @@ def _measure_cached(
         else:
             findings.extend(cached)
     details["cache"] = cache.stats()  # also on an error below
-    fresh = _check_files(root, prefix, misses, timeout_s)
+    fresh = _check_files(run, prefix, misses)
     findings.extend(fresh)
     if version is not None:
         for name in misses:
@@ -208,14 +235,12 @@ def _measure_cached(
     return _scored(root, set(listed), findings, weight, details)
 
 
-def _check_files(
-    root: Path, prefix: list[str], names: list[str], timeout_s: float
-) -> list[Finding]:
+def _check_files(run: _Runner, prefix: list[str], names: list[str]) -> list[Finding]:
     findings: list[Finding] = []
     for batch in chunked(names):
-        check = run_tool([*prefix, *CHECK_ARGS, *batch], cwd=root, timeout_s=timeout_s)
+        check = run([*prefix, *CHECK_ARGS, *batch])
         _require_exit_code(check)
-        findings.extend(parse_ruff_json(check.stdout, root))
+        findings.extend(parse_ruff_json(check.stdout, run.root))
     return findings
 
 

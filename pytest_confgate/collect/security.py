@@ -29,7 +29,7 @@ from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files,
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
-from pytest_confgate.processes import ToolMissing, run_tool
+from pytest_confgate.processes import DEFAULT_MAX_OUTPUT_BYTES, ToolMissing, run_tool
 
 FORMAT_ARGS = ("-f", "json", "-q")
 _MAX_NAMED_ERRORS = 5
@@ -78,6 +78,7 @@ def collect_security_score(
     weight: float = 1.0,
     cache_dir: Path | None = None,
     extra_args: tuple[str, ...] = (),
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
 ) -> EvalMetric:
     """Run bandit on ``paths``; score files with no finding at/above both thresholds / scanned.
 
@@ -86,6 +87,7 @@ def collect_security_score(
     clean result (SPEC 4). ``min_severity``/``min_confidence`` are LOW, MEDIUM or HIGH.
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-nosec``) are passed on, uncached.
+    A run that prints more than ``max_output_bytes`` is killed and the metric is an error.
     """
     thresholds = (_level("min_severity", min_severity), _level("min_confidence", min_confidence))
     root = root.resolve()
@@ -103,14 +105,13 @@ def collect_security_score(
         cache_dir = None if extra_args else cache_dir
         targets = bandit_targets(root, paths, config_args) if cache_dir and paths else None
         if cache_dir is None or targets is None:  # no cache, or a config discovery cannot model
-            metric = _measure(
-                root, paths, prefix, command is None, argv, timeout_s, weight, details
-            )
+            limits = (timeout_s, max_output_bytes)
+            metric = _measure(root, paths, prefix, command is None, argv, limits, weight, details)
             if cache_dir is not None:
                 details["cache"] = {"hits": 0, "misses": details["files_scanned"]}
                 metric = metric.model_copy(update={"details": details})
             return metric
-        run = _CachedRun(root, prefix, config_args, timeout_s, cache_dir)
+        run = _CachedRun(root, prefix, config_args, (timeout_s, max_output_bytes), cache_dir)
         return run.measure(targets, _bandit_version(prefix, command is None, root), weight, details)
     except ToolMissing as exc:
         reason = f"{exc}: install bandit (`pip install bandit`) or fix the metric's `command`"
@@ -156,13 +157,13 @@ def _measure(
     prefix: list[str],
     ours: bool,
     argv: list[str],
-    timeout_s: float,
+    limits: tuple[float, int],
     weight: float,
     details: dict[str, Any],
 ) -> EvalMetric:
     if not paths:
         raise EvidenceError(f"bandit scanned no files under {root}: check `source:`")
-    result = run_tool(argv, cwd=root, timeout_s=timeout_s)
+    result = run_tool(argv, cwd=root, timeout_s=limits[0], max_output_bytes=limits[1])
     details["duration_s"] = round(result.duration_s, 6)
     details["version"] = _bandit_version(prefix, ours, root)
     _require_exit_code(result.returncode, result.stderr_tail())
@@ -192,10 +193,15 @@ class _CachedRun:
     """One cached collection: hash the files bandit would scan, scan only the misses."""
 
     def __init__(
-        self, root: Path, prefix: list[str], config_args: list[str], timeout_s: float, cache: Path
+        self,
+        root: Path,
+        prefix: list[str],
+        config_args: list[str],
+        limits: tuple[float, int],
+        cache: Path,
     ) -> None:
         self.root, self.prefix, self.config_args = root, prefix, config_args
-        self.timeout_s, self.cache_dir = timeout_s, cache
+        (self.timeout_s, self.max_output_bytes), self.cache_dir = limits, cache
 
     def measure(
         self, targets: list[str], version: str | None, weight: float, details: dict[str, Any]
@@ -241,7 +247,12 @@ class _CachedRun:
         reports = []
         for batch in chunked(targets):
             argv = [*self.prefix, *self.config_args, *batch, *FORMAT_ARGS]
-            result = run_tool(argv, cwd=self.root, timeout_s=self.timeout_s)
+            result = run_tool(
+                argv,
+                cwd=self.root,
+                timeout_s=self.timeout_s,
+                max_output_bytes=self.max_output_bytes,
+            )
             _require_exit_code(result.returncode, result.stderr_tail())
             reports.append(parse_bandit_json(result.stdout))
         merged = BanditReport(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytest_confgate.exceptions import ConfigError
+from pytest_confgate.paths import printable
 
 _NOT_SOURCE = {
     "test",
@@ -121,3 +122,33 @@ def without_tests(paths: list[Path]) -> list[Path]:
 
 def _holds_tests(folder: Path) -> bool:
     return any(is_test_path(p) for p in folder.rglob("*") if "__pycache__" not in p.parts)
+
+
+def undecodable_names(root: Path, sources: list[Path], limit: int = 5) -> list[str]:
+    """Python files under ``sources`` whose names are not UTF-8 (``bad\\xffname.py``),
+    relative to ``root`` and spelled for people: tools that store names as text cannot
+    record them, so the evidence names them instead of failing without a name."""
+    found: list[str] = []
+    for source in (root / entry for entry in sources):  # an absolute entry stays as it is
+        candidates = source.rglob("*.py") if source.is_dir() else [source]
+        for path in candidates:
+            if not _is_utf8(str(path)):
+                found.append(printable(_relative(path, root)))
+                if len(found) >= limit:
+                    return found
+    return found
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _relative(path: Path, root: Path) -> str:
+    for base in (root, root.resolve()):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return path.as_posix()

@@ -39,6 +39,8 @@ class LoadedConfig:
 
     config: ConfgateConfig
     path: Path | None
+    passed_over: tuple[str, ...] = ()
+    """Other files in the rootdir that hold a configuration too, not read (``path`` wins)."""
 
 
 def find_config(rootdir: Path, explicit: str | None) -> Path | None:
@@ -48,15 +50,24 @@ def find_config(rootdir: Path, explicit: str | None) -> Path | None:
         if not path.is_file():
             raise ConfigError(f"{explicit}: no such configuration file; check the path")
         return path
-    for name in YAML_NAMES:
-        if (rootdir / name).is_file():
-            return _shown(rootdir / name)
+    found = config_candidates(rootdir)
+    return _shown(found[0]) if found else None
+
+
+def config_candidates(rootdir: Path) -> list[Path]:
+    """Every file of the rootdir that holds a configuration, the one read first:
+    ``confgate.yml``, ``confgate.yaml``, then ``pyproject.toml`` with ``[tool.confgate]``."""
+    found = [rootdir / name for name in YAML_NAMES if (rootdir / name).is_file()]
     pyproject = rootdir / "pyproject.toml"
     if pyproject.is_file() and "confgate" in _read_text(pyproject):
         data, _ = _parse_toml(pyproject, _read_text(pyproject))
         if isinstance(data.get("tool"), dict) and "confgate" in data["tool"]:
-            return _shown(pyproject)
-    return None
+            found.append(pyproject)
+    return found
+
+
+def _candidate_name(path: Path) -> str:
+    return f"{path.name} [tool.confgate]" if path.suffix == ".toml" else path.name
 
 
 def _shown(path: Path) -> Path:
@@ -72,7 +83,9 @@ def load_config(rootdir: Path, explicit: str | None = None) -> LoadedConfig:
     path = find_config(rootdir, explicit)
     if path is None:
         return LoadedConfig(ConfgateConfig(), None)
-    return LoadedConfig(read_config_file(path), path)
+    others = () if explicit else config_candidates(rootdir)[1:]
+    passed_over = tuple(_candidate_name(other) for other in others)
+    return LoadedConfig(read_config_file(path), path, passed_over)
 
 
 def read_config_file(path: Path) -> ConfgateConfig:

@@ -48,6 +48,9 @@ class CoverageMetricConfig(_MetricConfig):
 class _ToolMetricConfig(_MetricConfig):
     command: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
     timeout_s: Annotated[float, Field(gt=0, le=3600)] = 300.0
+    max_output_bytes: Annotated[int, Field(ge=1024, le=4 * 1024**3)] = 64 * 1024**2
+    """What the tool may print on stdout (64 MiB, ``processes.DEFAULT_MAX_OUTPUT_BYTES``); more
+    kills it and makes the metric an error naming the cap."""
     scope: Scope = "all"
 
 

@@ -20,6 +20,7 @@ One evaluation flows one way (STYLE.md)::
     plugin_host third-party pluggy plugins, each called on its own
     loop_evidence  a task's loop metrics collected by its gate step, never deciding
     merge       ``confgate merge``: CI shards -> one report decided once
+    shard_data  the shards' coverage.py data files, refused by name when empty or foreign
     recount     sign-offs counted again from the PR's reviews in the Action's publish step
     binding     whether a saved report is this run's verdict on this commit (publish asks)
     rederive    the tier worked out again in the publish step from GitHub's file list

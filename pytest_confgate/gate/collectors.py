@@ -133,7 +133,12 @@ def _lint_job(
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
-    lint = partial(collect_lint_score, command=config.command, timeout_s=config.timeout_s)
+    lint = partial(
+        collect_lint_score,
+        command=config.command,
+        timeout_s=config.timeout_s,
+        max_output_bytes=config.max_output_bytes,
+    )
     return _revealing(lint, "noqa", root, sources, cache_dir, analysis)
 
 
@@ -150,6 +155,7 @@ def _security_job(
         min_confidence=config.min_confidence,
         command=config.command,
         timeout_s=config.timeout_s,
+        max_output_bytes=config.max_output_bytes,
     )
     return _revealing(scan, "nosec", root, sources, cache_dir, analysis)
 

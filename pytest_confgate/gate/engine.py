@@ -44,10 +44,20 @@ from pytest_confgate.gate.plugin_host import PluginHost
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import raise_for_evidence
 from pytest_confgate.gate.waivers import apply_waivers, waiver_report
-from pytest_confgate.models import Condition, EvalMetric, GateReport, TestOutcomes
+from pytest_confgate.models import (
+    Condition,
+    Decision,
+    EvalMetric,
+    GateReport,
+    Signoffs,
+    TestOutcomes,
+)
+from pytest_confgate.paths import printable
 from pytest_confgate.report.display import line_ranges
+from pytest_confgate.report.json_report import printable_report
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
+_UNJUDGED = {"passed": None, "limit": None}
 
 
 class GateRun:
@@ -278,11 +288,14 @@ class GateRun:
             self.deciding, tier, counted, tests, found, confidence_met=met, extra=extra
         )
         _, needed, _ = self.gate.policy.tier(tier)
+        # The policy judged the counted metrics; the loop's own entries are shown unjudged.
+        verdicts = {id(m): shown for m, shown in zip(counted, verdict.metrics, strict=True)}
         report = GateReport(
             tool_version=_tool_version(),
             project=self._project(),
             generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             config_file=self._config_name(),
+            config_passed_over=list(self.loaded.passed_over),
             risk_tier=tier,
             risk_reason=tier_reason,
             change=self._change_summary(),
@@ -290,7 +303,7 @@ class GateRun:
             decision=verdict.decision,
             reasons=verdict.reasons,
             auto_advance=verdict.auto_advance,
-            metrics=verdict.metrics,
+            metrics=[verdicts.get(id(m)) or m.model_copy(update=_UNJUDGED) for m in metrics],
             conditions=verdict.conditions,
             tests=tests,
             confidence=confidence,
@@ -299,8 +312,32 @@ class GateRun:
             ),
             provenance=self.provenance,
         )
+        report = printable_report(report)  # names that are not UTF-8, spelled for people
         self.plugins.gate_finished(report)
         return report
+
+    def failed_report(self, tests: TestOutcomes, error: str) -> GateReport:
+        """A ``fail`` that says why, when the gate itself could not finish (a bug, a
+        ``MemoryError``): built from what start-up settled, so it needs almost no memory, and
+        bound to this run, so ``confgate github publish`` shows the reason, not "no report"."""
+        message = printable(f"the gate could not finish: {error}")
+        return GateReport(
+            tool_version=_tool_version(),
+            project=printable(self._project()),
+            generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            config_file=self._config_name(),
+            config_passed_over=list(self.loaded.passed_over),
+            risk_tier=self.tier,
+            risk_reason=printable(self.tier_reason),
+            decision=Decision.FAIL,
+            reasons=[message],
+            auto_advance=False,
+            metrics=[],
+            conditions=[Condition(metric="gate", name="finished", passed=False, message=message)],
+            tests=tests,
+            signoffs=Signoffs(),
+            provenance=self.provenance,
+        )
 
     def _unverified_change(self) -> list[Condition]:
         """A change is being judged but git cannot say what it touched: fail closed.

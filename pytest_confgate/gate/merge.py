@@ -26,6 +26,7 @@ from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.exceptions import ConfigError, EvidenceError, ReportError
 from pytest_confgate.gate.confidence import rescored
 from pytest_confgate.gate.policy import decide
+from pytest_confgate.gate.shard_data import read_coverage_data
 from pytest_confgate.models import (
     SCHEMA_VERSION,
     Condition,
@@ -63,7 +64,11 @@ def run_merge(
     leaves the output untouched (the inputs are only ever read).
     """
     from pytest_confgate.config.loader import load_config
-    from pytest_confgate.report.json_report import resolve_report_path, write_json_report
+    from pytest_confgate.report.json_report import (
+        resolve_report_path,
+        working_tree,
+        write_json_report,
+    )
 
     try:
         target = resolve_report_path(root, output)
@@ -83,7 +88,7 @@ def run_merge(
     parts = read_coverage_data(coverage) if coverage else None
     loaded = load_config(root, config)
     report = merge_reports(shards, loaded, root=root, environ=environ, coverage_parts=parts)
-    write_json_report(report, target)
+    write_json_report(report, target, within=working_tree(root))
     notes = [f"note: {name}: no test ran in this shard" for name in empty_shards(shards)]
     return report, target, notes
 
@@ -171,27 +176,6 @@ def _parse(name: str, raw: bytes) -> tuple[GateReport | None, str | None]:
             f"{name}: not a gate report ({where}: {first['msg']}); give the file "
             "`pytest --confgate --confgate-report` wrote"
         )
-
-
-def read_coverage_data(paths: Sequence[str]) -> dict[str, bytes]:
-    """coverage.py data files (``.coverage``) serialized as the xdist path expects them."""
-    from coverage import CoverageData
-
-    parts: dict[str, bytes] = {}
-    problems: list[str] = []
-    for name in paths:
-        if not Path(name).is_file():
-            problems.append(f"--coverage {name}: no such file; pass each shard's .coverage file")
-            continue
-        try:
-            data = CoverageData(basename=name, no_disk=False)
-            data.read()
-            parts[name] = data.dumps()
-        except Exception as exc:  # coverage.py raises its own plain exceptions for bad files
-            problems.append(f"--coverage {name}: not coverage.py data ({exc})")
-    if problems:
-        raise EvidenceError("\n".join(problems))
-    return parts
 
 
 def merge_reports(

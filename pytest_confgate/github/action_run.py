@@ -112,6 +112,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 def _render_beside(folder: Path) -> None:
     """SARIF and HTML next to the JSON report, for the artifact; never fails the step."""
     from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.sarif import dropped_note
     from pytest_confgate.report.writers import load_report, render, write_text_atomic
 
     if not (folder / REPORT).is_file():
@@ -120,7 +121,10 @@ def _render_beside(folder: Path) -> None:
     try:
         report = load_report(folder / REPORT)
         for name, fmt in ((SARIF, "sarif"), (HTML, "html")):
-            write_text_atomic(render(report, fmt), folder / name)
+            text = render(report, fmt)
+            write_text_atomic(text, folder / name)
+            if fmt == "sarif" and (note := dropped_note(text)) is not None:
+                print(f"confgate: {note}")
     except (ReportError, OSError) as exc:
         print(f"confgate: SARIF and HTML not written: {exc}")
 

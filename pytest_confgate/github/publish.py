@@ -144,8 +144,7 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
         while delimiter in value or delimiter in name:  # refuse, pick another
             delimiter = _delimiter()
         blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
-        handle.write("".join(blocks))
+    _append("GITHUB_OUTPUT", path, "".join(blocks))
 
 
 def _delimiter() -> str:
@@ -159,8 +158,20 @@ def write_summary(environ: Mapping[str, str], text: str, err: TextIO) -> None:
     if not target:
         print(log_line(f"{name} is not set: no job summary written"), file=err)
         return
-    with Path(target).open("a", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
+    _append(name, Path(target), text)
+
+
+def _append(variable: str, path: Path, text: str) -> None:
+    """Append to a file the runner named in ``variable``; a ``GitHubError`` naming both when
+    it cannot be written (a folder, a missing folder, a full disk)."""
+    try:
+        with path.open("a", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise GitHubError(
+            f"{variable}={path} cannot be written ({exc.strerror or exc}); point it at a "
+            "writable file (the runner sets it: a step that overrides it breaks it)"
+        ) from exc
 
 
 def post_sticky_comment(

@@ -8,15 +8,16 @@ advances a task only when the gate's own decision is ``pass``.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.confidence import evaluate_confidence, llm_scorer, load_prompt
 from pytest_confgate.gate.policy import metric_for
 from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport, MetricStatus
 from pytest_confgate.overlays.exit_conditions import ConditionInputs, PairInputs
+from pytest_confgate.processes import run_tool
 
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent
@@ -105,17 +106,11 @@ def with_loop_confidence(
 
 def working_tree_diff(root: Path) -> str:
     """``git diff HEAD`` of the working tree (what the agent changed), or "" outside git."""
-    try:
-        done = subprocess.run(
-            ["git", "diff", "HEAD"],  # noqa: S607  # git from PATH, as the gate finds it
-            cwd=root,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    try:  # read with the shared output cap: a huge diff must not cost the loop its memory
+        done = run_tool(["git", "diff", "HEAD"], cwd=root, timeout_s=60)
+    except EvidenceError:
         return ""
-    return done.stdout.decode("utf-8", errors="replace")[:_DIFF_CHARS]
+    return done.stdout[:_DIFF_CHARS]
 
 
 def condition_inputs(

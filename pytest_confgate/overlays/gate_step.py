@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
-from pytest_confgate.processes import kill_process_group, tail
+from pytest_confgate.processes import STDERR_KEEP_BYTES, kill_process_group, tail
 
 _INHERITED_PYTEST_STATE = (
     "PYTEST_CURRENT_TEST",
@@ -89,7 +89,7 @@ def _outcome(code: int, report_path: Path, log_path: Path) -> GateOutcome:
     from pytest_confgate.report.writers import load_report
 
     if not report_path.is_file():  # a fresh path per run: a file there is this run's
-        output = log_path.read_text(encoding="utf-8", errors="replace")
+        output = _log_tail(log_path)
         return GateOutcome(
             None,
             code,
@@ -100,3 +100,10 @@ def _outcome(code: int, report_path: Path, log_path: Path) -> GateOutcome:
         return GateOutcome(load_report(report_path), code)
     except ReportError as exc:
         return GateOutcome(None, code, str(exc))
+
+
+def _log_tail(path: Path, size: int = STDERR_KEEP_BYTES) -> str:
+    """The end of the gate's log, read without reading a log of any size whole."""
+    with path.open("rb") as log:
+        log.seek(max(log.seek(0, os.SEEK_END) - size, 0))
+        return log.read().decode("utf-8", errors="replace")

@@ -25,6 +25,13 @@ from pathlib import Path
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import EvalMetric, GateReport
+from pytest_confgate.processes import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    PastDeadline,
+    PastOutputCap,
+    describe_bytes,
+    exchange,
+)
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts
 from pytest_confgate.rank.trees import RANK_STATE, is_source_file
 
@@ -101,11 +108,16 @@ class Processes:
         with self._lock:
             self._live.add(proc)
         try:
-            out, err = proc.communicate(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            proc.communicate()
+            out, err = exchange(
+                proc, deadline=time.perf_counter() + timeout_s, max_stdout=DEFAULT_MAX_OUTPUT_BYTES
+            )
+        except PastDeadline:
+            _stop(proc)
             raise TimeoutError(f"{argv[0]} did not finish within {timeout_s:g} s") from None
+        except PastOutputCap:
+            _stop(proc)
+            cap = describe_bytes(DEFAULT_MAX_OUTPUT_BYTES)
+            raise OSError(f"{argv[0]} printed more than {cap} on stdout and was killed") from None
         finally:
             with self._lock:
                 self._live.discard(proc)
@@ -124,6 +136,15 @@ class Processes:
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # it already ended
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the group and reap without reading on: what is left is no longer ours to read."""
+    _kill(proc)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    proc.wait()
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:

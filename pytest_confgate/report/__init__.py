@@ -5,7 +5,8 @@
 - ``terminal``    -- the lines printed after pytest's own summary;
 - ``markdown``    -- the job summary and sticky PR comment (hidden marker, 1 MiB cap,
   untrusted text escaped);
-- ``sarif``       -- SARIF 2.1.0 of lint and security findings, with the tools' own rule ids;
+- ``sarif``       -- SARIF 2.1.0 of lint and security findings, with the tools' own rule ids,
+  within GitHub's upload limits (most severe results kept, the rest counted);
 - ``html``        -- one self-contained page with inline SVG charts;
 - ``writers``     -- format name -> writer, and ``load_report`` for saved reports;
 - ``display``     -- how numbers read (a failing value never shows equal to its threshold);

@@ -26,6 +26,8 @@ def summary_lines(
     lines += _source_lines(report)
     lines += _gap_lines(report, verbosity)
     lines.append("")
+    if report.config_passed_over:
+        lines.append(config_line(report))
     lines.append(f"risk tier {report.risk_tier} ({report.risk_reason})")
     if report.signoffs.required:
         got = ", ".join(report.signoffs.approved_by) or "none"
@@ -83,6 +85,12 @@ def _gap_lines(report: GateReport, verbosity: int) -> list[str]:
         if len(gaps.files) > len(shown):
             lines.append(f"  ... and {len(gaps.files) - len(shown)} more files (-v shows all)")
     return lines
+
+
+def config_line(report: GateReport) -> str:
+    """Which of several configuration files was read: the others are not merged in."""
+    others = ", ".join(report.config_passed_over)
+    return f"config: {report.config_file} (also found, not read: {others})"
 
 
 def decision_line(report: GateReport) -> str:

@@ -15,9 +15,9 @@ from pydantic import ValidationError
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.html import render_html
-from pytest_confgate.report.json_report import write_text_atomic
+from pytest_confgate.report.json_report import printable_report, write_text_atomic
 from pytest_confgate.report.markdown import render_markdown
-from pytest_confgate.report.sarif import render_sarif
+from pytest_confgate.report.sarif import render_sarif, sarif_text
 
 __all__ = ["FORMATS", "load_report", "render", "write_text_atomic"]
 
@@ -25,11 +25,11 @@ Writer = Callable[[GateReport], str]
 
 
 def _json(report: GateReport) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+    return printable_report(report).model_dump_json(indent=2) + "\n"
 
 
 def _sarif(report: GateReport) -> str:
-    return json.dumps(render_sarif(report), indent=2) + "\n"
+    return sarif_text(render_sarif(report))
 
 
 FORMATS: dict[str, Writer] = {

@@ -6,12 +6,15 @@ figures must equal those of one run over the whole suite.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 # Imported once, before pytester's module snapshot: coverage's C tracer cannot load twice.
-import coverage  # noqa: F401
+import coverage
 import pytest
 from fakes.reports import gate_report
 
@@ -181,6 +184,51 @@ def test_a_missing_shard_is_refused_and_nothing_is_written(
     err = capsys.readouterr().err
     assert "expected 2 shards, got 1: missing one? shard names given: shard1.json" in err
     assert not (halves.path / "merged.json").exists()
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _foreign_sqlite(path: Path) -> None:
+    path.unlink()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+        db.commit()
+
+
+def _no_measured_file(path: Path) -> None:
+    path.unlink()
+    coverage.CoverageData(basename=str(path)).add_lines({})
+
+
+BAD_SHARD_DATA = {
+    "empty": (_empty, "not coverage.py data: the file is empty (0 bytes)"),
+    "foreign-sqlite": (_foreign_sqlite, "not coverage.py data ("),
+    "no-measured-file": (_no_measured_file, "holds no measured file"),
+}
+
+
+@pytest.mark.parametrize(("spoil", "message"), BAD_SHARD_DATA.values(), ids=BAD_SHARD_DATA.keys())
+def test_a_bad_coverage_shard_is_refused_by_name_and_nothing_is_written(
+    halves: pytest.Pytester,
+    capsys: pytest.CaptureFixture[str],
+    spoil: Callable[[Path], None],
+    message: str,
+) -> None:
+    _shard(halves, "shard1", "test_add.py")
+    _shard(halves, "shard2", "test_scale.py")
+    spoil(halves.path / "shard2.coverage")
+    before = (halves.path / "shard2.coverage").read_bytes()
+    capsys.readouterr()
+
+    code = main(["merge", "shard1.json", "shard2.json", "-o", "merged.json",
+                 "--coverage", "shard1.coverage", "shard2.coverage"])
+
+    assert code == ExitCode.USAGE_ERROR
+    assert f"--coverage shard2.coverage: {message}" in capsys.readouterr().err
+    assert not (halves.path / "merged.json").exists()
+    assert (halves.path / "shard2.coverage").read_bytes() == before
 
 
 def _hand_built(passed: int) -> str:

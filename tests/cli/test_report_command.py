@@ -149,3 +149,22 @@ def test_compare_shows_each_metrics_change_against_the_base_report(
     code, _, err = run(capsys, "report", "--format", "md", str(head), "--compare",
                        str(tmp_path / "missing.json"))
     assert (code, "missing.json: no such file" in err) == (ExitCode.USAGE_ERROR, True)
+
+
+def test_sarif_that_leaves_results_out_says_how_many(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    item = _report().metrics[0].details["items"][0]
+    metrics = [
+        EvalMetric(type="security_score", value=0.5,
+                   details={"tool": f"scanner-{n}", "items": [item, item, item]})
+        for n in range(21)  # GitHub takes 20 runs per upload
+    ]
+    path = tmp_path / "many.json"
+    write_json_report(gate_report(metrics=metrics), path)
+
+    code, out, err = run(capsys, "report", "--format", "sarif", str(path))
+
+    assert code == ExitCode.OK
+    assert len(json.loads(out)["runs"]) == 20
+    assert err.startswith("confgate report: SARIF: 3 result(s) and 1 run(s) left out: GitHub ")

@@ -79,7 +79,8 @@ def test_the_exit_codes_are_named() -> None:
         (
             {"confgate.yml": "gate: {risk_tier: T0}\n", "confgate.yaml": VALID_YAML},
             [],
-            f"confgate.yml: valid (T0 gate over {DEFAULT_SUMMARY.removeprefix('T1 gate over ')})",
+            f"confgate.yml: valid (T0 gate over {DEFAULT_SUMMARY.removeprefix('T1 gate over ')})"
+            "\nnote: also found, not read: confgate.yaml",
         ),
         (
             {"confgate.yml": "gate: {risk_tier: T0}\n", "ci/gate.yml": VALID_YAML},
@@ -89,7 +90,8 @@ def test_the_exit_codes_are_named() -> None:
         (
             {"confgate.yml": "", "pyproject.toml": VALID_TOML},
             [],
-            f"confgate.yml: valid ({DEFAULT_SUMMARY})",
+            f"confgate.yml: valid ({DEFAULT_SUMMARY})"
+            "\nnote: also found, not read: pyproject.toml [tool.confgate]",
         ),
     ],
     ids=[
@@ -202,8 +204,8 @@ UNKNOWN_PROJEKT = (
             [],
             [
                 "pyproject.toml:6: gate.metrics[0].weigth: unknown key 'weigth' (did you "
-                "mean 'weight'?); allowed keys: advisory, command, max_lint_violations, min, "
-                "scope, timeout_s, type, weight"
+                "mean 'weight'?); allowed keys: advisory, command, max_lint_violations, "
+                "max_output_bytes, min, scope, timeout_s, type, weight"
             ],
         ),
     ],
@@ -359,6 +361,21 @@ def test_version_prints_the_installed_version_and_exits_0(
 
     assert main(["--version"]) == ExitCode.OK
     assert capsys.readouterr().out.strip() == f"confgate {version('pytest-confgate')}"
+
+
+def test_validate_names_the_configuration_files_it_did_not_read(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "confgate.yml").write_text(VALID_YAML, encoding="utf-8")
+    (workdir / "pyproject.toml").write_text(VALID_TOML, encoding="utf-8")
+
+    code, out, _ = run(capsys, "validate")
+
+    assert code == ExitCode.OK
+    assert out.splitlines() == [
+        "confgate.yml: valid (T2 gate over test_pass_rate, lint_score)",
+        "note: also found, not read: pyproject.toml [tool.confgate]",
+    ]
 
 
 def test_validate_refuses_a_task_agent_that_judges_the_gate_it_runs_under(

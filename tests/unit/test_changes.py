@@ -402,3 +402,23 @@ def test_the_gate_asks_for_the_committed_change_in_ci(
     view = load_changes(root, ConfgateConfig(), requested, environ)
     assert view.changes is not None
     assert ("src/x.egg-info/PKG-INFO" in view.top_paths) is egg_info_counts
+
+
+def test_a_file_name_that_is_not_utf8_names_the_file_on_disk(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    tracked, untracked = os.fsdecode(b"bad\xffname.py"), os.fsdecode(b"new\xfe.py")
+    write(root, tracked, "a = 1\n")
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    write(root, tracked, "a = 1\nb = 2\n")
+    commit(root, "change")
+    write(root, untracked, "c = 3\n")
+
+    changes = collect_changes(root, "main")
+
+    assert sorted(changes.paths()) == sorted([tracked, untracked])
+    assert all((root / path).is_file() for path in changes.paths())  # the real names
+    assert changes.lines(tracked) == frozenset({2})
+    assert read_at_ref(root, "main", tracked) == "a = 1\n"

@@ -98,6 +98,33 @@ def test_discovery_reads_the_first_file_in_precedence_order(
     assert loaded.config.gate.risk_tier == tier
 
 
+@pytest.mark.parametrize(
+    ("files", "explicit", "passed_over"),
+    [
+        ({"confgate.yml": YAML_T0}, None, ()),
+        (
+            {"confgate.yml": YAML_T0, "confgate.yaml": YAML_T2, "pyproject.toml": TOML_T3},
+            None,
+            ("confgate.yaml", "pyproject.toml [tool.confgate]"),
+        ),
+        ({"confgate.yaml": YAML_T2, "pyproject.toml": TOML_T3}, None,
+         ("pyproject.toml [tool.confgate]",)),
+        ({"confgate.yml": YAML_T0, "pyproject.toml": '[project]\nname = "x"\n'}, None, ()),
+        ({"confgate.yml": YAML_T0, "custom.yml": EXPLICIT_T1}, "custom.yml", ()),
+    ],
+    ids=["one file", "all three", "yaml and toml", "pyproject without the table", "explicit"],
+)
+def test_the_files_discovery_passed_over_are_named(
+    tmp_path: Path, files: dict[str, str], explicit: str | None, passed_over: tuple[str, ...]
+) -> None:
+    for name, text in files.items():
+        write(tmp_path, name, text)
+
+    loaded = load_config(tmp_path, None if explicit is None else str(tmp_path / explicit))
+
+    assert loaded.passed_over == passed_over
+
+
 def test_an_explicit_relative_path_is_read_from_the_working_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,7 +318,7 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             6,
             "gate.metrics[0].weigth",
             "unknown key 'weigth' (did you mean 'weight'?); allowed keys: advisory, command, "
-            "max_lint_violations, min, scope, timeout_s, type, weight",
+            "max_lint_violations, max_output_bytes, min, scope, timeout_s, type, weight",
         ),
         (
             "gate:\n  policy:\n    tiers:\n      T2: {signofs: 1}\n",

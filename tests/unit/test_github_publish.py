@@ -535,3 +535,68 @@ def test_the_summary_links_the_runs_artifacts_only_when_the_url_is_githubs() -> 
     assert artifacts_url({**environ, "GITHUB_REPOSITORY": "o/r)[x](https://evil"}) is None
     assert artifacts_url({**environ, "GITHUB_SERVER_URL": "javascript:alert(1)"}) is None
     assert "artifacts" not in render_markdown(gate_report(), artifacts="https://x/a b)")
+
+
+def _summary_is_a_folder(tmp_path: Path, env: dict[str, str]) -> str:
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path)
+    return "GITHUB_STEP_SUMMARY"
+
+
+def _summary_in_a_missing_folder(tmp_path: Path, env: dict[str, str]) -> str:
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "gone" / "summary.md")
+    return "GITHUB_STEP_SUMMARY"
+
+
+def _output_on_a_full_disk(tmp_path: Path, env: dict[str, str]) -> str:
+    env["GITHUB_OUTPUT"] = "/dev/full"
+    return "GITHUB_OUTPUT"
+
+
+BROKEN_RUNNER_FILES = {
+    "summary-is-a-folder": (_summary_is_a_folder, "Is a directory"),
+    "summary-in-a-missing-folder": (_summary_in_a_missing_folder, "No such file or directory"),
+    "output-on-a-full-disk": (_output_on_a_full_disk, "No space left on device"),
+}
+
+
+@pytest.mark.parametrize(
+    ("spoil", "why"), BROKEN_RUNNER_FILES.values(), ids=BROKEN_RUNNER_FILES.keys()
+)
+@pytest.mark.parametrize("decision", [Decision.PASS, Decision.FAIL])
+def test_a_runner_file_that_cannot_be_written_is_one_error_line_and_exit_2(
+    tmp_path: Path, spoil: Any, why: str, decision: Decision
+) -> None:
+    if why.startswith("No space") and not Path("/dev/full").exists():
+        pytest.skip("this system has no /dev/full")
+    env = runner_env(tmp_path)
+    variable = spoil(tmp_path, env)
+    path = save(gate_report(decision=decision), tmp_path)
+
+    code, out, err = run_publish(path, env, comment=False)
+
+    assert code == 2
+    [line] = [line for line in err.splitlines() if "ERROR" in line]
+    assert line == (
+        f"confgate: ERROR: {variable}={env[variable]} cannot be written ({why}); point it at "
+        "a writable file (the runner sets it: a step that overrides it breaks it)"
+    )
+    assert "Traceback" not in err
+    assert out.splitlines()[-1] == f"confgate: decision {decision.value}"
+    if variable == "GITHUB_STEP_SUMMARY":  # the other file is still written
+        assert parse_github_output((tmp_path / "out").read_text())["decision"] == decision.value
+    else:
+        assert (tmp_path / "summary.md").read_text(encoding="utf-8").startswith(MARKER)
+
+
+def test_a_report_that_cannot_be_published_with_a_broken_runner_file_still_exits_2(
+    tmp_path: Path,
+) -> None:
+    env = {**runner_env(tmp_path), "GITHUB_OUTPUT": "/dev/full"}
+    if not Path("/dev/full").exists():
+        pytest.skip("this system has no /dev/full")
+
+    code, out, err = run_publish(tmp_path / "missing.json", env, comment=False)
+
+    assert code == 2
+    assert "GITHUB_OUTPUT=/dev/full cannot be written" in err
+    assert out.splitlines()[-1] == "confgate: decision fail"

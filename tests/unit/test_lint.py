@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -262,6 +263,25 @@ def test_lint_is_an_error_when_ruff_runs_past_its_timeout(
     assert metric.reason == f"{command[0]} did not finish within 0.3 s and was killed"
 
 
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_lint_is_an_error_naming_the_cap_when_ruff_prints_too_much(
+    project: Path, fake_tool: FakeTool, tmp_path: Path, cached: bool
+) -> None:
+    command = fake_tool("head -c 3000000 /dev/zero\n")
+
+    metric = collect_lint_score(
+        project,
+        [Path("src")],
+        command=command,
+        max_output_bytes=1024 * 1024,
+        cache_dir=tmp_path / "cache" if cached else None,
+    )
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason is not None
+    assert "printed more than the output cap of 1 MiB (max_output_bytes)" in metric.reason
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states in /proc")
 def test_a_timeout_kills_the_tools_whole_process_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
@@ -394,3 +414,22 @@ def test_cached_lint_is_an_error_when_ruff_checked_no_files(project: Path, tmp_p
 
     assert metric.status is MetricStatus.ERROR
     assert metric.reason == f"ruff checked no files under {project.resolve()}: check `source:`"
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_a_file_name_that_is_not_utf8_is_an_error_naming_it(
+    project: Path, tmp_path: Path, cached: bool
+) -> None:
+    bad = os.fsencode(project / "src" / "pkg") + b"/bad\xffname.py"
+    with open(bad, "wb") as handle:
+        handle.write(b"import os\n")
+
+    metric = collect_lint_score(
+        project, [Path("src")], cache_dir=tmp_path / "cache" if cached else None
+    )
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason == (
+        "ruff cannot check a file whose name is not UTF-8: src/pkg/bad\\xffname.py; rename it "
+        "(git, coverage.py and GitHub cannot show it either)"
+    )

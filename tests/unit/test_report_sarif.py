@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,8 @@ import pytest
 from fakes.reports import gate_report
 
 from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
-from pytest_confgate.report.sarif import render_sarif
+from pytest_confgate.report.sarif import render_sarif, sarif_text
+from pytest_confgate.report.writers import render
 
 SCHEMA_PATH = Path(__file__).parent.parent / "data" / "sarif-schema-2.1.0.json"
 HOSTILE = "a | b\n::error::pwned `x` <script>alert(1)</script>"
@@ -128,3 +131,87 @@ def test_the_default_cap_is_githubs_25000() -> None:
     ruff = render_sarif(_report(lint, []))["runs"][0]
     assert len(ruff["results"]) == 25_000
     assert ruff["properties"]["totalResults"] == 25_010
+
+
+def _noisy(count: int, message_chars: int) -> GateReport:
+    """Findings with long messages that gzip cannot shrink much (hex of random bytes)."""
+    severities = ["LOW", "MEDIUM", "HIGH"]
+    security = [
+        _item("bandit", f"B{i % 90 + 100}", f"pkg/m{i % 500}.py", line=i % 400 + 1,
+              severity=severities[i % 3], message=secrets.token_hex(message_chars // 2))
+        for i in range(count)
+    ]
+    return _report([], security)
+
+
+def _gzipped(log: dict[str, Any]) -> int:
+    return len(gzip.compress(sarif_text(log).encode("utf-8"), compresslevel=6))
+
+
+def test_25000_long_findings_fit_githubs_10_mb_gzipped_limit_keeping_the_most_severe(
+    sarif_schema: Any,
+) -> None:
+    # The case from the issue: uncapped, this is over 12 MB gzipped and GitHub refuses it.
+    log = render_sarif(_noisy(25_000, 1_000))
+
+    assert _gzipped(log) <= 10 * 1024 * 1024
+    _, bandit = log["runs"]
+    kept = len(bandit["results"])
+    assert 0 < kept < 25_000
+    assert bandit["properties"] == {
+        "truncated": True, "totalResults": 25_000, "reportedResults": kept
+    }
+    assert log["properties"]["droppedResults"] == 25_000 - kept
+    assert log["properties"]["droppedRuns"] == 0
+    assert "10 MB gzipped" in log["properties"]["reason"]
+    levels = [result["level"] for result in bandit["results"]]
+    assert levels.count("error") == 8_333  # every HIGH finding is kept
+    assert "note" not in levels or levels.count("warning") == 8_333
+    jsonschema.Draft4Validator(sarif_schema).validate(
+        {**log, "runs": [{**run, "results": run["results"][:50]} for run in log["runs"]]}
+    )
+
+
+def test_the_size_cap_keeps_more_severe_results_before_any_less_severe_one() -> None:
+    report = _noisy(600, 400)
+    full = render_sarif(report, max_gzipped_bytes=1 << 40)
+
+    log = render_sarif(report, max_gzipped_bytes=_gzipped(full) // 2)
+
+    assert _gzipped(log) <= _gzipped(full) // 2
+    rank = {"error": 0, "warning": 1, "note": 2}
+    kept = [r["message"]["text"] for r in log["runs"][1]["results"]]
+    every = full["runs"][1]["results"]
+    dropped = [r for r in every if r["message"]["text"] not in kept]
+    assert dropped
+    assert kept
+    kept_levels = [r["level"] for r in log["runs"][1]["results"]]
+    assert max(rank[level] for level in kept_levels) <= min(rank[r["level"]] for r in dropped)
+    assert kept == [r["message"]["text"] for r in every if r["message"]["text"] in kept]
+    assert log["properties"]["droppedResults"] == len(dropped)
+
+
+def test_at_most_20_runs_are_written_and_the_most_severe_are_kept(sarif_schema: Any) -> None:
+    def metric(n: int, severity: str) -> EvalMetric:
+        item = _item("bandit", "B602", f"pkg/{n}.py", severity=severity)
+        return EvalMetric(type="security_score", value=0.5,
+                          details={"tool": f"scanner-{n}", "items": [item, item]})
+
+    metrics = [metric(n, "HIGH" if n % 2 else "LOW") for n in range(24)]
+    log = render_sarif(gate_report(metrics=metrics))
+
+    assert len(log["runs"]) == 20
+    names = [run["tool"]["driver"]["name"] for run in log["runs"]]
+    assert all(f"scanner-{n}" in names for n in range(1, 24, 2))  # every HIGH run is kept
+    assert log["properties"]["droppedRuns"] == 4
+    assert log["properties"]["droppedResults"] == 8
+    jsonschema.Draft4Validator(sarif_schema).validate(log)
+
+
+def test_a_log_within_every_limit_says_nothing_was_dropped() -> None:
+    assert "properties" not in render_sarif(_sample())
+
+
+def test_the_written_sarif_is_the_measured_text() -> None:
+    report = _sample()
+    assert render(report, "sarif") == sarif_text(render_sarif(report))

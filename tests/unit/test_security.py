@@ -380,6 +380,25 @@ def test_security_is_an_error_when_bandit_runs_past_its_timeout(
     assert metric.reason == f"{command[0]} did not finish within 0.3 s and was killed"
 
 
+@pytest.mark.parametrize("cached", [False, True], ids=["uncached", "cached"])
+def test_security_is_an_error_naming_the_cap_when_bandit_prints_too_much(
+    project: Path, fake_tool: FakeTool, tmp_path: Path, cached: bool
+) -> None:
+    command = fake_tool("head -c 3000000 /dev/zero\n")
+
+    metric = collect_security_score(
+        project,
+        [Path("src")],
+        command=command,
+        max_output_bytes=1024 * 1024,
+        cache_dir=tmp_path / "cache" if cached else None,
+    )
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason is not None
+    assert "printed more than the output cap of 1 MiB (max_output_bytes)" in metric.reason
+
+
 def test_security_reads_the_version_of_a_bandit_given_as_a_command(
     project: Path, tmp_path: Path
 ) -> None:
