@@ -320,17 +320,19 @@ def _tail(bench: Bench, repeats: int) -> list[Row]:
     (bench.project / "confgate.yml").write_text(
         gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
     )
-    tails: dict[str, list[float]] = {"bare": [], "gate": []}
+    tails: dict[str, list[float]] = {"bare": [], "gate": [], "report": []}
     for _ in range(repeats):
         for name, extra in (("bare", ["-p", "no:confgate"]), ("gate", ["--confgate"])):
             shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
             bench.ws.run(bench.pytest("-p", "confgate_bench_tail", *extra), env=env).require(0, 1)
             ended = time.time()
             tails[name].append(ended - float(stamp.read_text(encoding="utf-8")))
-    bare, gate = (statistics.median(tails[n]) for n in ("bare", "gate"))
+        tails["report"].append(float(bench.coverage_details().get("duration_s", 0.0)))
+    bare, gate, report = (statistics.median(tails[n]) for n in ("bare", "gate", "report"))
     return [
         ("seconds after the last test: bare pytest", bare, "-", "-"),
         ("seconds after the last test: gate, lines", gate, "-", "-"),
+        ("  of which coverage.py's report (gate, lines)", report, "-", "-"),
     ]
 
 
