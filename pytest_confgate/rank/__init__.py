@@ -7,7 +7,8 @@ The pipeline keeps IO at its edges::
         -> scoring (stage 4, pure) -> ranking (stage 5, pure) -> report (md, json, html)
     feedback_store (SQLite) <-> feedback (pure weight adjustment)
 
-``service.run_ranking`` wires the stages together for the CLI.
+``service.run_ranking`` wires the stages together for the CLI; ``apply`` checks an accepted
+winner's evaluated commit out (``--apply``).
 """
 
 from __future__ import annotations
