@@ -414,7 +414,8 @@ def _merge_cost(bench: Bench, shards: int) -> list[Row]:
         shutil.copy(data, bench.out / f"shard-{index}.coverage")
         names.append(str(shard))
     confgate = bench.ws.tool("confgate")
-    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(bench.out / "m.json")]
+    merged = bench.project / "confgate-merged.json"  # merge writes inside the working tree only
+    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(merged)]
     argv += ["--coverage", *(str(bench.out / f"shard-{i}.coverage") for i in range(shards))]
     seconds = statistics.median(bench.ws.run(argv).require(0, 1).seconds for _ in range(3))
     return [(f"seconds: confgate merge of {shards} shards", seconds, "-", "-")]
