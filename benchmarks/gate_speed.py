@@ -1,14 +1,16 @@
 """SPEC 11 / issue 19 speed targets, measured side by side on a real third-party test suite.
 
-    python benchmarks/gate_speed.py --project click --rounds 5
-    python benchmarks/gate_speed.py --project pyparsing --rounds 5 --json out.json
+    python benchmarks/gate_speed.py --rounds 5                  # click, then pyparsing
+    python benchmarks/gate_speed.py --project click --rounds 1  # one project, a quick check
+    python benchmarks/gate_speed.py --project click pyparsing networkx --json out.json
 
-The project is the pinned sdist from the package index (click 8.5.1, pyparsing 3.3.3,
-networkx 3.6.1 opt-in), installed with this repository into a venv under ``.confgate/bench``
-(``--cache`` to move it). Every round runs every command once, in the same order (A B C A B C:
-load from elsewhere on the machine hits them alike), each gate run with a cold ``.confgate/``
-unless it says warm; the table shows medians and ratios with the target beside each, and the
-JSON file has every run's seconds. Measured:
+Each project is the pinned sdist from the package index (click 8.5.1 and pyparsing 3.3.3 by
+default, networkx 3.6.1 opt-in), installed with this repository into a venv under
+``.confgate/bench`` (``--cache`` to move it). Projects are measured one after the other;
+within a project every round runs every command once, in the same order (A B C A B C: load
+from elsewhere on the machine hits them alike), each gate run with a cold ``.confgate/``
+unless it says warm. Each project's table shows medians and ratios with the target beside
+each; the JSON file has every run's seconds and the machine's load average. Measured:
 
 - full gate, line coverage (``pytest --confgate``, T0, default metrics) vs bare ``pytest``
   (<= 1.15x) and vs ``pytest --cov`` (<= 0.75x), cold and warm;
@@ -106,28 +108,43 @@ class Bench:
         return details
 
 
+DEFAULT_PROJECTS = ("click", "pyparsing")
+
+
 def main() -> int:
     args = _arguments()
-    spec = rp.PROJECTS[args.project]
+    results: list[dict[str, Any]] = []
+    problems = 0
     with rp.exclusive(args.cache):
-        ws = rp.prepare(spec, args.cache)
-        pip = [ws.python, "-m", "pip", "install", "-q", "pytest-cov", "pytest-xdist"]
-        ws.run(pip).require()
-        _make_repository(ws)
-        bench = Bench(ws, args.cache / f"runs-{spec.sdist_stem}")
-        bench.out.mkdir(parents=True, exist_ok=True)
-        print(f"{spec.name} {spec.version}, {os.cpu_count()} cores, {args.rounds} rounds\n")
-        _define_variants(bench)
-        _timed_rounds(bench, args.rounds)
-        rows = _ratios(bench)
-        rows += _tail(bench)
-        rows += _warm_tools(bench)
-        rows += _startup(bench, max(15, args.rounds * 5))
-        _xdist_figures(bench)
-        rows += _merge_cost(bench, shards=8)
-    _print(rows, bench.problems)
-    _write_json(args.json or bench.out.parent / f"gate_speed-{spec.name}.json", spec, bench, rows)
-    return 1 if bench.problems else 0
+        for name in args.project:
+            spec = rp.PROJECTS[name]
+            bench, rows = _measure(spec, args.cache, args.rounds)
+            _print(f"{spec.name} {spec.version}", rows, bench.problems)
+            results.append(_results(spec, bench, rows))
+            problems += len(bench.problems)
+    _write_json(args.json or args.cache / "gate_speed.json", results)
+    return 1 if problems else 0
+
+
+def _measure(spec: rp.ProjectSpec, cache: Path, rounds: int) -> tuple[Bench, list[Row]]:
+    """Every measure of one project; its commands interleaved round by round."""
+    ws = rp.prepare(spec, cache)
+    pip = [ws.python, "-m", "pip", "install", "-q", "pytest-cov", "pytest-xdist"]
+    ws.run(pip).require()
+    _make_repository(ws)
+    bench = Bench(ws, cache / f"runs-{spec.sdist_stem}")
+    bench.out.mkdir(parents=True, exist_ok=True)
+    print(f"{spec.name} {spec.version}, {os.cpu_count()} cores, {rounds} rounds\n")
+    _define_variants(bench)
+    _timed_rounds(bench, rounds)
+    rows = _ratios(bench)
+    repeats = min(3, rounds)  # the side measures: 3 runs each, fewer for a quick check
+    rows += _tail(bench, repeats)
+    rows += _warm_tools(bench, repeats)
+    rows += _startup(bench, max(5, rounds * 5))
+    _xdist_figures(bench)
+    rows += _merge_cost(bench, shards=8)
+    return bench, rows
 
 
 def _arguments() -> argparse.Namespace:
@@ -135,10 +152,20 @@ def _arguments() -> argparse.Namespace:
         description=__doc__.splitlines()[0],
         epilog="Run on a quiet machine for figures to quote; 5 rounds take ~10 min for click.",
     )
-    parser.add_argument("--project", choices=sorted(rp.PROJECTS), default="click")
+    parser.add_argument(
+        "--project",
+        nargs="+",
+        choices=sorted(rp.PROJECTS),
+        default=list(DEFAULT_PROJECTS),
+        help="the projects to measure, one after the other (default: click pyparsing; "
+        "networkx is opt-in: minutes per run on 2 cores)",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="runs of each command (median)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="venvs and sdists")
-    parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument(
+        "--json", type=Path, default=None,
+        help="where to write the results (default: gate_speed.json in the cache folder)",
+    )
     return parser.parse_args()
 
 
@@ -238,6 +265,7 @@ def _ratios(bench: Bench) -> list[Row]:
         ratio("gate, branches", "pytest --cov --cov-branch", 1.0),
         ratio("gate, pull request", "bare pytest", 1.10),
         ratio("pytest --cov", "bare pytest", None),
+        ratio("gate, lines, warm", "gate, lines", None),
         ratio("gate, lines", "bare pytest", 1.15, cpu),
         ratio("gate, pull request", "bare pytest", 1.10, cpu),
     ]
@@ -280,7 +308,7 @@ def pytest_unconfigure():
 """
 
 
-def _tail(bench: Bench) -> list[Row]:
+def _tail(bench: Bench, repeats: int) -> list[Row]:
     """Seconds from the end of the last test to the end of the process, bare and gated.
 
     The difference is what the gate adds after the tests (coverage.py's report, waiting for
@@ -292,17 +320,19 @@ def _tail(bench: Bench) -> list[Row]:
     (bench.project / "confgate.yml").write_text(
         gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
     )
-    tails: dict[str, list[float]] = {"bare": [], "gate": []}
-    for _ in range(3):
+    tails: dict[str, list[float]] = {"bare": [], "gate": [], "report": []}
+    for _ in range(repeats):
         for name, extra in (("bare", ["-p", "no:confgate"]), ("gate", ["--confgate"])):
             shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
             bench.ws.run(bench.pytest("-p", "confgate_bench_tail", *extra), env=env).require(0, 1)
             ended = time.time()
             tails[name].append(ended - float(stamp.read_text(encoding="utf-8")))
-    bare, gate = (statistics.median(tails[n]) for n in ("bare", "gate"))
+        tails["report"].append(float(bench.coverage_details().get("duration_s", 0.0)))
+    bare, gate, report = (statistics.median(tails[n]) for n in ("bare", "gate", "report"))
     return [
         ("seconds after the last test: bare pytest", bare, "-", "-"),
         ("seconds after the last test: gate, lines", gate, "-", "-"),
+        ("  of which coverage.py's report (gate, lines)", report, "-", "-"),
     ]
 
 
@@ -314,14 +344,14 @@ def _tool_seconds(bench: Bench) -> float:
     )
 
 
-def _warm_tools(bench: Bench) -> list[Row]:
+def _warm_tools(bench: Bench, repeats: int) -> list[Row]:
     (bench.project / "confgate.yml").write_text(
         gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
     )
     argv = bench.pytest("--confgate")
     cold: list[float] = []
     warm: list[float] = []
-    for _ in range(3):
+    for _ in range(repeats):
         shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
         bench.ws.run(argv).require(0, 1)
         cold.append(_tool_seconds(bench))
@@ -384,31 +414,39 @@ def _merge_cost(bench: Bench, shards: int) -> list[Row]:
         shutil.copy(data, bench.out / f"shard-{index}.coverage")
         names.append(str(shard))
     confgate = bench.ws.tool("confgate")
-    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(bench.out / "m.json")]
+    merged = bench.project / "confgate-merged.json"  # merge writes inside the working tree only
+    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(merged)]
     argv += ["--coverage", *(str(bench.out / f"shard-{i}.coverage") for i in range(shards))]
     seconds = statistics.median(bench.ws.run(argv).require(0, 1).seconds for _ in range(3))
     return [(f"seconds: confgate merge of {shards} shards", seconds, "-", "-")]
 
 
-def _print(rows: list[Row], problems: list[str]) -> None:
+def _print(title: str, rows: list[Row], problems: list[str]) -> None:
     width = max(len(row[0]) for row in rows)
-    print(f"\n{'measure':<{width}}  {'value':>9}  {'target':>8}  met")
+    print(f"\n{title}\n{'measure':<{width}}  {'value':>9}  {'target':>8}  met")
     for name, value, target, met in rows:
         print(f"{name:<{width}}  {value:>9.3f}  {target:>8}  {met}")
     same = "yes" if not problems else "NO:\n  " + "\n  ".join(problems)
     print(f"\nfigures equal coverage.py's (lines, branches) and xdist's equal serial: {same}")
 
 
-def _write_json(path: Path, spec: rp.ProjectSpec, bench: Bench, rows: list[Row]) -> None:
-    data = {
+def _results(spec: rp.ProjectSpec, bench: Bench, rows: list[Row]) -> dict[str, Any]:
+    return {
         "project": f"{spec.name} {spec.version}",
-        "cores": os.cpu_count(),
-        "python": sys.version.split()[0],
         "rows": [{"measure": r[0], "value": r[1], "target": r[2], "met": r[3]} for r in rows],
         "runs": {n: {"seconds": v.seconds, "cpu_seconds": v.cpu}
                  for n, v in bench.variants.items()},
         "figures_equal": not bench.problems,
         "problems": bench.problems,
+    }
+
+
+def _write_json(path: Path, projects: list[dict[str, Any]]) -> None:
+    data = {
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_average": list(os.getloadavg()),
+        "projects": projects,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

@@ -81,6 +81,8 @@ class CoverageSession:
         """Which engine recorded the lines: ``line probes``, ``coverage.py`` or both."""
         self.files: dict[str, Any] = {}
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
+        self._measured: EvalMetric | None = None
+        """The figures once reported: a project and a patch entry share one report."""
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
@@ -315,8 +317,17 @@ class CoverageSession:
         """coverage.py's per-file figures keyed by rootdir-relative POSIX path."""
         return {self._relative(Path(name)): data for name, data in self.files.items()}
 
-    def metric(self, *, weight: float = 1.0) -> EvalMetric:
-        """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%."""
+    def metric(self) -> EvalMetric:
+        """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%.
+
+        coverage.py's report (parsing every measured file) is most of what the gate adds
+        after the last test, so it is made once however many entries read it.
+        """
+        if self._measured is None:
+            self._measured = self._measure()
+        return self._measured
+
+    def _measure(self, weight: float = 1.0) -> EvalMetric:
         if self.only is not None and not self.only:
             return EvalMetric(
                 type="test_coverage",

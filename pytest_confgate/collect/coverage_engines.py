@@ -23,13 +23,16 @@ from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
 
 PROBES, TRACER = "line probes", "coverage.py"
 MIXED = "line probes and coverage.py"
+_NO_SYSMON_CONCURRENCY = {"greenlet", "eventlet", "gevent"}
+"""``concurrency`` settings coverage.py's ``sysmon`` core refuses (with a warning)."""
 
 
 def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> None:
     """Prefer ``sysmon`` where coverage.py can use it for this run, unless the project chose.
 
     coverage.py measures branches with ``sys.monitoring`` only from Python 3.14, lines from
-    3.12; elsewhere asking for it only produces a warning and the default core.
+    3.12; elsewhere asking for it only produces a warning and the default core, and a
+    warning is an error in projects with ``filterwarnings = error``.
     """
     needed = (3, 14) if cov.get_option("run:branch") else (3, 12)
     if version < needed:
@@ -38,6 +41,8 @@ def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> No
         if cov.get_option("run:core") or cov.get_option("run:timid"):
             return
         if cov.get_option("run:dynamic_context") not in (None, "", "none"):
+            return
+        if set(cov.get_option("run:concurrency") or ()) & _NO_SYSMON_CONCURRENCY:
             return
         cov.set_option("run:core", "sysmon")
     except Exception:  # a coverage.py without the option keeps its default core

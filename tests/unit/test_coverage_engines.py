@@ -140,3 +140,36 @@ def test_a_core_the_project_chose_is_kept() -> None:
     cov.set_option("run:core", "ctrace")
     choose_core(cov, (3, 12, 0))
     assert cov.get_option("run:core") == "ctrace"
+
+
+def test_sysmon_is_not_chosen_for_a_concurrency_it_refuses() -> None:
+    """coverage.py would warn and fall back: an error under ``filterwarnings = error``."""
+    cov = coverage.Coverage(data_file=None, config_file=False, concurrency=["gevent"])
+    choose_core(cov, (3, 12, 0))
+    assert cov.get_option("run:core") is None
+
+
+def test_a_project_and_a_patch_entry_share_one_coverage_report(package: Path) -> None:
+    """coverage.py's report parses every measured file: the bulk of the gate's tail after the
+    last test. Two ``test_coverage`` entries (issue 16) must not pay for it twice."""
+    session = _session(package)
+    session.start()
+    try:
+        import engpkg.late
+
+        engpkg.late.f(1)
+    finally:
+        session.stop()
+    cov = session._cov
+    reports: list[object] = []
+    real_report = cov.json_report
+
+    def counted(*args: object, **kwargs: object) -> float:
+        reports.append(args)
+        result: float = real_report(*args, **kwargs)
+        return result
+
+    cov.json_report = counted
+    first, second = session.metric(), session.metric()
+    assert len(reports) == 1
+    assert first.details["covered_lines"] == second.details["covered_lines"] == 3
