@@ -80,7 +80,7 @@ def test_a_slow_server_fails_fast_at_the_configured_timeout(
         agent.ask("hello")
     elapsed = time.perf_counter() - started
 
-    assert elapsed < 1.0 < SDK_DEFAULT_TIMEOUT_S
+    assert elapsed < 4.0 < SDK_DEFAULT_TIMEOUT_S  # before the server's 5 s answer, under load too
     assert str(caught.value).startswith("agent 'reviewer': ")
 
 
