@@ -71,7 +71,7 @@ def test_the_output_cap_is_set_per_metric(project: pytest.Pytester) -> None:
     lint = metric(read_report(project), "lint_score")
     assert lint["status"] == "error"
     assert "output cap of 1 MiB (max_output_bytes)" in lint["reason"]
-    result.stdout.fnmatch_lines(["lint_score * error *output cap of 1 MiB*"])
+    result.stdout.fnmatch_lines(["lint_score * FAIL *(error: *output cap of 1 MiB*"])
 
 
 def test_a_test_that_swaps_the_report_folder_for_a_symlink_cannot_move_the_report(
