@@ -12,6 +12,8 @@ when the ranking is interrupted (``Processes.kill_all``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import re
 import signal
@@ -36,6 +38,9 @@ _GATE_CONFIG = (
 )
 _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<msg>.*?)"
                         r"(?:  \[(?P<code>[\w-]+)\])?$")
+OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
+_PYTEST_BROKE = frozenset({3, 4})
+"""pytest's exit statuses for an internal error and a usage error: no run to read."""
 _SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
 _IMPORT_CHECK = (
     "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
@@ -65,6 +70,7 @@ class GateEvidence:
     lint_problem: str | None = None
     security: tuple[Issue, ...] | None = None
     security_problem: str | None = None
+    outcomes: dict[str, str] | None = None
 
     @classmethod
     def failed(cls, problem: str) -> GateEvidence:
@@ -126,6 +132,43 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+@dataclass(frozen=True)
+class PytestRun:
+    """One pytest run with ``outcomes_plugin``: outcomes by node id, or why there are none."""
+
+    finished: Finished | None
+    outcomes: dict[str, str] | None
+    problem: str | None = None
+
+
+def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
+               processes: Processes) -> PytestRun:
+    """``test_command`` plus ``arguments`` in ``tree``, recording each test's outcome by id.
+
+    No outcomes file (pytest crashed before the session ended, or timed out) is a problem;
+    so is an exit status pytest gives only for an internal error or a usage error.
+    """
+    from pytest_confgate.rank.outcomes_plugin import ENV
+
+    state.mkdir(parents=True, exist_ok=True)
+    record = state / "outcomes.json"
+    record.unlink(missing_ok=True)
+    env = {**candidate_env(settings, tree, state), ENV: str(record)}
+    argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
+    try:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
+    except (OSError, TimeoutError) as exc:
+        return PytestRun(None, None, str(exc))
+    try:
+        loaded = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        loaded = None
+    if not isinstance(loaded, dict) or done.returncode in _PYTEST_BROKE:
+        tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
+        return PytestRun(done, None, f"pytest exited {done.returncode}: {tail}")
+    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()})
+
+
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
     """The caller's environment minus what steers pytest/coverage, plus private state dirs."""
     base = os.environ if settings.environ is None else settings.environ
@@ -155,7 +198,7 @@ def collect_evidence(
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
     build_problem = _build(tree, settings, env, processes)
-    gate = _gate(tree, state, settings, env, processes)
+    gate = _gate(tree, state, settings, processes)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
         types = _type_check(tree, settings, env, processes)
@@ -172,6 +215,7 @@ def collect_evidence(
         lint_problem=gate.lint_problem,
         security=gate.security,
         security_problem=gate.security_problem,
+        outcomes=gate.outcomes,
         duration_s=time.perf_counter() - started,
     )
 
@@ -222,29 +266,29 @@ def _is_module(path: Path) -> bool:
     )
 
 
-def _gate(tree: Path, state: Path, settings: Settings, env: Mapping[str, str],
-          processes: Processes) -> GateEvidence:
-    """One ``pytest --confgate`` run: tests, coverage, lint and security of this tree."""
+def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> GateEvidence:
+    """One ``pytest --confgate`` run: tests (by id too), coverage, lint and security."""
     config = state / "confgate-rank.yml"
     source = "" if settings.sources is None else f"source: {list(settings.sources)!r}\n"
     config.write_text(source + _GATE_CONFIG, encoding="utf-8")
     report = tree / RANK_STATE / "report.json"
-    argv = [
-        *settings.test_command, "--confgate", f"--confgate-config={config}",
-        f"--rootdir={tree}", f"--confgate-report={report}", "-p", "no:cacheprovider", "-q",
-    ]
-    try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
-    except (OSError, TimeoutError) as exc:
-        return GateEvidence.failed(str(exc))
+    run = run_pytest(
+        ["--confgate", f"--confgate-config={config}", f"--rootdir={tree}",
+         f"--confgate-report={report}", "-p", "no:cacheprovider", "-q"],
+        tree, state / "gate", settings, processes,
+    )
+    if run.finished is None:
+        return GateEvidence.failed(run.problem or "pytest did not run")
     try:
         from pytest_confgate.report.writers import load_report
 
-        return _from_report(load_report(report))
+        found = _from_report(load_report(report))
     except ReportError as exc:
+        done = run.finished
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         problem = f"pytest exited {done.returncode} without a gate report ({exc}): {tail}"
         return GateEvidence.failed(problem)
+    return dataclasses.replace(found, outcomes=run.outcomes)
 
 
 def _from_report(report: GateReport) -> GateEvidence:

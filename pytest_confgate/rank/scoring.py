@@ -2,24 +2,34 @@
 
 The seed's rubric helpers (``boolean_to_score``, ``ratio_to_score``, ``inverse_score``) turn
 each measured criterion into a component in [0, 1]; a category is the mean of its available
-components, and the overall score is the seed's weighted sum (``calculateOverallScore``).
-Components and their anchors (value at or under the first -> 1.0, at or over the second -> 0.0):
+components, and the overall score is the seed's weighted sum (``calculateOverallScore``)
+times the safety gate. Components and their anchors (value at or under the first -> 1.0, at
+or over the second -> 0.0); the calibration behind them is in ``docs/ranking.md``:
 
 - correctness: tests pass ratio, build, lint clean (no *new* finding), type check (when
-  configured), no regressions (test count >= the baseline's), cross-tests (share of the other
-  candidates' new tests this one passes), LLM preference (stage 3, when configured);
+  configured), no regressions (every baseline test that passed on the baseline passes here,
+  by id) and LLM preference (stage 3, when configured), averaged; then multiplied by
+  cross-tests inverse(weighted failures of the other candidates' new tests, 0, 2);
 - quality: complexity = mean(inverse(avg, 5, 15), inverse(max, 10, 30)) (seed: < 10 per
   function), function length inverse(max, 50, 150) (seed: < 50 lines), duplication
   1 - share, file size (share of files <= 500 lines), size of the change
   inverse(lines changed, 200, 2000) (baseline only), LLM preference;
-- efficiency: test run time inverse(t, 1.5 r + 0.5 s, 4 r + 2 s) where r is the baseline's
-  (else the fastest candidate's) time, loop nesting inverse(max depth, 2, 4);
-- completeness: coverage ratio_to_score(coverage, 0.80), coverage kept inverse(drop, 0, 0.05)
-  and tests added (baseline only, when source changed);
-- safety: no new HIGH finding x no hard-coded secret (bandit B105-B107) x
-  inverse(new MEDIUM + 0.25 new LOW, 0, 4); security evidence that is missing scores 0.
+- efficiency: test run time inverse(t, 1.5 r + 2 s, 4 r + 10 s) where r is the baseline's
+  (else the fastest candidate's) time (the seconds absorb start-up noise), loop nesting
+  inverse(max depth, 2, 4);
+- completeness: coverage ratio_to_score(coverage, 0.80), coverage kept inverse(drop, 0, 0.25)
+  and tests added (baseline only, when source changed: a new test file's tests ran);
+- safety: no dangerous operation (no new HIGH finding, no operation ``rank.dangerous`` finds,
+  no tamper finding in test or tool configuration) x no hard-coded secret (bandit B105-B107)
+  x inverse(new MEDIUM + 0.25 new LOW, 0, 4) x inverse(suppressions added, 0, 4); security
+  evidence that is missing scores 0.
 
-A candidate failing stage 1 (build, tests, lint, type check) scores 0 in every category.
+The safety gate: a dangerous operation or a secret halves the overall score whatever the
+weights (``SAFETY_GATE``), so it stays clearly below a clean solution even after feedback
+has lowered the safety weight.
+
+A candidate failing stage 1 (build, tests, lint, type check; with a baseline also a baseline
+test that does not pass by id, and tests deleted, skipped or weakened) scores 0 everywhere.
 """
 
 from __future__ import annotations
@@ -29,6 +39,8 @@ from dataclasses import dataclass
 
 from pytest_confgate.rank.models import (
     CATEGORIES,
+    PASSING,
+    RAN,
     CrossTest,
     Evaluation,
     Evidence,
@@ -39,7 +51,21 @@ from pytest_confgate.rank.models import (
 from pytest_confgate.rank.notes import notes_for
 
 COVERAGE_TARGET = 0.80
+COVERAGE_DROP_WORST = 0.25
+"""A drop of a quarter of the coverage scores 0; one line of a 21-line project costs 0.19."""
+CROSS_TEST_WORST = 2.0
+"""Weighted failures of the other candidates' tests at which ``cross_tests`` reaches 0."""
+SUPPRESSIONS_WORST = 4
+SAFETY_GATE = 0.5
+"""What is left of the overall score with a dangerous operation or a secret."""
 SECRET_RULES = frozenset({"B105", "B106", "B107"})
+BLOCKING_TAMPER = frozenset({
+    "test_removed", "parametrize_case_removed", "skip_added", "test_skipped",
+    "assertions_weakened",
+})
+"""Tamper findings that change the judge itself: tests deleted, skipped or weakened."""
+SUPPRESSION_ADDED = "suppression_added"
+_LISTED = 5
 
 
 def boolean_to_score(value: bool) -> float:
@@ -106,6 +132,46 @@ def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
         reasons.append(
             f"tests fail: {tests.failed} failed, {tests.errors} errors, {tests.passed} passed"
         )
+    if base is not None:
+        reasons += _regression_reasons(evidence, base)
+        reasons += _tamper_reasons(evidence)
+    return reasons
+
+
+def regression_failures(evidence: Evidence, baseline: Evidence) -> list[tuple[str, str]] | None:
+    """Baseline tests (by id) that passed there and not on ``evidence``; None: not measured."""
+    if baseline.outcomes is None or evidence.regression is None:
+        return None
+    if evidence.regression.problem is not None:
+        return None
+    return evidence.regression.failures(baseline.outcomes)
+
+
+def _regression_reasons(evidence: Evidence, base: Evidence) -> list[str]:
+    if base.outcomes is None:
+        return ["the baseline's own test run gave no outcomes by test id, so regressions "
+                "cannot be checked"]
+    regression = evidence.regression
+    if regression is None or regression.problem is not None:
+        why = regression.problem if regression is not None else "it was not run"
+        return [f"the baseline's tests could not run on it: {why}"]
+    failures = regression.failures(base.outcomes)
+    if not failures:
+        return []
+    listed = ", ".join(f"{test} ({outcome})" for test, outcome in failures[:_LISTED])
+    more = f" (+{len(failures) - _LISTED} more)" if len(failures) > _LISTED else ""
+    noun = _count(len(failures), "baseline test")
+    return [f"{noun} that passed on the baseline do not pass here, run unmodified: "
+            f"{listed}{more}"]
+
+
+def _tamper_reasons(evidence: Evidence) -> list[str]:
+    if evidence.tamper is None:
+        return [f"tamper analysis failed: {evidence.tamper_problem or 'no result'}"]
+    found = [f for f in evidence.tamper if f.rule in BLOCKING_TAMPER]
+    reasons = [f"{f.rule}: {f.message} ({f.path}:{f.line})" for f in found[:_LISTED]]
+    if len(found) > _LISTED:
+        reasons.append(f"(+{len(found) - _LISTED} more tests deleted, skipped or weakened)")
     return reasons
 
 
@@ -137,9 +203,27 @@ def category_scores(parts: Mapping[str, Mapping[str, float]]) -> dict[str, float
             scores[name] = 0.0
         elif name == "safety":
             scores[name] = safety_score(values)
+        elif name == "correctness":
+            scores[name] = correctness_score(values)
         else:
             scores[name] = sum(values.values()) / len(values)
     return scores
+
+
+def correctness_score(parts: Mapping[str, float]) -> float:
+    """The mean of the checks, times agreement with the other candidates' tests: failing
+    a test that the others pass is a concrete counterexample, not one vote among six."""
+    checks = [value for name, value in parts.items() if name != "cross_tests"]
+    mean = sum(checks) / len(checks) if checks else 0.0
+    return mean * parts.get("cross_tests", 1.0)
+
+
+def safety_gate(parts: Mapping[str, float]) -> float:
+    """1.0, or ``SAFETY_GATE`` when a dangerous operation or a hard-coded secret was found."""
+    if not parts:
+        return 1.0
+    flagged = parts.get("no_dangerous_ops", 1.0) * parts.get("no_secrets", 1.0)
+    return SAFETY_GATE + (1.0 - SAFETY_GATE) * flagged
 
 
 def evaluation_confidence(
@@ -154,6 +238,9 @@ def evaluation_confidence(
     sources = [1.0, _has(evidence.tests), _has(evidence.lint)]
     if context.type_check:
         sources.append(_has(evidence.type_errors))
+    if context.baseline is not None:
+        sources += [_has(regression_failures(evidence, context.baseline)),
+                    _has(evidence.tamper)]
     if not blocked:
         sources += [_has(evidence.coverage), _has(evidence.security)]
         if context.llm_expected:
@@ -172,8 +259,9 @@ def evaluate(
     blocked = bool(reasons)
     parts = components(evidence, context, cross, llm)
     categories = dict.fromkeys(CATEGORIES, 0.0) if blocked else category_scores(parts)
-    score = 0.0 if blocked else overall_score(categories, context.weights)
-    strengths, weaknesses = notes_for(evidence, context.baseline, parts, reasons)
+    multiplier = 0.0 if blocked else safety_gate(parts["safety"])
+    score = multiplier * overall_score(categories, context.weights)
+    strengths, weaknesses = notes_for(evidence, context.baseline, parts, reasons, cross)
     return Evaluation(
         solution_id=evidence.solution_id,
         blocked=blocked,
@@ -184,6 +272,7 @@ def evaluate(
         confidence=evaluation_confidence(evidence, context, llm, blocked),
         strengths=strengths,
         weaknesses=weaknesses,
+        multiplier=multiplier,
     )
 
 
@@ -202,14 +291,13 @@ def _correctness(
     if context.type_check:
         fresh = new_issues(evidence.type_errors, base.type_errors if base else None)
         parts["type_check"] = boolean_to_score(evidence.type_errors is not None and not fresh)
-    if base is not None and base.tests is not None:
-        parts["no_regressions"] = boolean_to_score(
-            tests is not None and tests.total >= base.tests.total
-        )
-    if cross is not None and cross.ran:
-        parts["cross_tests"] = cross.passed / cross.ran
+    if base is not None:
+        failures = regression_failures(evidence, base)
+        parts["no_regressions"] = boolean_to_score(failures is not None and not failures)
     if llm is not None:
         parts["llm_preference"] = llm.preference
+    if cross is not None and cross.ran:
+        parts["cross_tests"] = inverse_score(cross.disagreement, 0.0, CROSS_TEST_WORST)
     return parts
 
 
@@ -237,7 +325,7 @@ def _efficiency(evidence: Evidence, context: ScoringContext) -> dict[str, float]
     reference = context.reference_duration_s
     if evidence.tests is not None and reference is not None:
         parts["runtime"] = inverse_score(
-            evidence.tests.duration_s, 1.5 * reference + 0.5, 4 * reference + 2.0
+            evidence.tests.duration_s, 1.5 * reference + 2.0, 4 * reference + 10.0
         )
     if evidence.code is not None and evidence.code.functions:
         parts["loop_nesting"] = inverse_score(evidence.code.max_loop_depth, 2, 4)
@@ -250,33 +338,54 @@ def _completeness(evidence: Evidence, context: ScoringContext) -> dict[str, floa
     parts = {"coverage": ratio_to_score(coverage, COVERAGE_TARGET) if coverage is not None else 0.0}
     if base is not None and base.coverage is not None:
         drop = base.coverage - coverage if coverage is not None else 1.0
-        parts["coverage_kept"] = inverse_score(drop, 0.0, 0.05)
+        parts["coverage_kept"] = inverse_score(drop, 0.0, COVERAGE_DROP_WORST)
     changes = evidence.changes
     if base is not None and changes is not None and changes.source_files_changed:
-        more = evidence.tests is not None and base.tests is not None and (
-            evidence.tests.total > base.tests.total
-        )
-        parts["tests_added"] = boolean_to_score(bool(changes.new_test_files) or more)
+        parts["tests_added"] = boolean_to_score(new_tests_run(evidence)[1] > 0)
     return parts
 
 
+def new_tests_run(evidence: Evidence) -> tuple[int, int]:
+    """(passed, ran) of the tests in test files the baseline does not have.
+
+    Tests a candidate added to, or rewrote in, the baseline's own test files are not new.
+    Without outcomes by id, a new test file counts as one test that ran (it is there).
+    """
+    changes = evidence.changes
+    files = set(changes.new_test_files) if changes is not None else set()
+    if evidence.outcomes is None:
+        return len(files), len(files)
+    mine = [o for test, o in evidence.outcomes.items() if test.split("::", 1)[0] in files]
+    return sum(1 for o in mine if o in PASSING), sum(1 for o in mine if o in RAN)
+
+
 def _safety(evidence: Evidence, context: ScoringContext) -> dict[str, float]:
+    tamper = evidence.tamper or ()
+    suppressions = sum(1 for finding in tamper if finding.rule == SUPPRESSION_ADDED)
+    judged = [f for f in tamper if f.rule not in BLOCKING_TAMPER and f.rule != SUPPRESSION_ADDED]
     if evidence.security is None:
         return {"no_dangerous_ops": 0.0, "no_secrets": 0.0, "security_clean": 0.0}
     base = context.baseline
     fresh = new_issues(evidence.security, base.security if base else None)
     medium = sum(1 for issue in fresh if issue.severity == "MEDIUM")
     low = sum(1 for issue in fresh if issue.severity == "LOW")
-    return {
-        "no_dangerous_ops": boolean_to_score(all(issue.severity != "HIGH" for issue in fresh)),
+    high = any(issue.severity == "HIGH" for issue in fresh)
+    parts = {
+        "no_dangerous_ops": boolean_to_score(not (high or evidence.dangerous or judged)),
         "no_secrets": boolean_to_score(all(issue.rule not in SECRET_RULES for issue in fresh)),
         "security_clean": inverse_score(medium + 0.25 * low, 0.0, 4.0),
     }
+    if evidence.tamper is not None:
+        parts["no_suppressions"] = inverse_score(suppressions, 0, SUPPRESSIONS_WORST)
+    return parts
 
 
 def safety_score(parts: Mapping[str, float]) -> float:
     """Safety is a product of its gates: one dangerous operation makes a change unsafe."""
-    return parts["no_dangerous_ops"] * parts["no_secrets"] * parts["security_clean"]
+    score = 1.0
+    for value in parts.values():
+        score *= value
+    return score
 
 
 def _has(value: object) -> float:

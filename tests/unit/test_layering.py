@@ -20,6 +20,7 @@ PURE = [
     "trust/formula.py",
     "rank/scoring.py",
     "rank/ranking.py",
+    "rank/dangerous.py",
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
 TAMPER_ANALYSIS = [

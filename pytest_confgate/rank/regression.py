@@ -1,0 +1,76 @@
+"""The regression suite: the baseline's own test files, unmodified, run on a candidate.
+
+A candidate that edits, deletes or skips a baseline test has changed the judge, not the code.
+So a copy of the candidate's tree gets the baseline's test files back (every test module,
+``conftest.py`` and file under a ``tests``/``test``/``testing`` folder, as the baseline has
+them), loses any ``conftest.py`` the baseline does not have, and the baseline's test modules
+run there. ``Regression.failures`` then compares the outcomes by test id with the baseline's
+own run: a test that passed on the baseline and fails, errors, is skipped or is missing here
+blocks the candidate.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+
+from pytest_confgate.rank.candidates import IGNORED_NAMES
+from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.models import Regression
+from pytest_confgate.rank.trees import RANK_STATE, is_test_file
+
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+
+
+def is_test_support(path: str) -> bool:
+    """A file the baseline's tests may read: a test file or anything in a test folder."""
+    return is_test_file(path) or any(
+        part in TEST_FOLDERS for part in PurePosixPath(path).parts[:-1]
+    )
+
+
+def run_regression(
+    candidate: Path, baseline: Path, baseline_files: Mapping[str, str], workdir: Path,
+    settings: Settings, processes: Processes,
+) -> Regression:
+    """The baseline's test modules on ``candidate`` with the baseline's test files restored."""
+    modules = [p for p in sorted(baseline_files)
+               if is_test_file(p) and PurePosixPath(p).name != "conftest.py"]
+    if not modules:
+        return Regression()  # nothing to run: pytest without paths would run everything
+    tree = workdir / "tree"
+    shutil.copytree(candidate, tree, symlinks=True,
+                    ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
+    _restore_tests(tree, baseline, baseline_files)
+    run = run_pytest(["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+                      f"--rootdir={tree}", *modules],
+                     tree, workdir / "state", settings, processes)
+    if run.outcomes is None:
+        return Regression(problem=run.problem or "pytest gave no outcomes")
+    return Regression(outcomes=run.outcomes)
+
+
+def _restore_tests(tree: Path, baseline: Path, baseline_files: Mapping[str, str]) -> None:
+    for path in sorted(baseline_files):
+        if is_test_support(path):
+            target = tree / path
+            if target.is_symlink() or target.is_dir():
+                _remove(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(baseline / path, target)
+    for conftest in sorted(tree.rglob("conftest.py")):
+        relative = conftest.relative_to(tree).as_posix()
+        if relative not in baseline_files and not _ignored(relative):
+            conftest.unlink()
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _ignored(relative: str) -> bool:
+    return any(part in IGNORED_NAMES for part in relative.split("/"))
