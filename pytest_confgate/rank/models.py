@@ -234,6 +234,18 @@ class Ranking:
 
 
 @dataclass(frozen=True)
+class ScoringContext:
+    """What every candidate is measured against: weights, baseline, configured checks."""
+
+    weights: Mapping[str, float]
+    baseline: Evidence | None = None
+    type_check: bool = False
+    llm_expected: bool = False
+    reference_duration_s: float | None = None
+    """The baseline's test time, else the fastest unblocked candidate's."""
+
+
+@dataclass(frozen=True)
 class AutoAccept:
     """``should_auto_accept``'s answer, with the seed's reason."""
 

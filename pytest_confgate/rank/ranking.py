@@ -2,7 +2,8 @@
 
 Formulas are the seed's (``rankSolutions``, ``calculateRankingConfidence``,
 ``calculateCategoryConsistency``, ``shouldAutoAccept``) and SPEC 7's and issue 15's
-additions: a candidate blocked in stage 1 sorts last and is never the winner; scores within
+additions: a candidate blocked in stage 1 sorts last and is never the winner, nor is one
+whose score the safety gate halved (a human must look); scores within
 ``TIE`` of each other share a rank, and a tie for first means no winner (nothing about a
 candidate's name can break it: the tied keep the order they were given in); auto-acceptance
 compares ``min_confidence`` with the ranking's confidence and never takes the only unblocked
@@ -62,7 +63,7 @@ def rank_solutions(
     tie = tie if len(tie) > 1 else ()
     first = solutions[0] if solutions else None
     clear = (first is not None and not first.evaluation.blocked and not tie
-             and confidence >= WINNER_CONFIDENCE)
+             and first.evaluation.multiplier >= 1.0 and confidence >= WINNER_CONFIDENCE)
     comparisons = (*pairwise_comparisons(ordered), *extra_comparisons)
     return Ranking(
         solutions=solutions,
@@ -202,6 +203,10 @@ def _no_winner(ranking: Ranking) -> str:
     if ranking.tie:
         score = ranking.solutions[0].score
         return f"No clear winner: {', '.join(ranking.tie)} tie at {to_fixed(score)}"
+    first = ranking.solutions[0] if ranking.solutions else None
+    if first is not None and not first.evaluation.blocked and first.evaluation.multiplier < 1.0:
+        return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
+                "operation, a secret or a change to how it is tested or checked")
     return "No clear winner"
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from pytest_confgate.rank.blocking import regression_failures
 from pytest_confgate.rank.models import CATEGORIES, RAN, Evidence, RankedSolution, new_issues
-from pytest_confgate.rank.scoring import regression_failures
 from pytest_confgate.rank.service import RankOutcome
 
 

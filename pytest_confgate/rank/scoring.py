@@ -28,15 +28,14 @@ The safety gate: a dangerous operation or a secret halves the overall score what
 weights (``SAFETY_GATE``), so it stays clearly below a clean solution even after feedback
 has lowered the safety weight.
 
-A candidate failing stage 1 (build, tests, lint, type check; with a baseline also a baseline
-test that does not pass by id, and tests deleted, skipped or weakened) scores 0 everywhere.
+A candidate failing stage 1 (``blocking``) scores 0 everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from pytest_confgate.rank.blocking import BLOCKING_TAMPER, block_reasons, regression_failures
 from pytest_confgate.rank.models import (
     CATEGORIES,
     PASSING,
@@ -44,8 +43,8 @@ from pytest_confgate.rank.models import (
     CrossTest,
     Evaluation,
     Evidence,
-    Issue,
     LlmPreference,
+    ScoringContext,
     new_issues,
 )
 from pytest_confgate.rank.notes import notes_for
@@ -59,13 +58,7 @@ SUPPRESSIONS_WORST = 4
 SAFETY_GATE = 0.5
 """What is left of the overall score with a dangerous operation or a secret."""
 SECRET_RULES = frozenset({"B105", "B106", "B107"})
-BLOCKING_TAMPER = frozenset({
-    "test_removed", "parametrize_case_removed", "skip_added", "test_skipped",
-    "assertions_weakened",
-})
-"""Tamper findings that change the judge itself: tests deleted, skipped or weakened."""
 SUPPRESSION_ADDED = "suppression_added"
-_LISTED = 5
 
 
 def boolean_to_score(value: bool) -> float:
@@ -90,89 +83,6 @@ def inverse_score(value: float, baseline: float, worst: float) -> float:
 def overall_score(categories: Mapping[str, float], weights: Mapping[str, float]) -> float:
     """Seed ``calculateOverallScore``: the weighted sum of the five category scores."""
     return sum(categories[name] * weights[name] for name in CATEGORIES)
-
-
-@dataclass(frozen=True)
-class ScoringContext:
-    """What every candidate is measured against: weights, baseline, configured checks."""
-
-    weights: Mapping[str, float]
-    baseline: Evidence | None = None
-    type_check: bool = False
-    llm_expected: bool = False
-    reference_duration_s: float | None = None
-    """The baseline's test time, else the fastest unblocked candidate's."""
-
-
-def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
-    """Stage 1 (blocking): why this candidate scores 0, in the seed's order of checks."""
-    reasons: list[str] = []
-    base = context.baseline
-    if context.type_check:
-        if evidence.type_errors is None:
-            reasons.append(f"type check did not run: {evidence.type_problem or 'no result'}")
-        else:
-            fresh = new_issues(evidence.type_errors, base.type_errors if base else None)
-            if fresh:
-                reasons.append(f"{_count(len(fresh), 'new type error')}: {_first(fresh)}")
-    if evidence.lint is None:
-        reasons.append(f"lint did not run: {evidence.lint_problem or 'no result'}")
-    else:
-        fresh = new_issues(evidence.lint, base.lint if base else None)
-        if fresh:
-            reasons.append(f"{_count(len(fresh), 'new lint finding')}: {_first(fresh)}")
-    if not evidence.builds:
-        reasons.append(f"build failed: {evidence.build_problem or 'unknown error'}")
-    tests = evidence.tests
-    if tests is None:
-        reasons.append(f"tests did not run: {evidence.tests_problem or 'no result'}")
-    elif tests.ran == 0:
-        reasons.append("no test ran")
-    elif tests.failed or tests.errors:
-        reasons.append(
-            f"tests fail: {tests.failed} failed, {tests.errors} errors, {tests.passed} passed"
-        )
-    if base is not None:
-        reasons += _regression_reasons(evidence, base)
-        reasons += _tamper_reasons(evidence)
-    return reasons
-
-
-def regression_failures(evidence: Evidence, baseline: Evidence) -> list[tuple[str, str]] | None:
-    """Baseline tests (by id) that passed there and not on ``evidence``; None: not measured."""
-    if baseline.outcomes is None or evidence.regression is None:
-        return None
-    if evidence.regression.problem is not None:
-        return None
-    return evidence.regression.failures(baseline.outcomes)
-
-
-def _regression_reasons(evidence: Evidence, base: Evidence) -> list[str]:
-    if base.outcomes is None:
-        return ["the baseline's own test run gave no outcomes by test id, so regressions "
-                "cannot be checked"]
-    regression = evidence.regression
-    if regression is None or regression.problem is not None:
-        why = regression.problem if regression is not None else "it was not run"
-        return [f"the baseline's tests could not run on it: {why}"]
-    failures = regression.failures(base.outcomes)
-    if not failures:
-        return []
-    listed = ", ".join(f"{test} ({outcome})" for test, outcome in failures[:_LISTED])
-    more = f" (+{len(failures) - _LISTED} more)" if len(failures) > _LISTED else ""
-    noun = _count(len(failures), "baseline test")
-    return [f"{noun} that passed on the baseline do not pass here, run unmodified: "
-            f"{listed}{more}"]
-
-
-def _tamper_reasons(evidence: Evidence) -> list[str]:
-    if evidence.tamper is None:
-        return [f"tamper analysis failed: {evidence.tamper_problem or 'no result'}"]
-    found = [f for f in evidence.tamper if f.rule in BLOCKING_TAMPER]
-    reasons = [f"{f.rule}: {f.message} ({f.path}:{f.line})" for f in found[:_LISTED]]
-    if len(found) > _LISTED:
-        reasons.append(f"(+{len(found) - _LISTED} more tests deleted, skipped or weakened)")
-    return reasons
 
 
 def components(
@@ -390,13 +300,3 @@ def safety_score(parts: Mapping[str, float]) -> float:
 
 def _has(value: object) -> float:
     return 1.0 if value is not None else 0.0
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _first(issues: tuple[Issue, ...]) -> str:
-    issue = issues[0]
-    more = f" (+{len(issues) - 1} more)" if len(issues) > 1 else ""
-    return f"{issue.rule} at {issue.path}:{issue.line} {issue.message}{more}"

@@ -24,15 +24,23 @@ from pytest_confgate.config.rank import AutoAcceptConfig
 from pytest_confgate.rank import trees
 from pytest_confgate.rank.assessment import assess
 from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests
 from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
-from pytest_confgate.rank.models import AutoAccept, Comparison, Evidence, LlmPreference, Ranking
+from pytest_confgate.rank.models import (
+    AutoAccept,
+    Comparison,
+    Evidence,
+    LlmPreference,
+    Ranking,
+    ScoringContext,
+)
 from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
 from pytest_confgate.rank.regression import run_regression
-from pytest_confgate.rank.scoring import ScoringContext, block_reasons, evaluate
+from pytest_confgate.rank.scoring import evaluate
 from pytest_confgate.rank.tampering import inspect
 
 Progress = Callable[[str], None]
@@ -120,7 +128,7 @@ def _rank(
                                                    solution_id=s.solution_id)
                 for s in sources
             }
-            context = _context(config, weights, baseline, evidence, agent is not None)
+            context = scoring_context(config, weights, baseline, evidence, agent is not None)
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
             cells = _cross_test_all(jobs, unblocked, clones, baseline is not None)
         except BaseException:
@@ -263,8 +271,12 @@ def _status(evidence: Evidence) -> str:
     return f"{tests.passed} passed, {tests.failed} failed, {tests.errors} errors"
 
 
-def _context(config: ConfgateConfig, weights: Mapping[str, float], baseline: Evidence | None,
-             evidence: Mapping[str, Evidence], llm: bool) -> ScoringContext:
+def scoring_context(
+    config: ConfgateConfig, weights: Mapping[str, float], baseline: Evidence | None,
+    evidence: Mapping[str, Evidence], llm: bool = False,
+) -> ScoringContext:
+    """What every candidate is scored against; the reference run time is the baseline's,
+    else the fastest unblocked candidate's."""
     probe = ScoringContext(weights=weights, baseline=baseline, type_check=config.rank.type_check)
     if baseline is not None and baseline.tests is not None:
         reference: float | None = baseline.tests.duration_s

@@ -18,6 +18,7 @@ PURE = [
     "gate/score.py",
     "gate/tiers.py",
     "trust/formula.py",
+    "rank/blocking.py",
     "rank/scoring.py",
     "rank/ranking.py",
     "rank/dangerous.py",

@@ -240,3 +240,17 @@ def test_ranking_does_not_depend_on_the_order_candidates_are_given_in(
     assert 0.0 <= first.confidence <= 1.0
     if first.winner is not None:
         assert not first.winner.evaluation.blocked
+
+
+def test_a_candidate_the_safety_gate_halved_is_never_the_winner() -> None:
+    flagged = Evaluation(
+        solution_id="risky", blocked=False, block_reasons=(),
+        categories=dict.fromkeys(CATEGORIES, 1.0) | {"safety": 0.0}, components={},
+        score=0.45, confidence=1.0, multiplier=0.5,
+    )
+    alone = rank_solutions([flagged])
+    assert alone.winner is None
+    with_blocked = rank_solutions([flagged, evaluation("c", 0.0, (0.0,) * 5, blocked=True)])
+    assert with_blocked.winner is None
+    answer = should_auto_accept(with_blocked, SINGLE)
+    assert answer.reason.startswith("No clear winner: risky ranks first but has a dangerous")

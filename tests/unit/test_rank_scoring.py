@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.models import (
     CATEGORIES,
     ChangeStats,
@@ -20,7 +21,6 @@ from pytest_confgate.rank.models import (
 )
 from pytest_confgate.rank.scoring import (
     ScoringContext,
-    block_reasons,
     boolean_to_score,
     category_scores,
     evaluate,
