@@ -7,6 +7,11 @@ them), loses any ``conftest.py`` the baseline does not have, and the baseline's 
 run there. ``Regression.failures`` then compares the outcomes by test id with the baseline's
 own run: a test that passed on the baseline and fails, errors, is skipped or is missing here
 blocks the candidate.
+
+Most candidates leave most baseline test files alone, and those already ran, as they are, in
+the candidate's own run: ``rerun_plan`` re-runs only the modules the candidate changed or
+deleted, and everything when it changed what every test sees (a ``conftest.py``, a helper or
+data file in a test folder, the pytest configuration).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from pytest_confgate.collect.tamper import PYTEST_FILES
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
 from pytest_confgate.rank.models import Regression
@@ -30,15 +36,47 @@ def is_test_support(path: str) -> bool:
     )
 
 
+def test_modules(files: Mapping[str, str]) -> list[str]:
+    """The test modules of a tree (``conftest.py`` is support, not a module to run)."""
+    return [p for p in sorted(files)
+            if is_test_file(p) and PurePosixPath(p).name != "conftest.py"]
+
+
+def rerun_plan(baseline_files: Mapping[str, str], candidate_files: Mapping[str, str]
+               ) -> list[str] | None:
+    """The baseline modules to run again on the candidate; None: all of them."""
+    for path, text in baseline_files.items():
+        changed = candidate_files.get(path) != text
+        if changed and (path in PYTEST_FILES or (is_test_support(path) and not _module(path))):
+            return None
+    if any(PurePosixPath(p).name == "conftest.py" and p not in baseline_files
+           for p in candidate_files):
+        return None
+    return [p for p in test_modules(baseline_files) if candidate_files.get(p) != baseline_files[p]]
+
+
+def _module(path: str) -> bool:
+    return is_test_file(path) and PurePosixPath(path).name != "conftest.py"
+
+
 def run_regression(
-    candidate: Path, baseline: Path, baseline_files: Mapping[str, str], workdir: Path,
-    settings: Settings, processes: Processes,
+    candidate: Path, baseline: Path, files: tuple[Mapping[str, str], Mapping[str, str]],
+    own: Mapping[str, str] | None, workdir: Path, settings: Settings, processes: Processes,
 ) -> Regression:
-    """The baseline's test modules on ``candidate`` with the baseline's test files restored."""
-    modules = [p for p in sorted(baseline_files)
-               if is_test_file(p) and PurePosixPath(p).name != "conftest.py"]
+    """The baseline's test modules on ``candidate`` with the baseline's test files restored.
+
+    ``files`` are the baseline's and the candidate's trees; ``own`` the outcomes of the
+    candidate's own run, which stand for the modules it left alone (None: run them all).
+    """
+    baseline_files, candidate_files = files
+    plan = rerun_plan(baseline_files, candidate_files) if own is not None else None
+    modules = test_modules(baseline_files) if plan is None else plan
+    kept = {} if plan is None or own is None else {
+        test: outcome for test, outcome in own.items()
+        if test.split("::", 1)[0] in baseline_files and test.split("::", 1)[0] not in plan
+    }
     if not modules:
-        return Regression()  # nothing to run: pytest without paths would run everything
+        return Regression(outcomes=kept)  # pytest without paths would run everything
     tree = workdir / "tree"
     shutil.copytree(candidate, tree, symlinks=True,
                     ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
@@ -48,7 +86,7 @@ def run_regression(
                      tree, workdir / "state", settings, processes)
     if run.outcomes is None:
         return Regression(problem=run.problem or "pytest gave no outcomes")
-    return Regression(outcomes=run.outcomes)
+    return Regression(outcomes={**kept, **run.outcomes})
 
 
 def _restore_tests(tree: Path, baseline: Path, baseline_files: Mapping[str, str]) -> None:

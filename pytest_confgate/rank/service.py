@@ -219,7 +219,8 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
         if reference is not None:
             base_tree = jobs.paths[_BASELINE][0]
             found = dataclasses.replace(found, regression=run_regression(
-                tree, base_tree, reference, state / "regression", settings, processes))
+                tree, base_tree, (reference, jobs.files[key]), found.outcomes,
+                state / "regression", settings, processes))
         found = dataclasses.replace(
             found,
             code=trees.code_metrics(jobs.files[key], reference),

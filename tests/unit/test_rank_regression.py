@@ -5,10 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
 from pytest_confgate.rank.models import Regression
-from pytest_confgate.rank.regression import run_regression
+from pytest_confgate.rank.regression import rerun_plan, run_regression
 from pytest_confgate.rank.trees import read_tree
 
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
@@ -25,10 +27,12 @@ def write(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-def regression(tmp_path: Path, candidate: dict[str, str]) -> Regression:
+def regression(tmp_path: Path, candidate: dict[str, str],
+               own: dict[str, str] | None = None) -> Regression:
     base = write(tmp_path / "base", {"durations.py": CODE, "tests/test_fmt.py": TESTS})
     head = write(tmp_path / "head", candidate)
-    return run_regression(head, base, read_tree(base), tmp_path / "work", SETTINGS, Processes())
+    return run_regression(head, base, (read_tree(base), read_tree(head)), own,
+                          tmp_path / "work", SETTINGS, Processes())
 
 
 def test_the_baseline_tests_run_as_the_baseline_has_them(tmp_path: Path) -> None:
@@ -85,3 +89,35 @@ def test_a_run_that_cannot_start_is_a_problem_not_an_empty_pass(tmp_path: Path) 
     assert run.outcomes is None
     assert run.problem is not None
     assert "pytest exited 4" in run.problem
+
+
+OWN = {"tests/test_fmt.py::test_week": "passed", "tests/test_fmt.py::test_day": "passed"}
+
+
+def test_modules_the_candidate_left_alone_are_not_run_again(tmp_path: Path) -> None:
+    # Its own run is what the baseline's untouched file gives; the broken code shows there.
+    result = regression(tmp_path, {"durations.py": CODE, "tests/test_fmt.py": TESTS,
+                                   "tests/test_new.py": "def test_new():\n    pass\n"},
+                        own={**OWN, "tests/test_fmt.py::test_day": "failed"})
+    assert result.outcomes == {**OWN, "tests/test_fmt.py::test_day": "failed"}
+    assert not (tmp_path / "work").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("changes", "plan"),
+    [({"tests/test_new.py": "x"}, []),
+     ({"tests/test_fmt.py": "edited"}, ["tests/test_fmt.py"]),
+     ({"tests/test_fmt.py": None}, ["tests/test_fmt.py"]),
+     ({"tests/conftest.py": "new"}, None),
+     ({"tests/helpers.py": "edited"}, None),
+     ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-k not week'\n"}, None),
+     ({"durations.py": "edited"}, [])],
+    ids=["new-test-file", "edited-module", "deleted-module", "new-conftest", "edited-helper",
+         "pytest-config", "source-only"],
+)
+def test_the_rerun_plan(changes: dict[str, str | None], plan: list[str] | None) -> None:
+    baseline = {"durations.py": CODE, "tests/test_fmt.py": TESTS, "tests/test_other.py": "o",
+                "tests/helpers.py": "h", "pyproject.toml": "[project]\n"}
+    candidate = {**baseline, **changes}
+    head = {path: text for path, text in candidate.items() if text is not None}
+    assert rerun_plan(baseline, head) == plan
