@@ -1,9 +1,11 @@
 """What a candidate does to its judges, against the baseline (issue 15, ``collect.tamper``).
 
-``inspect`` adds to a candidate's evidence the tamper findings of ``analyse_directories``
-(tests deleted, skipped or weakened; suppressions, tool ignores, narrowed collection, test
-hooks), with the test outcomes of the baseline's and the candidate's own runs so a test that
-stopped running is seen even when the code that skips it is dynamic. A ``# noqa`` or
+``inspect`` adds to a candidate's evidence the tamper findings of ``find_tampering`` (tests
+deleted, skipped or weakened; suppressions, tool ignores, narrowed collection, test hooks),
+and, from the baseline's and the candidate's own runs, each baseline test that ran there and
+is skipped here however the skip is made. A baseline test that no longer runs under its old
+id is not a finding here: a renamed test would look deleted, and the regression suite
+(``regression``) already runs every baseline test as written, by id. A ``# noqa`` or
 ``# nosec`` the candidate added hides nothing: ruff (``--ignore-noqa``) or bandit
 (``--ignore-nosec``) runs again on just those source files, and each finding on a line such a
 comment covers joins the candidate's lint or security findings, as the gate does for changed
@@ -20,11 +22,19 @@ from typing import Any
 
 from pytest_confgate.collect.lint import collect_lint_score
 from pytest_confgate.collect.security import collect_security_score
-from pytest_confgate.collect.tamper import TamperReport, analyse_directories
+from pytest_confgate.collect.tamper import (
+    FileVersions,
+    TamperFinding,
+    TamperReport,
+    find_tampering,
+    versions_from_directories,
+)
 from pytest_confgate.models import EvalMetric
 from pytest_confgate.paths import glob_match
 from pytest_confgate.rank.models import Evidence, Issue
 from pytest_confgate.rank.trees import is_source_file
+
+TEST_SKIPPED = "test_skipped"
 
 Measure = Callable[..., EvalMetric]
 
@@ -34,17 +44,14 @@ def inspect(
     sources: Sequence[str] | None = None,
 ) -> Evidence:
     """``evidence`` with its tamper findings and the findings its suppressions hide."""
-    outcomes = evidence.outcomes is not None and baseline.outcomes is not None
     try:
-        report = analyse_directories(
-            baseline_tree, tree,
-            base_outcomes=baseline.outcomes if outcomes else None,
-            head_outcomes=evidence.outcomes if outcomes else None,
-        )
+        versions = versions_from_directories(baseline_tree, tree)
+        report = find_tampering(versions)
+        skipped = _skipped_at_run_time(versions, report, baseline, evidence)
     except (OSError, ValueError, RecursionError) as exc:
         problem = f"could not compare it with the baseline: {exc}"
         return dataclasses.replace(evidence, tamper=None, tamper_problem=problem)
-    tamper = tuple(Issue(f.rule, f.file, f.message, f.line) for f in report.findings)
+    tamper = tuple(Issue(f.rule, f.file, f.message, f.line) for f in (*report.findings, *skipped))
     lint, lint_problem = _revealed(
         evidence.lint, evidence.lint_problem, report, "noqa", tree, sources, collect_lint_score
     )
@@ -56,6 +63,18 @@ def inspect(
         evidence, tamper=tamper, lint=lint, lint_problem=lint_problem, security=security,
         security_problem=security_problem,
     )
+
+
+def _skipped_at_run_time(
+    versions: Sequence[FileVersions], report: TamperReport, baseline: Evidence,
+    evidence: Evidence,
+) -> list[TamperFinding]:
+    if baseline.outcomes is None or evidence.outcomes is None:
+        return []
+    with_runs = find_tampering(versions, base_outcomes=baseline.outcomes,
+                               head_outcomes=evidence.outcomes)
+    return [f for f in with_runs.findings
+            if f.rule == TEST_SKIPPED and f not in report.findings]
 
 
 def _revealed(

@@ -71,3 +71,32 @@ def test_deleted_and_skipped_tests_are_found_with_outcomes_too(tmp_path: Path) -
     assert [(f.rule, f.path) for f in found.tamper or ()] == [
         ("test_removed", "tests/test_parse.py")]
     assert "test_parse_two" in (found.tamper or ())[0].message
+
+
+PASSED = {"tests/test_parse.py::test_parse": "passed",
+          "tests/test_parse.py::test_parse_two": "passed"}
+
+
+def test_a_renamed_test_is_not_a_deleted_one(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head", test=BASE_TEST.replace("test_parse_two", "test_parses_two"))
+    own = {"tests/test_parse.py::test_parse": "passed",
+           "tests/test_parse.py::test_parses_two": "passed"}
+    found = inspect(evidence("c", own), head, evidence("baseline", PASSED), base)
+    assert found.tamper == ()
+
+
+def test_a_test_skipped_at_run_time_is_found_by_its_outcome(tmp_path: Path) -> None:
+    # Nothing in the test file changed: a new conftest skips it while the tests run.
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head")
+    (head / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\ndef pytest_runtest_setup(item):\n"
+        "    if item.name.endswith('two'):\n        pytest.skip('flaky')\n")
+    own = {**PASSED, "tests/test_parse.py::test_parse_two": "skipped"}
+    found = inspect(evidence("c", own), head, evidence("baseline", PASSED), base)
+    rules = sorted(f.rule for f in found.tamper or ())
+    assert "test_skipped" in rules
+    (skipped,) = [f for f in found.tamper or () if f.rule == "test_skipped"]
+    assert skipped.message == ("test tests/test_parse.py::test_parse_two ran on the base "
+                               "(passed); now skipped")
