@@ -38,7 +38,17 @@ class ReportError(ConfgateError):
 
 
 class AgentError(ConfgateError):
-    """An agent call that failed (timeout, non-zero exit, unusable answer)."""
+    """An agent call that failed (timeout, non-zero exit, unusable answer).
+
+    ``attempts`` counts the calls made before giving up (0 when none could be made, such as
+    a missing key or program); ``kind`` names the last failure for reports: ``timeout``,
+    ``connection_reset``, ``http_503``, ``exit_status``, ``not_found``...
+    """
+
+    def __init__(self, message: str, *, attempts: int = 0, kind: str = "error") -> None:
+        self.attempts = attempts
+        self.kind = kind
+        super().__init__(message)
 
 
 class ConditionError(ConfgateError):

@@ -168,6 +168,22 @@ class ConfidenceResult(_Frozen):
     breakdown: dict[str, Any] = Field(default_factory=dict)
 
 
+class Provenance(_Frozen):
+    """What a report is bound to, so a later step can refuse a stale or committed one (issue 14).
+
+    Written by the process that ran the change's code, so it proves nothing against in-process
+    forgery (SECURITY.md); it does catch a report left in the tree or from another commit.
+    """
+
+    head_sha: str | None
+    """``git rev-parse HEAD`` when the run started; None outside a git repository."""
+    dirty: bool
+    """Uncommitted changes (untracked files included) were present when the run started."""
+    run_id: str
+    """``GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT`` in GitHub Actions, else a random id."""
+    started_at: str
+
+
 class GateReport(_Frozen):
     """The JSON report (SPEC 10): everything a person or a later step needs to trust a verdict."""
 
@@ -188,6 +204,7 @@ class GateReport(_Frozen):
     tests: TestOutcomes
     confidence: ConfidenceResult | None = None
     signoffs: Signoffs
+    provenance: Provenance | None = None
 
 
 @dataclass(frozen=True)
@@ -204,7 +221,8 @@ class FileChange:
     binary: bool = False
     added_lines: frozenset[int] = frozenset()
     symlink_target: str | None = None
-    """Repo file this changed symlink points to: editing a link edits what it loads."""
+    """The other side of a symlink: for a changed link, the repo file it points to (editing a
+    link edits what it loads); for a link whose target changed, that target's path."""
 
 
 @dataclass(frozen=True)

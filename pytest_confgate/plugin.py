@@ -113,17 +113,27 @@ class _GatePlugin:
 
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
+        from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.engine import GateRun
-        from pytest_confgate.gate.roles import ProcessRole
-        from pytest_confgate.report.json_report import resolve_report_path
+        from pytest_confgate.gate.roles import ProcessRole, distributed
+        from pytest_confgate.report.json_report import forget_report, resolve_report_path
 
         root = Path(config.rootpath)
-        explicit = options.confgate_config or os.environ.get("CONFGATE_CONFIG") or None
-        loaded = load_config(root, explicit)
-        report_path = resolve_report_path(root, options.confgate_report)
-        run = GateRun(
-            loaded, root, os.environ, base=options.confgate_base, explicit_config=explicit
+        # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
+        # out of the change's reach (issue 14), so each value says where it came from.
+        typed = [str(arg) for arg in config.invocation_params.args]
+        requested = Requested(
+            base=options.confgate_base,
+            base_on_command_line=_typed(typed, "--confgate-base", options.confgate_base),
+            config=options.confgate_config,
+            config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
+        report_path = resolve_report_path(root, options.confgate_report)
+        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
+            forget_report(report_path)  # a run that dies must not leave an older verdict behind
+        choice = choose_config(requested, os.environ)
+        loaded = load_config(root, choice.path)
+        run = GateRun(loaded, root, os.environ, requested=requested, config_choice=choice)
         role = ProcessRole.at_startup(run, options, os.environ)
         return cls(config, run, TestTally(), report_path, role)
 
@@ -239,6 +249,20 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+def _typed(args: list[str], option: str, value: str | None) -> bool:
+    """Whether ``value`` is what ``option`` got on the real command line (its last use wins,
+    as in argparse; ``--`` ends the options). Addopts come first, so a typed value wins."""
+    typed: str | None = None
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == option and index + 1 < len(args):
+            typed = args[index + 1]
+        elif arg.startswith(f"{option}="):
+            typed = arg.partition("=")[2]
+    return value is not None and typed == value
 
 
 def _display_path(path: Path) -> str:

@@ -8,9 +8,14 @@ of that provider is built, so importing this package stays cheap::
     reply = agent.ask("Review this diff ...", system="You are a strict reviewer.")
 
 ``preflight`` finds the problems a user can fix before anything slow starts (a missing key,
-SDK or program); ``ask`` raises ``AgentError`` for everything that goes wrong during a call.
-``judge`` turns an evaluator's answers into the ``llm_judge`` metric: the fenced prompt with a
-fresh token per call, strict parsing, repeats with median and spread.
+SDK or program); ``ask`` raises ``AgentError`` for everything that goes wrong during a call,
+with the attempts it made and the kind of the last failure. Modules:
+
+    command, openai_agent, anthropic_agent   the providers; _retry: bounded retries
+    judge         the ``llm_judge`` metric: screen, ask ``repeats`` times, median and spread
+    judge_prompt  pure: the fenced prompt with a fresh token and canary per call; strict parsing
+    screen        pure: finds text aimed at an evaluator in what it reads (file:line hits)
+    screen_rules  pure: what the screen looks for, and how text is normalised first
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def build_agent(name: str, config: AgentConfig, environ: Mapping[str, str] | Non
 
         return CommandAgent(name, config, environ=environ)
     if isinstance(config, OpenAIAgentConfig) and config.api_version and not config.base_url:
-        raise AgentError(_azure_without_endpoint(name))
+        raise AgentError(_azure_without_endpoint(name), kind="configuration")
     api_key = _api_key(name, config, env)
     try:
         if isinstance(config, OpenAIAgentConfig):
@@ -88,7 +93,9 @@ def build_agent(name: str, config: AgentConfig, environ: Mapping[str, str] | Non
 
         return AnthropicAgent(name, config, api_key)
     except ImportError as exc:
-        raise AgentError(f"{_missing_sdk(name, config.provider)} ({exc})") from exc
+        raise AgentError(
+            f"{_missing_sdk(name, config.provider)} ({exc})", kind="configuration"
+        ) from exc
 
 
 def preflight(
@@ -122,7 +129,7 @@ def _api_key(
 ) -> str:
     key = env.get(config.api_key_env)
     if not key:
-        raise AgentError(_missing_key(name, config))
+        raise AgentError(_missing_key(name, config), kind="configuration")
     return key
 
 

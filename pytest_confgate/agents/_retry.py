@@ -3,7 +3,9 @@
 Why not the SDKs' loops: they know no total deadline, honour any ``Retry-After`` a server
 sends and retry errors that will never succeed. A gate waits for its judge, so every call
 has a per-attempt timeout, a retry count and one deadline for all attempts together.
-Only 408, 429, 5xx, timeouts and lost connections are retried.
+Only 408, 429, 5xx, timeouts and lost connections are retried. Each attempt's failure is
+named for what it was (a reset connection is not a timeout), and the error says how many
+attempts were made and carries that count (``AgentError.attempts``) for the report.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class Failure:
 
     what: str
     retryable: bool
+    kind: str = "error"
+    """A short name for reports: ``timeout``, ``connection_reset``, ``http_503``..."""
     retry_after_s: float | None = None
     hint: str = ""
     chain: bool = True
@@ -79,19 +83,27 @@ def call_with_retries(
     (the API key) scrubbed from the message.
     """
     started = time.monotonic()
-    tries = 0
+    kinds: list[str] = []
     while True:
-        tries += 1
         timeout_s = min(budget.timeout_s, budget.deadline_s - (time.monotonic() - started))
         try:
-            return attempt(timeout_s), tries
+            return attempt(timeout_s), len(kinds) + 1
         except Exception as exc:  # every failure, SDK or not, becomes an AgentError below
             failure = classify(exc, timeout_s)
-            stop = _why_stop(failure, tries, budget, time.monotonic() - started)
+            kinds.append(failure.kind)
+            stop = _why_stop(failure, len(kinds), budget, time.monotonic() - started)
             if stop is not None:
-                message = _scrub(f"agent {agent!r}: {failure.what}; {stop}", secret)
-                raise AgentError(message) from (exc if failure.chain else None)
-            time.sleep(_delay(failure, tries))
+                message = _scrub(f"agent {agent!r}: {failure.what}; {stop}{_each(kinds)}", secret)
+                error = AgentError(message, attempts=len(kinds), kind=failure.kind)
+                raise error from (exc if failure.chain else None)
+            time.sleep(_delay(failure, len(kinds)))
+
+
+def _each(kinds: list[str]) -> str:
+    """What each attempt met, when they did not all fail the same way."""
+    if len(set(kinds)) < 2:
+        return ""
+    return f" (attempts: {', '.join(kind.replace('_', ' ') for kind in kinds)})"
 
 
 def _why_stop(failure: Failure, tries: int, budget: RetryBudget, elapsed_s: float) -> str | None:
@@ -124,17 +136,46 @@ def classify_sdk_error(
 ) -> Failure:
     """Turn an OpenAI or Anthropic SDK exception into a ``Failure`` the loop can act on."""
     if isinstance(exc, errors.timeout):
-        return Failure(f"no answer from {endpoint} within {timeout_s:g} s", retryable=True)
+        what = f"no answer from {endpoint} within {timeout_s:g} s"
+        return Failure(what, retryable=True, kind="timeout")
     if isinstance(exc, errors.connection):
         cause = exc.__cause__ or exc
-        return Failure(f"connection to {endpoint} failed ({cause})", retryable=True)
+        kind = connection_kind(exc)
+        how = {"connection_reset": "was reset", "connection_refused": "was refused"}
+        what = f"connection to {endpoint} {how.get(kind, 'failed')} ({cause})"
+        return Failure(what, retryable=True, kind=kind)
     if isinstance(exc, errors.status):
         return _status_failure(exc, key_env=key_env, endpoint=endpoint)
     return Failure(
         f"unexpected error from {endpoint}: {type(exc).__name__}: {exc}",
         retryable=False,
+        kind="unexpected",
         hint="check base_url and model for this agent",
     )
+
+
+def connection_kind(exc: BaseException) -> str:
+    """``connection_reset``, ``connection_refused``, ``connection_closed`` or
+    ``connection_error``, from the exception and the chain of errors under it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    texts = []
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionResetError):
+            return "connection_reset"
+        if isinstance(current, ConnectionRefusedError):
+            return "connection_refused"
+        texts.append(str(current).lower())
+        current = current.__cause__ or current.__context__
+    text = " ".join(texts)
+    if "reset by peer" in text or "connection reset" in text:
+        return "connection_reset"
+    if "refused" in text:
+        return "connection_refused"
+    if "disconnected" in text or "closed" in text:
+        return "connection_closed"
+    return "connection_error"
 
 
 def _status_failure(exc: Exception, *, key_env: str, endpoint: str) -> Failure:
@@ -143,6 +184,7 @@ def _status_failure(exc: Exception, *, key_env: str, endpoint: str) -> Failure:
         return Failure(
             f"{endpoint} refused the API key from {key_env} (HTTP {status})",
             retryable=False,
+            kind="auth",
             hint=f"check that {key_env} holds a valid key for this server",
             chain=False,
         )
@@ -150,10 +192,17 @@ def _status_failure(exc: Exception, *, key_env: str, endpoint: str) -> Failure:
     what = f"HTTP {status} from {endpoint}" + (f": {detail}" if detail else "")
     if status in (408, 429) or status >= 500:
         headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-        return Failure(what, retryable=True, retry_after_s=retry_after_s(headers), chain=False)
+        return Failure(
+            what,
+            retryable=True,
+            kind=f"http_{status}",
+            retry_after_s=retry_after_s(headers),
+            chain=False,
+        )
     return Failure(
         what,
         retryable=False,
+        kind=f"http_{status}",
         hint="the request was rejected: check model, max_tokens and temperature for this agent",
         chain=False,
     )

@@ -68,7 +68,7 @@ class AnthropicAgent:
             secret=self._key,
         )
         return AgentReply(
-            text=self._text(message),
+            text=self._text(message, attempts),
             latency_s=time.perf_counter() - started,
             input_tokens=message.usage.input_tokens,
             output_tokens=message.usage.output_tokens,
@@ -89,11 +89,13 @@ class AnthropicAgent:
         )
         return message
 
-    def _text(self, message: Message) -> str:
+    def _text(self, message: Message, attempts: int) -> str:
         texts = [block.text for block in message.content if block.type == "text"]
         if not texts:
             raise AgentError(
                 f"agent {self.name!r}: {self._endpoint} answered without text"
-                f" (stop_reason: {message.stop_reason}); check model {self._config.model!r}"
+                f" (stop_reason: {message.stop_reason}); check model {self._config.model!r}",
+                attempts=attempts,
+                kind="no_text",
             )
         return "".join(texts)

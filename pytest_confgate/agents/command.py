@@ -2,7 +2,9 @@
 
 The prompt goes to stdin (after the ``system`` text and a blank line, when there is one:
 a command-line agent has no other place for it) and the answer is stdout. The program gets
-an argv list, never a shell, and its own session: a timeout kills its whole process group.
+an argv list, never a shell, and its own session, under a small intermediary that tracks
+every process it starts (``subreaper``): when the program exits or times out, whatever it
+left behind is killed, also processes that called ``setsid`` to leave its process group.
 
 Output past ``max_output_bytes`` is an error, not a truncated answer: the program is killed
 and the call fails, because a judge parsing half an answer could pass a change it never read.
@@ -13,15 +15,16 @@ from __future__ import annotations
 
 import os
 import selectors
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
 from typing import IO, cast
 
+from pytest_confgate import subreaper
 from pytest_confgate.agents import AgentReply
 from pytest_confgate.config import CommandAgentConfig
 from pytest_confgate.exceptions import AgentError
-from pytest_confgate.processes import kill_process_group
 
 STDERR_TAIL_CHARS = 2000
 _CHUNK = 64 * 1024
@@ -62,10 +65,11 @@ class CommandAgent:
                 self._config.max_output_bytes,
             )
         except (_TimedOut, _TooMuchOutput) as stop:
-            _kill(proc)
-            raise AgentError(self._stop_message(stop)) from None
+            subreaper.stop(proc)
+            kind = "output_cap" if isinstance(stop, _TooMuchOutput) else "timeout"
+            raise AgentError(self._stop_message(stop), attempts=1, kind=kind) from None
         except BaseException:
-            _kill(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
+            subreaper.stop(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
             raise
         finally:
             for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -73,7 +77,8 @@ class CommandAgent:
                     stream.close()
         latency_s = time.perf_counter() - started
         if proc.returncode != 0:
-            raise AgentError(self._exit_message(proc.returncode, err))
+            kind = "killed_by_signal" if proc.returncode < 0 else "exit_status"
+            raise AgentError(self._exit_message(proc.returncode, err), attempts=1, kind=kind)
         return AgentReply(
             text=out.decode("utf-8", errors="replace"),
             latency_s=latency_s,
@@ -88,9 +93,10 @@ class CommandAgent:
         return repr(self._config.command[0])
 
     def _start(self) -> subprocess.Popen[bytes]:
+        self._check_program()  # the intermediary starts whatever the program is: check first
         try:
             return subprocess.Popen(  # an argv list, never a shell (S603 is ignored project-wide)
-                self._config.command,
+                subreaper.contained(self._config.command),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -99,9 +105,22 @@ class CommandAgent:
             )
         except (FileNotFoundError, NotADirectoryError) as exc:
             problem = "was not found on PATH"
-            raise AgentError(self._start_message(problem)) from exc
+            raise AgentError(self._start_message(problem), kind="not_found") from exc
         except PermissionError as exc:
-            raise AgentError(self._start_message("is not executable")) from exc
+            message = self._start_message("is not executable")
+            raise AgentError(message, kind="not_executable") from exc
+
+    def _check_program(self) -> None:
+        program = self._config.command[0]
+        if os.sep in program or (os.altsep and os.altsep in program):
+            if not os.path.exists(program):
+                raise AgentError(self._start_message("was not found"), kind="not_found")
+            if os.path.isdir(program) or not os.access(program, os.X_OK):
+                raise AgentError(self._start_message("is not executable"), kind="not_executable")
+            return
+        env = self._env if self._env is not None else os.environ
+        if shutil.which(program, path=env.get("PATH", os.defpath)) is None:
+            raise AgentError(self._start_message("was not found on PATH"), kind="not_found")
 
     def _start_message(self, problem: str) -> str:
         return (
@@ -175,11 +194,6 @@ def _exchange(
     except subprocess.TimeoutExpired:
         raise _TimedOut from None  # it closed its output but kept running
     return bytes(out), bytes(err)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    kill_process_group(proc)
-    proc.wait()
 
 
 def _remaining(deadline: float) -> float:

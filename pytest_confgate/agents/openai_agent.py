@@ -73,7 +73,7 @@ class OpenAIAgent:
             budget=self._budget,
             secret=self._key,
         )
-        text = self._text(completion)
+        text = self._text(completion, attempts)
         usage = completion.usage
         return AgentReply(
             text=text,
@@ -95,13 +95,15 @@ class OpenAIAgent:
             timeout=timeout_s,
         )
 
-    def _text(self, completion: ChatCompletion) -> str:
+    def _text(self, completion: ChatCompletion, attempts: int) -> str:
         content = completion.choices[0].message.content if completion.choices else None
         if content is None:
             reason = completion.choices[0].finish_reason if completion.choices else "no choices"
             raise AgentError(
                 f"agent {self.name!r}: {self._endpoint} answered without text"
                 f" (finish_reason: {reason}); check that model {self._config.model!r}"
-                " is a chat model"
+                " is a chat model",
+                attempts=attempts,
+                kind="no_text",
             )
         return content

@@ -1,8 +1,11 @@
 """``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
 
-The Action's last step. It first re-counts sign-offs from the pull request's reviews when the
-tier needs them (``gate.recount``), rewrites the report so the ``report`` output tells the final
-verdict, then writes the summary, outputs, annotations and sticky comment
+The Action's last step, best run in a job of its own. It first checks that the report is this
+run's verdict on the commit under review (``gate.binding``): a missing, unreadable, stale or
+foreign report is never published; the step fails closed with ``decision=fail`` and says "the
+gate produced no report for <sha>". Then it re-counts sign-offs from the pull request's reviews
+when the tier needs them (``gate.recount``), rewrites the report so the ``report`` output tells
+the final verdict, and writes the summary, outputs, annotations and sticky comment
 (``github.publish``). The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report
 cannot be read.
 """
@@ -14,11 +17,15 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_confgate.exit_codes import ExitCode
 
+if TYPE_CHECKING:
+    from pytest_confgate.models import GateReport
+
 ANNOTATIONS_CAP = 10  # github.publish.ANNOTATIONS_CAP, kept lazy so --help stays fast
+MAX_REPORT_BYTES = 64 * 1024 * 1024  # every byte of the report is untrusted: cap what is read
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -71,7 +78,8 @@ def publish(
     err: TextIO,
 ) -> int:
     """Summary, outputs, annotations and the sticky comment; returns the exit status."""
-    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.exceptions import GitHubError, ReportError
+    from pytest_confgate.gate.binding import binding_problem, expected
     from pytest_confgate.gate.recount import recount_from_reviews
     from pytest_confgate.github.publish import (
         COMMENT_LIMIT,
@@ -85,13 +93,21 @@ def publish(
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
     from pytest_confgate.report.markdown import render_markdown
-    from pytest_confgate.report.writers import load_report
 
+    unpublished = _Unpublished(report_path, environ, comment, out, err)
     try:
-        report = load_report(Path(report_path))
+        want = expected(environ)
+    except GitHubError as exc:
+        return unpublished.fail(None, f"the commit under review cannot be told: {exc}")
+    try:
+        report = _load(Path(report_path))
     except ReportError as exc:
         print(log_line(f"github publish: {exc}"), file=err)
+        unpublished.fail(want.head, str(exc))
         return ExitCode.USAGE_ERROR
+    problem = binding_problem(report, want, environ.get("GITHUB_SHA", "").strip())
+    if problem is not None:
+        return unpublished.fail(want.head, problem)
     recounted, notes = recount_from_reviews(report, environ)
     for note in notes:
         print(log_line(note), file=err)
@@ -115,3 +131,65 @@ def publish(
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def _load(path: Path) -> GateReport:
+    """The report, refused unread when it is larger than any real report could be."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # load_report says what is wrong with the path
+    if size > MAX_REPORT_BYTES:
+        raise ReportError(f"{path}: larger than {MAX_REPORT_BYTES} bytes; not a gate report")
+    return load_report(path)
+
+
+class _Unpublished:
+    """Fail closed without a report: ``decision=fail``, and the summary and sticky comment
+    say "the gate produced no report for <sha>" and why."""
+
+    def __init__(
+        self, report_path: str, environ: Mapping[str, str], comment: bool, out: TextIO, err: TextIO
+    ) -> None:
+        self.report_path = report_path
+        self.environ = environ
+        self.comment = comment
+        self.out = out
+        self.err = err
+
+    def fail(self, sha: str | None, why: str) -> int:
+        from pytest_confgate.github.publish import (
+            log_line,
+            post_sticky_comment,
+            write_outputs,
+            write_summary,
+        )
+        from pytest_confgate.report.markdown import MARKER
+
+        headline = f"the gate produced no report for {sha or 'this run'}"
+        print(log_line(f"{headline}: {why}"), file=self.err)
+        text = (
+            f"{MARKER}\n## confgate: FAIL\n\n**{headline}**: {_plain(why)}.\n\n"
+            "Nothing from an earlier run or from the repository is published in its place; "
+            "see the gate job's log for why it wrote no report.\n"
+        )
+        write_summary(self.environ, text, self.err)
+        if self.environ.get("GITHUB_OUTPUT"):
+            outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
+                       "escalated": "false", "report": self.report_path}
+            write_outputs(Path(self.environ["GITHUB_OUTPUT"]), outputs)
+        if self.comment:
+            for note in post_sticky_comment(text, self.environ):
+                print(log_line(note), file=self.err)
+        print(log_line("decision fail"), file=self.out)
+        return ExitCode.GATE_FAILED
+
+
+def _plain(text: str) -> str:
+    """Text for Markdown: no HTML, no links, no mentions, on one line."""
+    for char in "\\<>[]@`|*":  # the backslash first, or it would double the others' escapes
+        text = text.replace(char, f"\\{char}")
+    return " ".join(text.split())

@@ -20,6 +20,8 @@ Each module turns one source of evidence into an ``EvalMetric``:
   ``_tamper_comments`` (suppression comments), ``_tamper_config`` (tool and pytest settings);
 - ``integrity``    -- ``test_integrity`` from the tamper analysis of the gate's change;
 - ``unsuppressed`` -- findings behind a ``# noqa``/``# nosec`` the change added still count;
+- ``symlinks``     -- a change to a symlink's target counts under the link's path too;
+- ``provenance``   -- what the report is bound to: head commit, uncommitted changes, run id;
 - ``checklist``    -- Markdown task lists in the PR body or a file;
 - ``requirements`` -- requirement files and the tests linked to them;
 - ``signoffs``     -- human sign-offs from the PR's reviews (or ``CONFGATE_SIGNOFFS``);

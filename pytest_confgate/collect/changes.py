@@ -7,8 +7,10 @@ are about to push; in CI the tree is clean, so this adds nothing there.
 
 git runs as argv lists, never through a shell, with ``-z`` output so that names with spaces,
 quotes or non-ASCII characters arrive verbatim. Paths are repo-relative POSIX paths from the git
-top-level (``ChangeSet.rooted`` re-expresses them relative to the pytest rootdir). A changed
-symlink also names the repository file it points to, so risk rules see through the link.
+top-level (``ChangeSet.rooted`` re-expresses them relative to the pytest rootdir). Symlinks
+are seen through both ways (``collect.symlinks``): a changed link names the file it points to,
+and a changed file (or a file in a changed folder) that a link of the base or the head tree
+points to is changed under the link's path too, so risk rules and scopes see it there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from pytest_confgate.collect.symlinks import link_aliases, symlinks
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, ChangeStatus, FileChange
 from pytest_confgate.paths import normalize_path
@@ -37,24 +40,15 @@ _SHALLOW_ADVICE = (
 )
 
 
-def resolve_base_ref(
-    cli: str | None,
-    configured: str | None,
-    environ: Mapping[str, str],
-    *,
-    root: Path | None = None,
-) -> str | None:
-    """What to compare against: ``--confgate-base`` > ``base_ref:`` > ``GITHUB_BASE_REF``.
+def github_base_ref(environ: Mapping[str, str], root: Path | None = None) -> str | None:
+    """The ref ``GITHUB_BASE_REF`` names, or None when it is unset or blank.
 
     GitHub Actions sets ``GITHUB_BASE_REF`` to a bare branch name (``main``) while
     actions/checkout creates only remote-tracking refs, so ``origin/main`` is tried first and
     ``main`` second. Without ``root`` (no repository to ask) the answer is ``origin/<name>``;
     when neither ref exists it is also ``origin/<name>``, whose "unknown ref" error says what to
-    fetch. Blank values count as unset.
+    fetch. Which source wins over which is ``gate.anchor``'s job.
     """
-    for value in (cli, configured):
-        if value is not None and value.strip():
-            return value.strip()
     branch = environ.get("GITHUB_BASE_REF", "").strip()
     if not branch:
         return None
@@ -70,6 +64,23 @@ def resolve_base_ref(
     return candidates[0]
 
 
+def commit_of(root: Path, ref: str) -> str | None:
+    """The full commit id ``ref`` names in ROOT's repository, or None when it names none."""
+    try:
+        return _commit_of(_top_level(root), ref)
+    except EvidenceError:
+        return None
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool | None:
+    """Whether commit ``older`` is reachable from ``newer``; None when git cannot tell."""
+    top = _top_level(root)
+    if _commit_of(top, older) is None or _commit_of(top, newer) is None:
+        return None
+    result = _git(top, "merge-base", "--is-ancestor", older, newer)
+    return {0: True, 1: False}.get(result.returncode)
+
+
 def collect_changes(root: Path, base_ref: str) -> ChangeSet:
     """Files and lines changed since the merge base of ``base_ref``, working tree included.
 
@@ -83,7 +94,9 @@ def collect_changes(root: Path, base_ref: str) -> ChangeSet:
         raise EvidenceError(f"the git repository at {top} has no commits yet: commit first")
     merge_base = _merge_base(top, base_ref)
     changes = [*_tracked_changes(top, merge_base), *_untracked_files(top)]
-    files = tuple(sorted((_see_through(top, c) for c in changes), key=lambda c: c.path))
+    changes = [_see_through(top, c) for c in changes]
+    changes += link_aliases(changes, symlinks(top, merge_base, _git))
+    files = tuple(sorted(changes, key=lambda c: c.path))
     return ChangeSet(base_ref, merge_base, files, _prefix(root, top))
 
 
@@ -295,9 +308,10 @@ def _prefix(root: Path, top: Path) -> str:
     return "" if relative == "." else relative
 
 
-def change_diff(root: Path, merge_base: str | None, max_chars: int) -> str:
+def change_diff(root: Path, merge_base: str | None) -> str:
     """The change as a unified diff for a reviewer: since ``merge_base`` (else HEAD), working
-    tree included, untracked files named; cut at ``max_chars`` (the reader says so).
+    tree included, untracked files named. Whole: a reader that shows only part of it must
+    know, and say, how much it left out.
 
     Raises ``EvidenceError`` when git cannot produce it.
     """
@@ -311,7 +325,7 @@ def change_diff(root: Path, merge_base: str | None, max_chars: int) -> str:
     untracked = [change.path for change in _untracked_files(top)]
     if untracked:
         text += "".join(f"new untracked file: {name}\n" for name in untracked)
-    return text[: max_chars + 1]
+    return text
 
 
 def change_story(root: Path, merge_base: str | None, max_chars: int = 20_000) -> str:

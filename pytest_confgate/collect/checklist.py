@@ -5,8 +5,9 @@ slices: no regular expression, so no backtracking, and its time is linear in the
 the input is (issue 3, item 4). The text is data: it is only ever split and compared, never
 executed, rendered or interpreted, so ``::set-output`` or ``$(...)`` in an item stays literal.
 
-``required:`` patterns are plain text, never regular expressions: a pattern is satisfied when,
-after ``normalize_item_text`` on both sides, it is a substring of the text of a checked item.
+``required:`` items are plain text, never regular expressions: one is satisfied when, after
+``normalize_item_text`` on both sides, it equals the *whole* text of a checked item. Never a
+substring: ``- [x] tests added (will do later)`` does not tick ``tests added`` (issue 14).
 """
 
 from __future__ import annotations
@@ -161,8 +162,9 @@ def parse_checklist(text: str) -> list[ChecklistItem]:
 def checklist_metric(items: list[ChecklistItem], required: list[str], *, source: str) -> EvalMetric:
     """checked / total, where an item ticked in one place and unticked in another is unticked.
 
-    ``details.required_missing`` lists the ``required:`` patterns no checked item matches; the
-    policy fails the gate on it. No items -> ``unavailable`` (missing evidence, fails closed).
+    ``details.required_missing`` lists the ``required:`` items no checked item equals (after
+    normalizing both); the policy fails the gate on it. No items -> ``unavailable`` (missing
+    evidence, fails closed).
     """
     keys = [normalize_item_text(item.text) for item in items]
     states: dict[str, set[bool]] = {}
@@ -194,9 +196,9 @@ def checklist_metric(items: list[ChecklistItem], required: list[str], *, source:
 
 
 def _pattern_met(pattern: str, ticked: list[str]) -> bool:
-    # A pattern that normalizes to nothing (only zero-width characters) would match every
-    # item; it is never satisfied instead, so a typo cannot turn a requirement off.
-    return bool(pattern) and any(pattern in text for text in ticked)
+    # A pattern that normalizes to nothing (only zero-width characters) is never satisfied,
+    # so a typo cannot turn a requirement off.
+    return bool(pattern) and pattern in ticked  # a list: whole-text equality, never substring
 
 
 def collect_checklist(

@@ -88,6 +88,8 @@ class GateConfig(ConfigModel):
     """Who authored the change: an ``llm_judge`` evaluator must be someone else."""
     risk_tier: RiskTier = "T1"
     risk_rules: list[RiskRule] = Field(default_factory=list)
+    protected_paths: list[Glob] = Field(default_factory=list)
+    """More paths that, like the gate's machinery, put a change at T2 or higher (issue 14)."""
     metrics: list[MetricConfig] = Field(default_factory=default_metrics)
     confidence: ConfidenceConfig = Field(default_factory=ConfidenceConfig)
     policy: PolicyConfig = Field(default_factory=PolicyConfig)

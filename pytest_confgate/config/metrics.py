@@ -142,6 +142,9 @@ class LlmJudgeMetricConfig(_MetricConfig):
     task: Text | None = None
     """What the change is for; default: the pull request's title and body, else the commits."""
     max_diff_chars: Annotated[int, Field(ge=1000, le=1_000_000)] = 60_000
+    allow_truncated_diff: bool = False
+    """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
+    then advisory (and the tier rises to T2); true lets such a partial judgement block."""
 
 
 MetricConfig = Annotated[

@@ -2,12 +2,15 @@
 
 One evaluation flows one way (STYLE.md)::
 
+    anchor      where the base and the configuration come from: never from the change
     change      what the change touched, which configuration judges it, the applied tier
+    machinery   pure: edits of conftest, tool settings (by section) and workflows -> T2
     engine      ``GateRun``: starts the collectors, gathers metrics, decides, builds the report
     collectors  the table of per-metric collectors the engine calls
     roles       which share of the work one pytest process does under xdist
     scope       pure: risk rules, patch coverage, findings on changed lines
-    tiers       pure: a tier, once set, only rises (the change's machinery, tamper evidence)
+    tiers       pure: a tier, once set, only rises (the change's machinery, tamper evidence,
+                a judge whose input tried to instruct it or that saw part of the diff)
     waivers     pure: active waivers excuse findings; expired ones excuse nothing
     policy      pure: tier + evidence + sign-offs -> ``Verdict``
     score       pure: ``compute_confidence``, ``compute_raw`` (SPEC 5)
@@ -16,6 +19,8 @@ One evaluation flows one way (STYLE.md)::
     plugin_host third-party pluggy plugins, each called on its own
     merge       ``confgate merge``: CI shards -> one report decided once
     recount     sign-offs counted again from the PR's reviews in the Action's publish step
+    binding     whether a saved report is this run's verdict on this commit (publish asks)
+    rederive    the tier worked out again in the publish step from GitHub's file list
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

@@ -3,7 +3,9 @@
 Agents are checked before any test runs (a missing key or SDK is a configuration error, found
 in milliseconds), and asked only after every other metric is in, so the judge sees the gate's
 own measurements. What the judge reads is the change itself: the pull request's title and
-body (else the commit messages) as the task, and the diff since the merge base.
+body (else the commit messages) as the task, and the whole diff since the merge base (the
+judge says how much of it was shown). The judge screens all of it for text that tries to
+instruct it; so does the confidence evaluator (``gate.confidence``).
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ class AgentEvidence:
         self.change = change
         self.config_file = config_file
         self._agents: dict[str, Agent] = {}
-        self._task_text: str | None = None
-        self._diffs: dict[int, str] = {}
+        self._task_text: tuple[str, str] | None = None
+        self._diff_text: str | None = None
 
     def needed(self) -> list[str]:
         """The agents this gate will ask, in config order."""
@@ -78,23 +80,26 @@ class AgentEvidence:
 
     def judge(self, config: LlmJudgeMetricConfig, metrics: list[EvalMetric]) -> EvalMetric:
         """The ``llm_judge`` metric over the change; failures become a 0.0 ``error`` metric."""
-        from pytest_confgate.agents.judge import judge_change
+        from pytest_confgate.agents.judge import injection_reason, judge_change, screen_judge_input
         from pytest_confgate.gate.confidence import summary
 
         name = config.evaluator_agent or ""
         try:
+            diff = self._diff()
+        except EvidenceError as exc:  # nothing was read, so nothing can be suspected
+            return _not_asked(name, str(exc), {"injection_suspected": False})
+        task, source = self._task()
+        measurements = summary(metrics)
+        try:
             agent = self._agent(name)
-            diff = self._diff(config.max_diff_chars)
-        except (AgentError, EvidenceError) as exc:
-            return EvalMetric(
-                type="llm_judge",
-                value=0.0,
-                status=MetricStatus.ERROR,
-                reason=f"the judge could not be asked: {exc}; the score counts as 0.0",
-                details={"tool": "llm_judge", "evaluator_agent": name, "duration_s": 0.0},
+        except AgentError as exc:
+            found = screen_judge_input(
+                config, task=task, task_source=source, diff=diff, metrics_summary=measurements
             )
+            why = injection_reason(found) if found.suspected else str(exc)
+            return _not_asked(name, why, {**found.details(), "failure_kind": exc.kind})
         return judge_change(
-            agent, config, task=self._task(), diff=diff, metrics_summary=summary(metrics)
+            agent, config, task=task, task_source=source, diff=diff, metrics_summary=measurements
         )
 
     def confidence(self, metrics: list[EvalMetric]) -> ConfidenceResult | None:
@@ -109,11 +114,14 @@ class AgentEvidence:
             try:
                 agent = self._agent(settings.evaluator_agent, overrides=settings.llm_settings)
                 template = load_prompt(settings.prompt, self.root)
-                diff = self._diff(60_000)
+                diff = self._diff()
             except (AgentError, EvidenceError, ConfigError) as exc:
                 scorer = _failing(str(exc))  # the formula stands in, and the breakdown says why
             else:
-                scorer = llm_scorer(agent, template, task=self._task(), diff=diff, metrics=metrics)
+                task, source = self._task()
+                scorer = llm_scorer(
+                    agent, template, task=task, task_source=source, diff=diff, metrics=metrics
+                )
         return evaluate_confidence(settings, metrics, scorer)
 
     def _agent(self, name: str, overrides: LlmSettings | None = None) -> Agent:
@@ -128,21 +136,24 @@ class AgentEvidence:
             self._agents[key] = build_agent(name, config, self.environ)
         return self._agents[key]
 
-    def _task(self) -> str:
+    def _task(self) -> tuple[str, str]:
+        """What the change is for, and where that text comes from (for the screen's hits)."""
         if self._task_text is None:
-            text = _pull_request_text(self.environ)
+            text, source = _pull_request_text(self.environ), "pull request"
             if not text:
+                source = "commit messages"
                 try:
                     text = change_story(self.root, self._merge_base())
                 except EvidenceError:
                     text = ""
-            self._task_text = text.strip() or NO_TASK
+            self._task_text = (text.strip(), source) if text.strip() else (NO_TASK, "task")
         return self._task_text
 
-    def _diff(self, max_chars: int) -> str:
-        if max_chars not in self._diffs:
-            self._diffs[max_chars] = change_diff(self.root, self._merge_base(), max_chars)
-        return self._diffs[max_chars]
+    def _diff(self) -> str:
+        """The whole diff: the judge cuts it and says so, and must know the real length."""
+        if self._diff_text is None:
+            self._diff_text = change_diff(self.root, self._merge_base())
+        return self._diff_text
 
     def _merge_base(self) -> str | None:
         return self.change.changes.merge_base if self.change.changes is not None else None
@@ -159,6 +170,16 @@ def _pull_request_text(environ: Mapping[str, str]) -> str:
         return ""
     parts = [pull.get("title"), pull.get("body")]
     return "\n\n".join(part for part in parts if isinstance(part, str) and part.strip())
+
+
+def _not_asked(agent: str, why: str, details: dict[str, object]) -> EvalMetric:
+    return EvalMetric(
+        type="llm_judge",
+        value=0.0,
+        status=MetricStatus.ERROR,
+        reason=f"the judge could not be asked: {why}; the score counts as 0.0",
+        details={"tool": "llm_judge", "evaluator_agent": agent, "duration_s": 0.0, **details},
+    )
 
 
 def _failing(error: str) -> LlmScorer:

@@ -1,25 +1,39 @@
 """The change under review: what it touched, which gate judges it, how metrics narrow to it.
 
-SPEC 4 and 6, issue 3: ``scope: changed`` judges only changed lines; ``risk_rules`` raise the
-tier by the paths touched; and a change that edits the gate's own configuration is judged by
-the base branch's configuration at tier T2 or higher, so it cannot relax its own gate.
+SPEC 4 and 6, issues 3 and 14: ``scope: changed`` judges only changed lines; ``risk_rules``
+raise the tier by the paths touched; a change is compared with a base it cannot choose
+(``gate.anchor``); on a pull request the base commit's configuration judges it, and a change
+that edits the gate's configuration or machinery (``gate.machinery``) is judged at tier T2 or
+higher, so it cannot relax its own gate.
 
-Changes are computed whenever a base can be resolved (``--confgate-base``, ``base_ref``,
-``GITHUB_BASE_REF``), not only when the configuration asks for them: otherwise a pull request
-could delete ``risk_rules`` and so skip the very check that notices the deletion.
+Changes are computed whenever a base can be resolved, not only when the configuration asks for
+them: otherwise a pull request could delete ``risk_rules`` and so skip the very check that
+notices the deletion.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_confgate.collect.changes import collect_changes, read_at_ref, resolve_base_ref
+from pytest_confgate.collect.changes import collect_changes, commit_of, is_ancestor, read_at_ref
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.loader import YAML_NAMES, LoadedConfig, parse_config_text
+from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import ConfigError, EvidenceError
+from pytest_confgate.gate.anchor import (
+    COMMAND_LINE_BASE,
+    EVENT_BASE,
+    BaseChoice,
+    ConfigChoice,
+    Requested,
+    choose_base,
+    off_the_base_branch,
+)
+from pytest_confgate.gate.machinery import is_sectioned, machinery_changes
 from pytest_confgate.gate.scope import (
     config_changed,
     match_risk_rules,
@@ -33,6 +47,8 @@ NO_BASE = (
     "no base to compare the change against: set `base_ref:` in the configuration, pass "
     "--confgate-base, or run in a pull request (GITHUB_BASE_REF)"
 )
+_MAX_SECTIONED_BYTES = 1024 * 1024
+_NO_BASE_CHOICE = BaseChoice(None, None, anchored=False)
 
 
 @dataclass(frozen=True)
@@ -43,10 +59,27 @@ class ChangeView:
     changes: ChangeSet | None
     top_paths: frozenset[str]
     error: str | None
+    base: BaseChoice = _NO_BASE_CHOICE
+    """Where ``base_ref`` came from and what was not used instead (``gate.anchor``)."""
+    base_commit: str | None = None
 
     @property
     def known(self) -> bool:
         return self.changes is not None
+
+    def describe(self) -> dict[str, object]:
+        """The base for the report's ``change``: the commit, and why this one."""
+        return {"base": self.base_commit, "base_source": self.base.source}
+
+
+@dataclass(frozen=True)
+class Trust:
+    """Which configuration judges the change and why; ``edits_config`` raises it to T2."""
+
+    config: str
+    source: str
+    ignored: tuple[str, ...] = ()
+    edits_config: str | None = None
 
 
 def needs_changes(config: ConfgateConfig) -> bool:
@@ -56,54 +89,149 @@ def needs_changes(config: ConfgateConfig) -> bool:
 
 
 def load_changes(
-    root: Path, config: ConfgateConfig, cli_base: str | None, environ: Mapping[str, str]
+    root: Path, config: ConfgateConfig, requested: Requested, environ: Mapping[str, str]
 ) -> ChangeView:
-    """Run git once, before the tests; failures are kept as a reason, never raised."""
-    base = resolve_base_ref(cli_base, config.base_ref, environ, root=root)
-    if base is None:
-        return ChangeView(None, None, frozenset(), NO_BASE)
+    """Run git once, before the tests; failures are kept as a reason, never raised.
+
+    A base from the real command line must still be on the pull request's base branch: one
+    whose merge base with HEAD the event's base commit does not contain (``HEAD`` itself, say)
+    is replaced by the event's base, and the report says so.
+    """
+    choice = choose_base(requested, config.base_ref, environ, root)
+    if choice.ref is None:
+        return ChangeView(None, None, frozenset(), NO_BASE, choice)
+    view = _diff(root, choice.ref, choice)
+    event_base = choice.event_base
+    if choice.source == COMMAND_LINE_BASE and event_base and view.changes is not None:
+        merge_base = view.changes.merge_base
+        if is_ancestor(root, merge_base, event_base) is False:
+            note = off_the_base_branch(choice.ref, merge_base, event_base)
+            moved = replace(
+                choice, ref=event_base, source=EVENT_BASE, ignored=(*choice.ignored, note)
+            )
+            view = _diff(root, event_base, moved)
+    return view
+
+
+def _diff(root: Path, ref: str, choice: BaseChoice) -> ChangeView:
+    commit = commit_of(root, ref)
     try:
-        changes = collect_changes(root, base)
+        changes = collect_changes(root, ref)
     except EvidenceError as exc:
-        return ChangeView(base, None, frozenset(), f"cannot tell what changed: {exc}")
-    return ChangeView(base, changes.rooted(), changes.paths(), None)
+        error = f"cannot tell what changed: {exc}"
+        return ChangeView(ref, None, frozenset(), error, choice, commit)
+    return ChangeView(ref, changes.rooted(), changes.paths(), None, choice, commit)
 
 
 def trusted_config(
-    root: Path, loaded: LoadedConfig, view: ChangeView, explicit: str | None
-) -> tuple[LoadedConfig, str | None]:
-    """The configuration that may judge this change, and a note when it is the base's."""
-    if view.changes is None:
-        return loaded, None
+    root: Path, loaded: LoadedConfig, view: ChangeView, choice: ConfigChoice
+) -> tuple[LoadedConfig, Trust]:
+    """The configuration that may judge this change, and why.
+
+    Anchored (a pull request, or a base from the command line): always the base commit's.
+    Otherwise the working tree's, unless the change edits it: then the base commit's too.
+    """
     in_use = _relative(root, loaded.path)
-    if not config_changed(view.changes, in_use):
-        return loaded, None
-    base_config, where = _config_at_base(root, view.changes.merge_base, explicit)
-    note = (
-        f"the change edits the gate's configuration ({in_use or 'confgate.yml'}), so the "
-        f"base branch's configuration ({where}) judges it, at tier T2 or higher"
-    )
-    return LoadedConfig(base_config, loaded.path), note
+    here = Trust(f"{in_use or 'defaults'} (the working tree)", choice.source, choice.ignored)
+    edits = view.changes is not None and config_changed(view.changes, in_use)
+    if not (edits or view.base.anchored):
+        return loaded, here
+    if view.base_commit is None:
+        where = f"defaults; the base {view.base_ref} cannot be read ({view.error})"
+        source = f"{choice.source}; the base commit's configuration is out of reach"
+        return LoadedConfig(ConfgateConfig(), loaded.path), Trust(where, source, choice.ignored)
+    commit, explicit, outside = view.base_commit, choice.path, []
+
+    def read(name: str) -> str | None:
+        if name != explicit:
+            return read_at_ref(root, commit, name)
+        try:  # named on the command line relative to the cwd, which read_at_ref cannot know
+            return read_at_ref(root, commit, os.path.abspath(name))
+        except EvidenceError:
+            outside.append(name)  # outside the repository: not part of any change
+            return None
+
+    config, where, _ = base_config(read, explicit, commit[:12])
+    if outside:
+        return loaded, here
+    why = "because the change edits it" if edits else f"({view.base.source})"
+    note = None
+    if edits:
+        note = (
+            f"the change edits the gate's configuration ({in_use or 'confgate.yml'}), so the "
+            f"base branch's configuration ({where}) judges it, at tier T2 or higher"
+        )
+    source = f"{choice.source}, read from the base commit {why}"
+    return LoadedConfig(config, loaded.path), Trust(where, source, choice.ignored, note)
 
 
-def _config_at_base(root: Path, ref: str, explicit: str | None) -> tuple[ConfgateConfig, str]:
-    names = [explicit] if explicit else [*YAML_NAMES, "pyproject.toml"]
-    for name in names:
-        text = read_at_ref(root, ref, name)
-        if text is None or (name.endswith(".toml") and "confgate" not in text):
+def base_config(
+    read: Callable[[str], str | None], explicit: str | None, at: str
+) -> tuple[ConfgateConfig, str, str | None]:
+    """The configuration a commit would use (``read`` gives a file's text there, or None):
+    ``explicit`` if it has it, else its own discovery (SPEC 3 order), else the defaults.
+    Returns it, where it came from in words, and the file's name (None: defaults).
+
+    Shared by the gate (git) and the publish step (GitHub's API), so both judge alike.
+    """
+    names = [explicit] if explicit else []
+    for name in [*names, *YAML_NAMES, "pyproject.toml"]:
+        text = read(name)
+        if text is None or (name.endswith("pyproject.toml") and not _has_confgate_table(text)):
             continue
         try:
-            return parse_config_text(Path(name), text), f"{name} at {ref[:12]}"
+            return parse_config_text(Path(name), text), f"{name} at {at}", name
         except ConfigError as exc:
             # The trusted side is broken: its defaults are still trusted, the change is not.
-            return ConfgateConfig(), f"defaults; {name} at {ref[:12]} is invalid: {exc}"
-    return ConfgateConfig(), f"defaults; no configuration at {ref[:12]}"
+            return ConfgateConfig(), f"defaults; {name} at {at} is invalid: {exc}", name
+    return ConfgateConfig(), f"defaults; no configuration at {at}", None
+
+
+def _has_confgate_table(text: str) -> bool:
+    if "confgate" not in text:
+        return False
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except (tomllib.TOMLDecodeError, ValueError):
+        return True  # let the parser say what is wrong with it
+    return isinstance(tool, dict) and "confgate" in tool
+
+
+def machinery_notes(root: Path, view: ChangeView, protected: list[str]) -> list[str]:
+    """Each machinery file (and section) the change edits, and protected paths it touches."""
+    if view.changes is None:
+        return []
+    texts: dict[str, tuple[str | None, str | None]] = {}
+    base = view.changes.merge_base
+    for change in view.changes.files:
+        for path in (change.path, change.old_path):
+            if path and is_sectioned(path) and path not in texts:
+                texts[path] = (_text_at(root, base, path), _text_here(root, path))
+    paths = set(view.changes.paths()) | set(view.top_paths)
+    return machinery_changes(paths, texts, protected)
+
+
+def _text_at(root: Path, commit: str, path: str) -> str | None:
+    try:
+        return read_at_ref(root, commit, path)
+    except EvidenceError:
+        return "\0"  # unreadable: parses as nothing, so every section counts as changed
+
+
+def _text_here(root: Path, path: str) -> str | None:
+    try:
+        with (root / path).open("rb") as handle:
+            return handle.read(_MAX_SECTIONED_BYTES).decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return "\0"
 
 
 def applied_tier(
-    config: ConfgateConfig, view: ChangeView, note: str | None
+    config: ConfgateConfig, view: ChangeView, trust: Trust, machinery: list[str]
 ) -> tuple[RiskTier, str]:
-    """The tier after ``risk_rules`` and the config-change rule, and why."""
+    """The tier after ``risk_rules``, then the config-change and machinery rules, and why."""
     gate = config.gate
     tier: str = gate.risk_tier
     if "risk_tier" in gate.model_fields_set:
@@ -118,8 +246,12 @@ def applied_tier(
         else:
             paths = set(view.changes.paths()) | set(view.top_paths)
             tier, reason = match_risk_rules(gate.risk_rules, paths, gate.risk_tier)
-    if note is not None:
-        return raised(tier, reason, "T2", note)
+    if trust.edits_config is not None:
+        tier, reason = raised(tier, reason, "T2", trust.edits_config)
+    if machinery:
+        tier, reason = raised(
+            tier, reason, "T2", f"the change edits the gate's machinery: {'; '.join(machinery)}"
+        )
     return cast(RiskTier, tier), reason
 
 

@@ -3,7 +3,9 @@
 ``formula`` is the weighted mean of the evidence (``score.compute_confidence``); ``llm`` asks
 an evaluator agent (never the author) for a holistic score from a prompt template with
 ``{task}``, ``{diff}`` and ``{metrics}``; ``hybrid`` mixes the two with configured weights.
-A failed or timed-out LLM call falls back to the formula and the breakdown says so. ``raw``
+A failed or timed-out LLM call falls back to the formula and the breakdown says so. So does
+text in the change that tries to instruct the evaluator (the judge's screen, ``agents/screen``):
+the LLM is then not asked at all, and ``breakdown.injection_suspected`` names the hits. ``raw``
 mode checks the threshold against each metric on its own instead of their mean.
 
 The result goes into the report and the terminal; the policy's decision never reads it.
@@ -13,11 +15,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_confgate.agents.judge import fence_markers, new_fence, parse_judge_answer
+from pytest_confgate.agents.judge_prompt import fence_markers, new_fence, parse_judge_answer
+from pytest_confgate.agents.screen import Screening, screen_diff, screen_text
 from pytest_confgate.config.textfile import read_text_file
 from pytest_confgate.exceptions import AgentError
 from pytest_confgate.gate.score import compute_confidence, compute_raw
@@ -67,10 +70,19 @@ _MAX_SECTION_CHARS = 60_000
 
 @dataclass(frozen=True)
 class LlmScore:
-    """What the evaluator said, and what it cost."""
+    """What the evaluator said, what it cost, and what the screen found (nothing)."""
 
     score: float
     details: dict[str, Any]
+    screening: Screening = field(default_factory=Screening)
+
+
+class InjectionSuspected(ValueError):
+    """The evaluator's input tries to instruct it: it is not asked (the formula stands in)."""
+
+    def __init__(self, screening: Screening) -> None:
+        self.screening = screening
+        super().__init__(f"prompt injection suspected at {screening.summary()}")
 
 
 LlmScorer = Callable[[], LlmScore]
@@ -128,9 +140,16 @@ def _ask(llm: LlmScorer | None, breakdown: dict[str, Any]) -> float | None:
         return None
     try:
         answer = llm()
+    except InjectionSuspected as exc:
+        breakdown["fallback"] = (
+            f"{exc}: the LLM was not asked, and the formula score stands in"
+        )
+        breakdown.update(exc.screening.details())
+        return None
     except (AgentError, ValueError) as exc:
         breakdown["fallback"] = f"the LLM score failed ({exc}); the formula score stands in"
         return None
+    breakdown.update(answer.screening.details())
     breakdown["llm_score"] = answer.score
     breakdown["llm"] = answer.details
     return answer.score
@@ -149,15 +168,34 @@ def load_prompt(template: str | None, root: Path) -> str:
 
 
 def llm_scorer(
-    agent: Agent, template: str, *, task: str, diff: str, metrics: list[EvalMetric]
+    agent: Agent,
+    template: str,
+    *,
+    task: str,
+    diff: str,
+    metrics: list[EvalMetric],
+    task_source: str | None = "task",
 ) -> LlmScorer:
-    """A call to ``agent`` with ``template`` filled in, fenced the way the judge fences."""
+    """A call to ``agent`` with ``template`` filled in, fenced the way the judge fences, after
+    the judge's screen found nothing in what it would read (else ``InjectionSuspected``).
+
+    ``task_source`` names where the task comes from in hits; None when it is the user's own
+    configuration, which is not screened.
+    """
 
     def ask() -> LlmScore:
+        measurements = summary(metrics)
+        screening = screen_diff(diff[:_MAX_SECTION_CHARS]) + screen_text(
+            "gate measurements", measurements[:_MAX_SECTION_CHARS]
+        )
+        if task_source is not None:
+            screening += screen_text(task_source, task[:_MAX_SECTION_CHARS])
+        if screening.suspected:
+            raise InjectionSuspected(screening)
         fence = new_fence()
         while any(fence in text for text in (task, diff, template)):
             fence = new_fence()
-        prompt = fill_prompt(template, fence, task=task, diff=diff, metrics=summary(metrics))
+        prompt = fill_prompt(template, fence, task=task, diff=diff, metrics=measurements)
         started = time.perf_counter()
         reply = agent.ask(prompt, system=_SYSTEM.format(fence=fence))
         answer = parse_judge_answer(reply.text)
@@ -173,6 +211,7 @@ def llm_scorer(
                 "output_tokens": reply.output_tokens,
                 "reasoning": answer.reasoning[:2000],
             },
+            screening,
         )
 
     return ask

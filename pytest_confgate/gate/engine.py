@@ -14,16 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage import CoverageSession
+from pytest_confgate.collect.provenance import collect_provenance
 from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.config.metrics import effective_metrics
 from pytest_confgate.gate.agent_evidence import AgentEvidence
+from pytest_confgate.gate.anchor import ConfigChoice, Requested
 from pytest_confgate.gate.change import (
     applied_tier,
     is_source_file,
     load_changes,
+    machinery_notes,
     trusted_config,
 )
 from pytest_confgate.gate.collectors import (
@@ -52,13 +55,18 @@ class GateRun:
         environ: Mapping[str, str],
         *,
         plugins: PluginHost | None = None,
-        base: str | None = None,
-        explicit_config: str | None = None,
+        requested: Requested | None = None,
+        config_choice: ConfigChoice | None = None,
     ) -> None:
         self.root = root.resolve()
         self.environ = dict(environ)
-        self.change = load_changes(self.root, loaded.config, base, self.environ)
-        loaded, self._trust_note = trusted_config(self.root, loaded, self.change, explicit_config)
+        # Before any test runs: a test that commits or writes files cannot move it.
+        now = dt.datetime.now(dt.timezone.utc)
+        self.provenance = collect_provenance(self.root, self.environ, now)
+        requested = requested or Requested()
+        choice = config_choice or ConfigChoice(None, "found in the rootdir")
+        self.change = load_changes(self.root, loaded.config, requested, self.environ)
+        loaded, self.trust = trusted_config(self.root, loaded, self.change, choice)
         self.loaded = loaded
         self.config = loaded.config
         # test_integrity joins only when git could diff the change: a base it cannot diff
@@ -67,7 +75,10 @@ class GateRun:
         metrics = effective_metrics(loaded.config.gate.metrics, base_known=base_known)
         self.gate = loaded.config.gate.model_copy(update={"metrics": metrics})
         self._analysis = change_analysis(self.gate, self.root, self.change)
-        self.tier, self.tier_reason = applied_tier(self.config, self.change, self._trust_note)
+        self.machinery = machinery_notes(self.root, self.change, self.gate.protected_paths)
+        self.tier, self.tier_reason = applied_tier(
+            self.config, self.change, self.trust, self.machinery
+        )
         self.sources = resolve_sources(self.root, self.config.source)
         self._requirements = load_requirement_files(self.gate.metrics, self.root)
         self.agents = AgentEvidence(self.config, self.root, self.environ, self.change, loaded.path)
@@ -206,6 +217,7 @@ class GateRun:
             signoffs=found.model_copy(
                 update={"required": needed, "approvers": self.gate.policy.signoff.approvers}
             ),
+            provenance=self.provenance,
         )
         self.plugins.gate_finished(report)
         return report
@@ -316,7 +328,11 @@ class GateRun:
                 for c in view.changes.files[:500]
                 if c.status != "deleted" and c.added_lines
             }
-        summary["config_changed"] = self._trust_note is not None
+        summary.update(view.describe())
+        summary.update(config=self.trust.config, config_source=self.trust.source)
+        summary["ignored"] = [*view.base.ignored, *self.trust.ignored]
+        summary["machinery"] = self.machinery
+        summary["config_changed"] = self.trust.edits_config is not None
         return summary
 
 

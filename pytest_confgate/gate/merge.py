@@ -31,6 +31,7 @@ from pytest_confgate.models import (
     EvalMetric,
     GateReport,
     MetricStatus,
+    Provenance,
     RiskTier,
     TestOutcomes,
 )
@@ -236,6 +237,31 @@ def merge_reports(
         conditions=verdict.conditions,
         tests=tests,
         signoffs=found.model_copy(update={"required": needed}),
+        provenance=merged_provenance(shards),
+    )
+
+
+def merged_provenance(shards: Sequence[Shard]) -> Provenance | None:
+    """The shards' common commit and run; None (publish refuses it) unless all carry the same.
+
+    Shards of two different commits are refused outright: one verdict over two commits is
+    a verdict on neither.
+    """
+    found = [(name, report.provenance) for name, report in shards]
+    heads = {p.head_sha: name for name, p in found if p is not None and p.head_sha}
+    if len(heads) > 1:
+        listed = ", ".join(f"{name} {head[:12]}" for head, name in heads.items())
+        raise EvidenceError(f"the shards judged different commits ({listed}); merge one commit")
+    known = [p for _, p in found if p is not None]
+    runs = {p.run_id.rpartition("-")[0] or p.run_id for p in known}
+    if len(known) != len(found) or len(runs) != 1 or len(heads) != 1:
+        return None
+    latest = max(known, key=lambda p: p.run_id)
+    return Provenance(
+        head_sha=next(iter(heads)),
+        dirty=any(p.dirty for p in known),
+        run_id=latest.run_id,
+        started_at=min(p.started_at for p in known),
     )
 
 

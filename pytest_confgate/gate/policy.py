@@ -7,9 +7,9 @@ messages, and a message never shows a failing value as equal to its threshold.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from pytest_confgate.config import GateConfig, MetricConfig
+from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
 from pytest_confgate.models import (
     Condition,
     Decision,
@@ -65,8 +65,13 @@ def decide(
     by_type = {m.type: m for m in metrics}
     conditions: list[Condition] = []
     for config in gate.metrics:
-        for check in _checks(gate, config, by_type.get(config.type), tests):
-            is_blocking = (blocking or check.name == "tests_failed") and not config.advisory
+        metric = by_type.get(config.type)
+        partial = _partial_judgement(config, metric)
+        for check in _checks(gate, config, metric, tests):
+            advisory = config.advisory or partial is not None
+            is_blocking = (blocking or check.name == "tests_failed") and not advisory
+            if partial is not None and not check.passed:
+                check = replace(check, message=f"{check.message} ({partial})")
             conditions.append(_condition(config.type, check, is_blocking))
     for condition in extra or []:
         conditions.append(
@@ -89,6 +94,23 @@ def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict
     if signoffs.required:
         conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
     return _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+
+
+def _partial_judgement(config: MetricConfig, metric: EvalMetric | None) -> str | None:
+    """Why an ``llm_judge`` is only advisory: it saw part of the diff (issue 18), unless the
+    configuration allows that. Never when its input was suspect: that fails closed."""
+    if metric is None or not isinstance(config, LlmJudgeMetricConfig):
+        return None
+    details = metric.details
+    if not details.get("diff_truncated") or details.get("injection_suspected"):
+        return None
+    if config.allow_truncated_diff:
+        return None
+    return (
+        f"advisory only: the judge saw {details.get('diff_shown_chars')} of the diff's "
+        f"{details.get('diff_chars')} characters; raise max_diff_chars, or set "
+        "allow_truncated_diff: true to let a partial judgement block"
+    )
 
 
 def _signoff_condition(tier: str, needed: int, signoffs: Signoffs) -> Condition:

@@ -48,8 +48,30 @@ def integrity_floor(metric: EvalMetric) -> tuple[RiskTier, str] | None:
     )
 
 
+
+def _judge_floor(metric: EvalMetric) -> tuple[RiskTier, str] | None:
+    """``llm_judge``: a human looks when the judge's input tried to instruct it (issue 21),
+    or when the judge saw only part of the diff and the configuration did not accept that
+    (``allow_truncated_diff``): then the judge is only advisory (issue 18)."""
+    details = metric.details
+    if details.get("injection_suspected"):
+        hits = [
+            str(hit.get("where") if isinstance(hit, dict) else hit)
+            for hit in details.get("injection_hits") or []
+        ]
+        more = int(details.get("injection_hit_count") or len(hits)) - len(hits[:3])
+        where = ", ".join(hits[:3]) + (f" and {more} more" if more > 0 else "")
+        return "T2", f"text the LLM judge would read tries to instruct it ({where})"
+    partial = details.get("diff_truncated") and not details.get("allow_truncated_diff")
+    if partial and not details.get("advisory"):  # an advisory judge never decided anything
+        shown, total = details.get("diff_shown_chars"), details.get("diff_chars")
+        return "T2", f"the LLM judge saw only {shown} of the diff's {total} characters"
+    return None
+
+
 EVIDENCE_FLOORS: dict[str, EvidenceFloor] = {
     "test_integrity": integrity_floor,
+    "llm_judge": _judge_floor,
 }
 """Metric type -> its floor rule. A metric type without an entry never raises the tier."""
 

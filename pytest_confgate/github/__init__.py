@@ -3,13 +3,17 @@
 - ``api``        -- a small stdlib REST client (token masked in every error, bounded retries,
   pagination only on GitHub's host);
 - ``event``      -- the Actions event file (``GITHUB_EVENT_PATH``): the pull request's number,
-  head commit, author, title and body, read once with a size cap;
+  head and base commits, author, title and body, read once with a size cap; whether a run is
+  a pull request's at all (``pull_request``, ``pull_request_review``, ...);
 - ``reviews``    -- sign-offs from the pull request's reviews (latest per person, on the head
-  commit, by an approver who is not the author; the rest named with the reason);
+  commit, by an approver who is not the author, wrote no commit of it and is not a bot; the
+  rest named with the reason);
+- ``pulls``      -- a pull request's file list and a file's text at a commit (contents API);
 - ``publish``    -- what ``confgate github publish`` writes: job summary, outputs with random
   delimiters, escaped annotations on changed lines, the one sticky PR comment;
-- ``action_run`` -- the Action's gate step: the pytest argv from ``env:`` values, and the
-  change's output kept from issuing workflow commands.
+- ``action_run`` -- the Action's gate step: old reports removed, the pytest argv from ``env:``
+  values, tokens kept out of the tests' environment, the change's output kept from issuing
+  workflow commands, pytest's status passed on.
 
 It decides nothing: the gate reads sign-offs through ``collect.signoffs`` and re-counts them in
 ``gate.recount``; the ``confgate github`` command (``cli.github``) wires publishing together.

@@ -2,8 +2,16 @@
 
 The Action's inputs arrive only as environment variables (never ``${{ }}`` inside a ``run:``
 script, SPEC 10), and the pytest command line is built here as an argv list, so no input is
-ever parsed by a shell. The step itself never fails: the verdict is the next step's
-(``confgate github publish``) exit status, decided from the report this run writes.
+ever parsed by a shell. The change's own code runs in this step, so (issue 14):
+
+- any report already at the target path (committed by the change, or left by an earlier run)
+  is removed before pytest starts: a run that dies writes nothing, never an old ``pass``;
+- the tests' environment has no token: ``GITHUB_TOKEN``, ``ACTIONS_RUNTIME_TOKEN``,
+  ``ACTIONS_ID_TOKEN_REQUEST_*`` and the runner's file-command paths (``GITHUB_ENV``,
+  ``GITHUB_PATH``, ...) are removed; the runner puts some there and ``env:`` cannot unset them;
+- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report.
+
+The verdict is still ``confgate github publish``'s, best run in a job of its own.
 """
 
 from __future__ import annotations
@@ -13,11 +21,33 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 REPORT = "confgate-report.json"
+SARIF = "confgate.sarif"
+HTML = "confgate-report.html"
 ENV_PYTEST_ARGS = "CONFGATE_PYTEST_ARGS"
 ENV_CONFIG = "CONFGATE_CONFIG"
 ENV_BASE_REF = "CONFGATE_BASE_REF"
+SCRUBBED = frozenset(
+    {
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "CONFGATE_GITHUB_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_RUNTIME_URL",
+        "ACTIONS_RESULTS_URL",
+        "ACTIONS_CACHE_URL",
+        # File commands: a test that appends to these would steer the job's later steps.
+        "GITHUB_ENV",
+        "GITHUB_PATH",
+        "GITHUB_OUTPUT",
+        "GITHUB_STATE",
+        "GITHUB_STEP_SUMMARY",
+    }
+)
+"""Variables the tests never see: tokens, and the runner's files that steer later steps."""
+SCRUBBED_PREFIXES = ("ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "ACTIONS_CACHE_")
 
 
 def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
@@ -37,8 +67,32 @@ def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> lis
     return argv
 
 
+def tests_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the variables in ``SCRUBBED`` / ``SCRUBBED_PREFIXES``."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name not in SCRUBBED and not name.startswith(SCRUBBED_PREFIXES)
+    }
+
+
+def remove_old_reports(folder: Path) -> list[str]:
+    """Delete the reports this step writes, if present; returns what was removed.
+
+    A symlink is removed, never followed. A folder in the way is left alone: the report cannot
+    be written there, so the publish step finds none and fails closed.
+    """
+    removed = []
+    for name in (REPORT, SARIF, HTML):
+        path = folder / name
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+            removed.append(name)
+    return removed
+
+
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Run the gate; always 0 so the publish step, which reads the report, decides."""
+    """Run the gate in the current folder; returns pytest's exit status."""
     import os
 
     env = dict(os.environ if environ is None else environ)
@@ -47,12 +101,31 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except ValueError as exc:  # an unbalanced quote in pytest-args
         print(f"confgate: pytest-args cannot be split ({exc}); running without them")
         command = pytest_argv({**env, ENV_PYTEST_ARGS: ""})
-    status = run_without_commands(command)
+    for name in remove_old_reports(Path.cwd()):
+        print(f"confgate: removed {name} from before this run; only this run's report counts")
+    status = run_without_commands(command, tests_environment(env))
     print(f"confgate: pytest exited with status {status}")
-    return 0
+    _render_beside(Path.cwd())
+    return status
 
 
-def run_without_commands(command: Sequence[str]) -> int:
+def _render_beside(folder: Path) -> None:
+    """SARIF and HTML next to the JSON report, for the artifact; never fails the step."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.writers import load_report, render, write_text_atomic
+
+    if not (folder / REPORT).is_file():
+        print(f"confgate: no {REPORT} was written: the publish step will fail closed")
+        return
+    try:
+        report = load_report(folder / REPORT)
+        for name, fmt in ((SARIF, "sarif"), (HTML, "html")):
+            write_text_atomic(render(report, fmt), folder / name)
+    except (ReportError, OSError) as exc:
+        print(f"confgate: SARIF and HTML not written: {exc}")
+
+
+def run_without_commands(command: Sequence[str], env: Mapping[str, str] | None = None) -> int:
     """Run ``command`` with its output in the log but unable to issue workflow commands.
 
     Two layers: ``::stop-commands::`` with a random token pauses command processing on the
@@ -63,7 +136,9 @@ def run_without_commands(command: Sequence[str]) -> int:
     out = sys.stdout.buffer
     out.write(f"::stop-commands::{token}\n".encode())
     out.flush()
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+    ) as proc:
         assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
         for line in proc.stdout:
             out.write(neutral_line(line))

@@ -20,6 +20,17 @@ MAX_EVENT_BYTES = 32 * 1024 * 1024
 """GitHub caps webhook payloads at 25 MB; a larger file is not an event."""
 
 
+PULL_REQUEST_EVENTS = frozenset(
+    {
+        "pull_request",
+        "pull_request_target",
+        "pull_request_review",
+        "pull_request_review_comment",
+    }
+)
+"""Events whose payload carries ``pull_request``: on each of them a change is under review."""
+
+
 @dataclass(frozen=True)
 class PullRequest:
     """The fields of ``pull_request`` the gate relies on."""
@@ -29,6 +40,8 @@ class PullRequest:
     author: str
     title: str = ""
     body: str = ""
+    base_sha: str = ""
+    """``pull_request.base.sha``: the base branch's commit the runner compares against."""
 
 
 def load_event(environ: Mapping[str, str]) -> dict[str, Any] | None:
@@ -96,7 +109,50 @@ def pull_request(environ: Mapping[str, str]) -> PullRequest | None:
         author=author,
         title=_text(pull.get("title")),
         body=_text(pull.get("body")),
+        base_sha=_base_sha(pull),
     )
+
+
+def is_pull_request_run(environ: Mapping[str, str]) -> bool:
+    """Whether this run reviews a pull request: the event's name, ``GITHUB_BASE_REF``, or an
+    event file that carries ``pull_request`` (a review event has one too).
+
+    An event file that is named but cannot be read counts as one: what it would allow (a
+    sign-off from the environment, a configuration from addopts) is the unsafe side.
+    """
+    name = environ.get("GITHUB_EVENT_NAME", "").strip()
+    if name in PULL_REQUEST_EVENTS or environ.get("GITHUB_BASE_REF", "").strip():
+        return True
+    try:
+        event = load_event(environ)
+    except GitHubError:
+        return True
+    return event is not None and isinstance(event.get("pull_request"), dict)
+
+
+def pull_request_base_sha(environ: Mapping[str, str]) -> str | None:
+    """``pull_request.base.sha`` of the event, or None when there is none to read.
+
+    Lenient on purpose: the base is looked for before anything else, and an event without it
+    falls back to ``GITHUB_BASE_REF``; a file that cannot be read is that case too.
+    """
+    try:
+        event = load_event(environ)
+    except GitHubError:
+        return None
+    pull = event.get("pull_request") if event is not None else None
+    return (_base_sha(pull) or None) if isinstance(pull, dict) else None
+
+
+def _base_sha(pull: Mapping[str, Any]) -> str:
+    base = pull.get("base")
+    sha = base.get("sha") if isinstance(base, dict) else None
+    if isinstance(sha, str) and len(sha) in (40, 64) and all(c in _HEX for c in sha):
+        return sha.lower()
+    return ""
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _text(value: object) -> str:

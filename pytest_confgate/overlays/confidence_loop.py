@@ -60,7 +60,12 @@ def loop_confidence(
     if loop.method != "formula" and evaluator is not None:
         template = load_prompt(loop.prompt, root)
         scorer = llm_scorer(
-            evaluator, template, task=task_prompt, diff=working_tree_diff(root), metrics=metrics
+            evaluator,
+            template,
+            task=task_prompt,
+            diff=working_tree_diff(root),
+            metrics=metrics,
+            task_source=None,  # the task is the user's own configuration
         )
     return evaluate_confidence(loop, metrics, scorer)
 

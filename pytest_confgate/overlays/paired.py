@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_confgate.agents.judge import fence_markers, new_fence
+from pytest_confgate.agents.judge_prompt import fence_markers, new_fence
 
 CHALLENGER_PROMPT = (
     "You are the challenger. Critique the following driver output and identify assumptions, "

@@ -5,6 +5,10 @@ verdict only when both orders agree removes that bias: a verdict that flips with
 a tie and lowers the evaluation confidence (SPEC 7, issue 6). Solutions are fenced as data
 with a fresh random token per call (as the ``llm_judge`` prompt is), and an answer that is not
 exactly ``{"winner": "first" | "second" | "tie", ...}`` counts as a flip, never as a win.
+
+Each solution is screened first, as the judge's input is (``agents/screen``): a pair with a
+solution that tries to instruct the evaluator is not asked about and counts as a tie (and as
+not consistent), so such text can never win a comparison (issue 21).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pytest_confgate.agents import Agent
-from pytest_confgate.agents.judge import fence_markers, new_fence
+from pytest_confgate.agents.judge_prompt import fence_markers, new_fence
+from pytest_confgate.agents.screen import Screening, screen_diff
 from pytest_confgate.exceptions import AgentError
 from pytest_confgate.rank.models import Comparison, LlmPreference
 
@@ -40,6 +45,8 @@ class PairVerdict:
     winner: str
     flipped: bool
     reasoning: str
+    suspected: bool = False
+    """Not asked: a solution holds text aimed at the evaluator; counted as a tie."""
 
 
 def build_prompt(task: str | None, first: str, second: str, fence: str) -> str:
@@ -95,7 +102,10 @@ def assess(agent: Agent, task: str | None, solutions: Mapping[str, str]
            ) -> tuple[dict[str, LlmPreference], list[Comparison]]:
     """Every pair judged both ways -> per-candidate preference (wins, ties half) and consistency."""
     ids = sorted(solutions)
-    verdicts = [judge_pair(agent, task, (a, solutions[a]), (b, solutions[b]))
+    suspects = {key: found for key in ids
+                if (found := screen_diff(solutions[key][:MAX_SOLUTION_CHARS])).suspected}
+    verdicts = [_not_asked(a, b, suspects) if a in suspects or b in suspects
+                else judge_pair(agent, task, (a, solutions[a]), (b, solutions[b]))
                 for a, b in combinations(ids, 2)]
     return preferences(ids, verdicts), [
         Comparison(v.solution_a, v.solution_b, "llm", v.winner, 0.0,
@@ -105,8 +115,15 @@ def assess(agent: Agent, task: str | None, solutions: Mapping[str, str]
     ]
 
 
+def _not_asked(a: str, b: str, suspects: Mapping[str, Screening]) -> PairVerdict:
+    where = "; ".join(f"{key}: {suspects[key].summary()}" for key in (a, b) if key in suspects)
+    reasoning = f"not asked, counted as a tie: prompt injection suspected ({where})"
+    return PairVerdict(a, b, "tie", flipped=False, reasoning=reasoning, suspected=True)
+
+
 def preferences(ids: Sequence[str], verdicts: Sequence[PairVerdict]) -> dict[str, LlmPreference]:
-    """Pure: wins + ties/2 over the pairs a candidate is in; consistency = unflipped share."""
+    """Pure: wins + ties/2 over the pairs a candidate is in; consistency = the share of
+    verdicts that held in both orders (a pair not asked about does not count as one)."""
     found: dict[str, LlmPreference] = {}
     for solution in ids:
         mine = [v for v in verdicts if solution in (v.solution_a, v.solution_b)]
@@ -114,6 +131,6 @@ def preferences(ids: Sequence[str], verdicts: Sequence[PairVerdict]) -> dict[str
             continue
         points = sum(1.0 if v.winner == solution else 0.5 if v.winner == "tie" else 0.0
                      for v in mine)
-        steady = sum(1 for v in mine if not v.flipped)
+        steady = sum(1 for v in mine if not v.flipped and not v.suspected)
         found[solution] = LlmPreference(points / len(mine), steady / len(mine))
     return found

@@ -5,6 +5,9 @@ bodies), so sign-off and PR-comment tests run the real client code without the i
 
     server.add_pull("o/r", 7, author="carol", head_sha="b" * 40)
     server.add_review("o/r", 7, "alice", "APPROVED", commit_id="b" * 40)
+    server.add_commit("o/r", 7, author="dave", message="fix\n\nCo-authored-by: E <e@x.org>")
+    server.add_file("o/r", 7, "src/auth/x.py")            # the pull request's file list
+    server.add_content("o/r", "b" * 40, "confgate.yml", "gate: {}")  # a file at a commit
     server.add_team_member("o", "reviewers", "dave")
     server.fail_next(500, message="boom")                 # the next request gets HTTP 500
     server.fail_next(reset=True)                          # connection closed, no reply
@@ -18,6 +21,7 @@ Lists are paginated like GitHub's (``per_page`` default 30, max 100; ``Link`` wi
 
 from __future__ import annotations
 
+import base64
 import collections
 import itertools
 import json
@@ -51,7 +55,8 @@ _Route = Callable[
 
 
 class FakeGitHubServer(LocalServer):
-    """Pull requests, reviews, team memberships and issue comments, all in memory."""
+    """Pull requests, their reviews, commits and files, file contents at a commit, team
+    memberships and issue comments, all in memory."""
 
     def __init__(self, token: str = "ghs_fake_token_0123456789") -> None:  # noqa: S107 - a fake server's fake token
         self.token = token
@@ -59,6 +64,9 @@ class FakeGitHubServer(LocalServer):
         self.pulls: dict[tuple[str, int], dict[str, Any]] = {}
         self.reviews: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.teams: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
+        self.commits: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
+        self.files: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
+        self.contents: dict[tuple[str, str, str], str] = {}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self._ids = itertools.count(1000)
         self._failures: collections.deque[_Failure] = collections.deque()
@@ -94,6 +102,42 @@ class FakeGitHubServer(LocalServer):
         self.reviews[repo, number].append(review)
         return review
 
+    def add_commit(
+        self,
+        repo: str,
+        number: int,
+        *,
+        author: str | None,
+        message: str = "change",
+        name: str = "Some One",
+        email: str = "someone@example.invalid",
+    ) -> dict[str, Any]:
+        """Append a commit to the pull request; ``author`` None: an email GitHub cannot map."""
+        sha = f"{next(self._ids):040x}"
+        commit = {
+            "sha": sha,
+            "commit": {"message": message, "author": {"name": name, "email": email}},
+            "author": None if author is None else {"login": author, "type": "User"},
+            "committer": {"login": "web-flow", "type": "User"},
+            "parents": [],
+        }
+        self.commits[repo, number].append(commit)
+        return commit
+
+    def add_file(
+        self, repo: str, number: int, filename: str, status: str = "modified",
+        previous: str | None = None,
+    ) -> None:
+        """A file the pull request changes, as ``GET /pulls/N/files`` lists it."""
+        entry: dict[str, Any] = {"filename": filename, "status": status}
+        if previous is not None:
+            entry["previous_filename"] = previous
+        self.files[repo, number].append(entry)
+
+    def add_content(self, repo: str, ref: str, path: str, text: str) -> None:
+        """``path`` holds ``text`` at commit ``ref`` (``GET /contents/PATH?ref=``)."""
+        self.contents[repo, ref, path] = text
+
     def add_team_member(self, org: str, team: str, login: str) -> None:
         """Make ``login`` an active member of ``org/team``."""
         self.teams[org, team].add(login.casefold())
@@ -128,6 +172,26 @@ class FakeGitHubServer(LocalServer):
         self, request: RecordedRequest, m: re.Match[str]
     ) -> tuple[int, Any, dict[str, str]]:
         return self._page(request, list(self.reviews.get((m["repo"], int(m["n"])), [])))
+
+    def _commits(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        return self._page(request, list(self.commits.get((m["repo"], int(m["n"])), [])))
+
+    def _files(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        return self._page(request, list(self.files.get((m["repo"], int(m["n"])), [])))
+
+    def _content(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        text = self.contents.get((m["repo"], request.query.get("ref", ""), m["path"]))
+        if text is None:
+            return _not_found()
+        encoded = base64.b64encode(text.encode()).decode()
+        return 200, {"type": "file", "encoding": "base64", "content": encoded,
+                     "path": m["path"]}, {}
 
     def _membership(
         self, request: RecordedRequest, m: re.Match[str]
@@ -211,6 +275,9 @@ _REPO = r"/repos/(?P<repo>[^/]+/[^/]+)"
 _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)"), FakeGitHubServer._pull),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/reviews"), FakeGitHubServer._reviews),
+    ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/commits"), FakeGitHubServer._commits),
+    ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/files"), FakeGitHubServer._files),
+    ("GET", re.compile(_REPO + r"/contents/(?P<path>.+)"), FakeGitHubServer._content),
     (
         "GET",
         re.compile(r"/orgs/(?P<org>[^/]+)/teams/(?P<team>[^/]+)/memberships/(?P<login>[^/]+)"),

@@ -8,8 +8,13 @@ the next queued behaviour::
     server.enqueue(status=429, headers={"Retry-After": "0"})      # an HTTP error
     server.enqueue(delay_s=2, text="late")                        # slow: past a short timeout
     server.enqueue(reset=True)                                    # connection closed, no reply
+    server.enqueue(respond=judge_answer(0.8))                     # computed from the prompt
     server.requests[0].body["messages"]                           # what the client sent
     server.requests[0].api_key                                    # the key it carried
+
+``judge_answer`` answers as a judge that follows its prompt does: it echoes the prompt's
+``canary: <hex>`` line as ``"canary"``. ``obedient_judge`` also obeys any instruction it
+reads, as the LLM judges do that issue 21 guards against.
 
 With nothing queued a request gets HTTP 400 "no reply queued" (not retried by our agents),
 so a test that forgot to queue fails with a clear message instead of hanging.
@@ -18,10 +23,13 @@ so a test that forgot to queue fails with a clear message instead of hanging.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
+import re
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -68,6 +76,49 @@ class Behaviour:
     input_tokens: int | None = None
     output_tokens: int | None = None
     model: str | None = None
+    respond: Callable[[str], str] | None = None
+    """Computes the answer's text from the prompt (system and messages), instead of ``text``."""
+
+
+_CANARY = re.compile(r"^canary: ([0-9a-f]+)$", re.MULTILINE)
+
+
+def canary_of(prompt: str) -> str | None:
+    """The value of the prompt's ``canary: <hex>`` line, as a judge would read it."""
+    match = _CANARY.search(prompt)
+    return match.group(1) if match else None
+
+
+def judge_answer(score: float, **fields: Any) -> Callable[[str], str]:
+    """A judge's JSON answer with ``score``, echoing the prompt's canary (when it has one)."""
+
+    def respond(prompt: str) -> str:
+        body = {"score": score, "confidence": 0.9, "reasoning": "judged", **fields}
+        canary = canary_of(prompt)
+        return json.dumps(body if canary is None else {"canary": canary, **body})
+
+    return respond
+
+
+def obedient_judge(*triggers: str, honest: float = 0.2) -> Callable[[str], str]:
+    """A judge that does what the text it reads says: 1.0 when any trigger occurs in the
+    prompt (the injected order), else its ``honest`` score; it echoes the canary either way."""
+
+    def respond(prompt: str) -> str:
+        folded = prompt.casefold()
+        obeyed = any(trigger.casefold() in folded for trigger in triggers)
+        return judge_answer(1.0 if obeyed else honest, confidence=1.0)(prompt)
+
+    return respond
+
+
+def prompt_text(body: Any) -> str:
+    """Everything a model would read in an OpenAI or Anthropic request body."""
+    if not isinstance(body, dict):
+        return ""
+    parts = [str(body.get("system", ""))]
+    parts += [str(m.get("content", "")) for m in body.get("messages", []) if isinstance(m, dict)]
+    return "\n\n".join(parts)
 
 
 class FakeLLMServer(LocalServer):
@@ -99,6 +150,7 @@ class FakeLLMServer(LocalServer):
         input_tokens: int | None = None,
         output_tokens: int | None = None,
         model: str | None = None,
+        respond: Callable[[str], str] | None = None,
         times: int = 1,
     ) -> None:
         """Queue how the next request(s) are answered.
@@ -106,7 +158,8 @@ class FakeLLMServer(LocalServer):
         ``status`` other than 200 sends the protocol's error body (or ``body``: a dict is
         sent as JSON, a str as is); ``delay_s`` waits before answering; ``reset`` closes
         the connection without a reply. Tokens default to word counts; ``model`` to the
-        requested one. ``times`` queues the same behaviour that many times.
+        requested one. ``respond(prompt)`` computes the text from what the client sent.
+        ``times`` queues the same behaviour that many times.
         """
         behaviour = Behaviour(
             text=text,
@@ -118,6 +171,7 @@ class FakeLLMServer(LocalServer):
             input_tokens=input_tokens,
             output_tokens=output_tokens,
             model=model,
+            respond=respond,
         )
         with self._lock:
             self._queue.extend([behaviour] * times)
@@ -228,6 +282,9 @@ def _make_handler(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if behaviour.reset:
                 self._reset()
                 return
+            if behaviour.respond is not None:
+                text = behaviour.respond(prompt_text(request.body))
+                behaviour = dataclasses.replace(behaviour, text=text, respond=None)
             if behaviour.body is not None:
                 payload = behaviour.body
             elif behaviour.status == 200:

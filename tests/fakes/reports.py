@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_confgate.models import Decision, GateReport, Signoffs, TestOutcomes
+from pytest_confgate.models import Decision, GateReport, Provenance, Signoffs, TestOutcomes
+
+HEAD_SHA = "c" * 40
+"""The commit every hand-built report says it judged (its ``provenance.head_sha``)."""
 
 
 def gate_report(**fields: Any) -> GateReport:
-    """A valid ``GateReport`` (T1, pass, one passed test) with ``fields`` replacing defaults."""
+    """A valid ``GateReport`` (T1, pass, one passed test, made at ``HEAD_SHA`` by a local run)
+    with ``fields`` replacing defaults."""
     values: dict[str, Any] = {
         "tool_version": "0.1.0",
         "project": "demo",
@@ -22,6 +26,8 @@ def gate_report(**fields: Any) -> GateReport:
         "conditions": [],
         "tests": TestOutcomes(passed=1),
         "signoffs": Signoffs(),
+        "provenance": Provenance(head_sha=HEAD_SHA, dirty=False, run_id="local-0123456789abcdef",
+                                 started_at="2026-11-22T00:00:00+00:00"),
     }
     values.update(fields)
     return GateReport(**values)

@@ -67,56 +67,132 @@ class Run:
 
 
 class Runner:
-    """Just enough of a GitHub runner to execute the Action's composite steps."""
+    """Just enough of a GitHub runner to execute the Action's composite steps.
+
+    One ``run`` is one job on a fresh runner: its own ``RUNNER_TEMP``, and between steps the
+    runner's file commands applied as GitHub applies them (a line appended to ``$GITHUB_PATH``
+    is on the next steps' PATH, ``$GITHUB_ENV`` sets their variables). The runner also puts
+    its own tokens in the environment, as GitHub's does.
+    """
 
     def __init__(self, workspace: Path, tmp: Path, server: FakeGitHubServer) -> None:
         self.workspace = workspace
         self.tmp = tmp
         self.server = server
         self.event = tmp / "event.json"
-        self.event.write_text(json.dumps({
-            "action": "opened",
-            "pull_request": {"number": 7, "title": EVIL, "body": EVIL,
-                             "head": {"ref": "feature;$(touch pwned)"}},
-        }), encoding="utf-8")
+        self.jobs = 0
+        self.write_event()
 
-    def run(self, given: dict[str, str]) -> Run:
+    def head(self) -> str:
+        return git(self.workspace, "rev-parse", "HEAD").strip()
+
+    def write_event(self, **pull: Any) -> None:
+        """A pull_request event for PR #7 by carol at the workspace's HEAD (or ``pull``)."""
+        fields: dict[str, Any] = {
+            "number": 7, "title": EVIL, "body": EVIL, "user": {"login": "carol"},
+            "head": {"ref": "feature;$(touch pwned)", "sha": self.head()},
+            "base": {"ref": "main", "sha": git(self.workspace, "rev-parse", "main").strip()},
+        }
+        fields.update(pull)
+        self.event.write_text(json.dumps({"action": "opened", "pull_request": fields}),
+                              encoding="utf-8")
+
+    def run(
+        self, given: dict[str, str], workspace: Path | None = None,
+        job_env: dict[str, str] | None = None,
+    ) -> Run:
+        self.jobs += 1
+        job = self.tmp / f"job{self.jobs}"
+        commands = job / "_temp" / "_runner_file_commands"
+        commands.mkdir(parents=True)
         action = load_action()
         inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
         inputs["github-token"] = self.server.token  # the runner evaluates ${{ github.token }}
         inputs.update(given)
-        output, summary = self.tmp / "github_output", self.tmp / "step_summary"
+        output, summary = job / "github_output", job / "step_summary"
         output.write_text("", encoding="utf-8")
         summary.write_text("", encoding="utf-8")
-        base = {
+        where = workspace or self.workspace
+        env = {
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-            "HOME": str(self.tmp), "LANG": "C.UTF-8", "GIT_CONFIG_GLOBAL": os.devnull,
-            "GITHUB_ACTIONS": "true", "CI": "true",
+            "HOME": str(job), "LANG": "C.UTF-8", "GIT_CONFIG_GLOBAL": os.devnull,
+            "GITHUB_ACTIONS": "true", "CI": "true", "RUNNER_TEMP": str(job / "_temp"),
             "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
             "GITHUB_EVENT_PATH": str(self.event), "GITHUB_EVENT_NAME": "pull_request",
             "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_REPOSITORY": "o/r",
-            "GITHUB_API_URL": self.server.api_url, "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_API_URL": self.server.api_url, "GITHUB_WORKSPACE": str(where),
+            "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "f" * 40,
+            "ACTIONS_RUNTIME_TOKEN": "runtime-secret", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc",
+            "ACTIONS_ID_TOKEN_REQUEST_URL": "http://127.0.0.1:9/oidc", **(job_env or {}),
         }
         log: list[str] = []
         status = 0
-        for step in action["runs"]["steps"]:
-            if "pip install" in step["run"]:
-                continue  # installed already; test_action_definition checks the text
+        for index, step in enumerate(action["runs"]["steps"]):
+            if "pip install" in step["run"] or not condition(step.get("if"), inputs):
+                continue  # installed already (test_action_definition checks the text), or off
+            files = {"GITHUB_PATH": commands / f"add_path_{index}",
+                     "GITHUB_ENV": commands / f"set_env_{index}"}
+            for path in files.values():
+                path.write_text("", encoding="utf-8")
             step_env = {k: substitute(str(v), inputs) for k, v in step.get("env", {}).items()}
-            env = {**base, **step_env}
-            cwd = self.workspace / substitute(step.get("working-directory", "."), inputs)
-            script = self.tmp / "step.sh"
+            script = job / "step.sh"
             script.write_text(step["run"], encoding="utf-8")
             done = subprocess.run(
                 ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=cwd, env=env, capture_output=True, check=False, timeout=240,
+                cwd=where / substitute(step.get("working-directory", "."), inputs),
+                env={**env, **{k: str(v) for k, v in files.items()}, **step_env},
+                capture_output=True, check=False, timeout=240,
             )
             log += (done.stdout + done.stderr).decode("utf-8", "replace").splitlines()
             status = done.returncode
             if status:
                 break
+            env = apply_file_commands(env, files)
         return Run(status, log, parse_github_output(output.read_bytes().decode()),
                    summary.read_text(encoding="utf-8"))
+
+
+_CONDITION = re.compile(r"inputs\.([a-z-]+) (==|!=) '([a-z]+)'")
+
+
+def condition(text: str | None, inputs: dict[str, str]) -> bool:
+    """A step's ``if:``; only ``inputs.X == 'v'`` / ``!= 'v'`` are expected in action.yml."""
+    if text is None:
+        return True
+    match = _CONDITION.fullmatch(text.strip())
+    assert match, f"an if: this runner does not evaluate: {text!r}"
+    equal = inputs[match[1]] == match[3]
+    return equal if match[2] == "==" else not equal
+
+
+def apply_file_commands(env: dict[str, str], files: dict[str, Path]) -> dict[str, str]:
+    """What the runner does after a step: prepend ``GITHUB_PATH`` lines, set ``GITHUB_ENV``."""
+    added = [line for line in files["GITHUB_PATH"].read_text().splitlines() if line]
+    env = dict(env)
+    if added:
+        env["PATH"] = os.pathsep.join([*reversed(added), env["PATH"]])
+    lines = iter(files["GITHUB_ENV"].read_text().splitlines())
+    for line in lines:
+        name, heredoc, delimiter = line.partition("<<")
+        if heredoc:
+            env[name] = "\n".join(iter(lambda: next(lines), delimiter))
+        elif "=" in line:
+            name, _, value = line.partition("=")
+            env[name] = value
+    return env
+
+
+def serve_pull_request(server: FakeGitHubServer, repo: Path, number: int = 7) -> None:
+    """What GitHub's API says of the PR main..HEAD: its files, and each at both commits."""
+    base = git(repo, "rev-parse", "main").strip()
+    head = git(repo, "rev-parse", "HEAD").strip()
+    for line in git(repo, "diff", "--name-status", "--no-renames", base, head).splitlines():
+        status, name = line.split("\t", 1)
+        server.add_file("o/r", number, name, {"A": "added", "D": "removed"}.get(status, "modified"))
+    for ref in (base, head):
+        for name in git(repo, "ls-tree", "-r", "--name-only", ref).splitlines():
+            text = git(repo, "show", f"{ref}:{name}")
+            server.add_content("o/r", ref, name, text)
 
 
 def assert_log_issues_only_our_commands(log: list[str], annotations: list[str]) -> None:
@@ -149,8 +225,10 @@ def test_action_definition() -> None:
     action = load_action()
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
-        "config", "pytest-args", "base-ref", "comment", "github-token", "working-directory"
+        "mode", "config", "pytest-args", "base-ref", "comment", "github-token",
+        "working-directory",
     }
+    assert action["inputs"]["mode"]["default"] == "both"
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert set(action["outputs"]) == {
         "decision", "confidence", "auto_advance", "escalated", "report"
@@ -195,7 +273,8 @@ def test_the_action_gates_publishes_and_keeps_one_comment(
     assert [r.method for r in github_server.requests].count("PATCH") == 1
 
     runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main", "comment": "false"})
-    assert len(github_server.requests) == 4  # list+post, list+patch; nothing with comment off
+    comment_calls = [r for r in github_server.requests if "/comments" in r.path]
+    assert len(comment_calls) == 4  # list+post, list+patch; nothing with comment off
 
 
 def test_reviews_read_in_the_publish_step_sign_off_a_t3_change(
@@ -216,9 +295,8 @@ def test_reviews_read_in_the_publish_step_sign_off_a_t3_change(
     github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=head)
     github_server.add_review("o/r", 7, "bob", "APPROVED", commit_id="0" * 40)  # stale
     runner = Runner(repo.path, tmp_path, github_server)
-    runner.event.write_text(json.dumps({"pull_request": {
-        "number": 7, "title": "t", "body": "", "head": {"sha": head},
-        "user": {"login": "carol"}}}), encoding="utf-8")
+    runner.write_event(title="t", body="")
+    serve_pull_request(github_server, repo.path)
 
     waiting = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
     assert waiting.status == 1
@@ -303,3 +381,247 @@ def test_actionlint_catches_an_expression_inside_run(tmp_path: Path) -> None:
 def test_readme_shows_the_example_workflow() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert WORKFLOW.read_text(encoding="utf-8") in readme
+
+
+# -- issue 14: the change under review cannot redirect, forge or outlive its verdict ------------
+
+PLANTING_TEST = """\
+import glob
+import os
+import pathlib
+
+
+def test_plants_a_program_and_a_bash_env_for_the_steps_after_this_one():
+    plant = pathlib.Path({plant!r})
+    plant.mkdir(exist_ok=True)
+    fake = plant / "confgate"
+    fake.write_text("#!/bin/sh\\necho fake-confgate >> {marker}\\n")
+    fake.chmod(0o755)
+    rc = plant / "rc.sh"
+    rc.write_text("echo bash-env >> {marker}\\n")
+    files = os.path.join(os.environ.get("RUNNER_TEMP", "/nonexistent"), "_runner_file_commands")
+    for name, line in (("GITHUB_PATH", str(plant)), ("GITHUB_ENV", f"BASH_ENV={{rc}}")):
+        kind = "add_path_*" if name == "GITHUB_PATH" else "set_env_*"
+        targets = set(glob.glob(os.path.join(files, kind)))
+        if os.environ.get(name):
+            targets.add(os.environ[name])
+        for target in targets:
+            with open(target, "a") as handle:
+                handle.write(line + "\\n")
+    seen = sorted(k for k in os.environ if "TOKEN" in k or k.startswith(("ACTIONS_", "GITHUB_")))
+    pathlib.Path("seen-by-tests.txt").write_text("\\n".join(seen))
+"""
+
+
+def planting(workspace: pytest.Pytester, tmp_path: Path) -> Path:
+    """Commit a test that plants a fake ``confgate`` and a BASH_ENV; returns its marker file."""
+    marker = tmp_path / "planted-ran"
+    test = PLANTING_TEST.format(plant=str(tmp_path / "planted"), marker=str(marker))
+    workspace.path.joinpath("tests", "test_plant.py").write_text(test, encoding="utf-8")
+    git(workspace.path, "add", "-A")
+    git(workspace.path, "commit", "-q", "-m", "a test with ideas")
+    return marker
+
+
+def upload(workspace: Path, tmp_path: Path) -> Path:
+    """actions/upload-artifact + download-artifact: the reports, and nothing else, move."""
+    artifact = tmp_path / "publish-workspace"
+    artifact.mkdir()
+    for name in ("confgate-report.json", "confgate.sarif", "confgate-report.html"):
+        if (workspace / name).is_file():
+            shutil.copy(workspace / name, artifact / name)
+    return artifact
+
+
+def test_two_jobs_a_test_cannot_reach_the_job_that_holds_the_token(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    marker = planting(workspace, tmp_path)
+    runner = Runner(workspace.path, tmp_path, github_server)
+    runner.write_event()
+    args = {"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"}
+
+    gate = runner.run({**args, "mode": "gate"}, job_env={"GITHUB_TOKEN": github_server.token})
+    report = load_report(workspace.path / "confgate-report.json")
+    assert gate.status == (0 if report.decision.value == "pass" else 1)
+    assert gate.outputs == {}  # the gate job publishes nothing
+    assert (workspace.path / "confgate.sarif").is_file()
+    assert (workspace.path / "confgate-report.html").is_file()
+    assert github_server.requests == [], "the gate job never talks to GitHub"
+
+    published = runner.run({"mode": "publish"}, workspace=upload(workspace.path, tmp_path))
+
+    assert published.outputs["decision"] == report.decision.value
+    assert published.status == (0 if report.decision.value == "pass" else 1)
+    assert not marker.exists(), "a program planted by a test ran in the publish job"
+    assert [c["body"].startswith(MARKER) for c in github_server.comments["o/r", 7]] == [True]
+    seen = (workspace.path / "seen-by-tests.txt").read_text().split()
+    assert not [name for name in seen if "TOKEN" in name or name.startswith("ACTIONS_")], seen
+    assert not {"GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} & set(seen)
+
+
+def test_one_job_mode_both_does_not_protect_its_later_steps(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """What README and SECURITY.md say of ``mode: both``: for trusted code only. A test that
+    finds the runner's command files steers the publish step of the same job."""
+    marker = planting(workspace, tmp_path)
+    runner = Runner(workspace.path, tmp_path, github_server)
+    runner.write_event()
+    runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main", "mode": "both"})
+    assert "fake-confgate" in marker.read_text()
+
+
+BROKEN = {
+    "invalid-config": ("confgate.yml", "gate: [unclosed\n"),
+    "conftest-exits-0": ("conftest.py", "import os\nos._exit(0)\n"),
+}
+
+
+@pytest.mark.parametrize("breakage", list(BROKEN))
+def test_a_committed_passing_report_never_outlives_a_broken_run(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer, breakage: str
+) -> None:
+    assert repo.runpytest("--confgate", "-p", "no:cacheprovider").ret == 0
+    stale = (repo.path / "confgate-report.json").read_text(encoding="utf-8")
+    assert json.loads(stale)["decision"] == "pass"
+    git(repo.path, "add", "-f", "confgate-report.json")
+    name, text = BROKEN[breakage]
+    (repo.path / name).write_text(text, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a pass, and a run that writes nothing")
+    runner = Runner(repo.path, tmp_path, github_server)
+    runner.write_event()
+
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false"})
+
+    assert run.status != 0
+    assert run.outputs["decision"] == "fail"
+    assert not (repo.path / "confgate-report.json").exists()
+    assert f"the gate produced no report for {runner.head()}" in run.summary
+    assert "removed confgate-report.json from before this run" in "\n".join(run.log)
+
+
+def test_the_gate_and_publish_commands_fail_closed_without_a_fresh_report(
+    repo: pytest.Pytester, tmp_path: Path
+) -> None:
+    """The public entry points as a workflow would call them, without the Action."""
+    (repo.path / "confgate-report.json").write_text(
+        '{"decision": "pass"}', encoding="utf-8")
+    (repo.path / "confgate.yml").write_text("gate: [unclosed\n", encoding="utf-8")
+    git(repo.path, "add", "-A", "-f")
+    git(repo.path, "commit", "-q", "-m", "stale report")
+    output = tmp_path / "github_output"
+    output.write_text("", encoding="utf-8")
+    env = {**os.environ, "GITHUB_OUTPUT": str(output), "GITHUB_RUN_ID": "77",
+           "GITHUB_SHA": git(repo.path, "rev-parse", "HEAD").strip()}
+
+    gate = subprocess.run([sys.executable, "-m", "pytest_confgate.action_run"], cwd=repo.path,
+                          env=env, capture_output=True, text=True, check=False, timeout=240)
+    assert gate.returncode == 4, gate.stdout  # pytest's usage error, passed on
+    assert not (repo.path / "confgate-report.json").exists()
+
+    publish = subprocess.run(
+        [str(Path(sys.executable).parent / "confgate"), "github", "publish",
+         "confgate-report.json"],
+        cwd=repo.path, env=env, capture_output=True, text=True, check=False, timeout=240)
+    assert publish.returncode != 0
+    assert parse_github_output(output.read_text())["decision"] == "fail"
+
+
+def test_mode_both_on_the_test_merge_commit_fails_closed_and_says_how_to_fix_it(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """actions/checkout's default on pull_request is refs/pull/N/merge, not the PR head."""
+    runner = Runner(workspace.path, tmp_path, github_server)
+    runner.write_event()  # the event names the PR head...
+    git(workspace.path, "checkout", "-q", "--detach", "main")
+    git(workspace.path, "merge", "-q", "--no-ff", "-m", "test merge", "feature")
+    merge = runner.head()  # ...and the runner checked out the test-merge commit
+
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false"},
+                     job_env={"GITHUB_SHA": merge})
+
+    assert run.status != 0
+    assert run.outputs["decision"] == "fail"
+    assert "test-merge commit" in run.summary
+    assert "ref: ${{ github.event.pull_request.head.sha }}" in run.summary
+
+
+def test_an_unknown_mode_stops_before_anything_runs(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    run = Runner(workspace.path, tmp_path, github_server).run({"mode": "gate; rm -rf /"})
+    assert run.status == 2
+    assert "confgate: the mode input must be gate, publish or both" in run.log
+    assert not (workspace.path / "confgate-report.json").exists()
+
+
+def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> None:
+    workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    assert set(workflow[True]) == {"pull_request", "pull_request_review"}  # YAML 1.1: on: True
+    assert workflow["permissions"] == {}
+    gate, publish = workflow["jobs"]["gate"], workflow["jobs"]["publish"]
+    assert gate["permissions"] == {"contents": "read"}
+    assert publish["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert (publish["needs"], publish["if"]) == ("gate", "always()")
+    checkout = gate["steps"][0]
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
+    assert checkout["with"]["persist-credentials"] is False
+    modes = {job: [s["with"]["mode"] for s in spec["steps"]
+                   if "pytest-confgate" in s.get("uses", "")]
+             for job, spec in workflow["jobs"].items()}
+    assert modes == {"gate": ["gate"], "publish": ["publish"]}
+    assert not [s for s in publish["steps"] if "checkout" in s.get("uses", "") or "run" in s], (
+        "the publish job must never check out or run the change's code"
+    )
+    for step in [*gate["steps"], *publish["steps"]]:
+        assert "github-token" not in step.get("with", {}) or step is publish["steps"][-1]
+
+
+FORGING_CONFTEST = """\
+import json
+import pathlib
+
+
+def pytest_unconfigure(config):
+    # After the gate wrote its report: keep its provenance, claim an easy pass.
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(risk_tier="T0", risk_reason="set by gate.risk_tier", decision="pass",
+                  reasons=[], conditions=[], auto_advance=True)
+    report["signoffs"].update(required=0, approvers=["mallory"])
+    path.write_text(json.dumps(report))
+"""
+
+
+def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The tests run in the gate's process and rewrite its report; publish re-derives the tier
+    from the pull request's files and the base's configuration, which they cannot touch."""
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  risk_rules:\n    - {paths: ['calc/**'], tier: T3}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "T3 rule on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "extra.py").write_text("LIMIT = 3\n", encoding="utf-8")
+    repo.path.joinpath("conftest.py").write_text(FORGING_CONFTEST, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a change, and a report to match")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    runner.write_event()
+
+    runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert load_report(repo.path / "confgate-report.json").risk_tier == "T0"  # forged
+    published = runner.run({"mode": "publish", "comment": "false"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert published.status == 1
+    assert published.outputs["decision"] == "needs_signoff"
+    final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
+    assert final.risk_tier == "T3"
+    assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
+    assert "conftest.py" in final.risk_reason
+    assert final.signoffs.approvers == []  # the base's list, not the report's

@@ -109,10 +109,19 @@ def test_scope_changed_without_a_base_fails_closed_and_says_how_to_fix_it(
 
 def test_an_unknown_base_ref_is_a_clear_error(repo: pytest.Pytester) -> None:
     write_config(repo, "gate:\n  metrics: [{type: lint_score, scope: changed}]\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "scoped lint")
+    git(repo.path, "branch", "-f", "main")
     assert repo.runpytest("--confgate", "--confgate-base", "origin/nope").ret == 1
+    report = read_report(repo)
+    assert "origin/nope" in report["reasons"][0]
+    # The base named on the command line cannot be read, so neither can its configuration:
+    # the change's own file never judges it; the defaults do, and the report says why.
+    assert report["change"]["config"].startswith("defaults; the base origin/nope cannot be read")
+    with_a_base_that_exists = repo.runpytest("--confgate", "--confgate-base", "main")
+    assert with_a_base_that_exists.ret == 0
     lint = metric(read_report(repo), "lint_score")
-    assert lint["status"] == "error"
-    assert "origin/nope" in lint["reason"]
+    assert lint["details"]["scope"] == "changed"
 
 
 def test_a_change_git_cannot_diff_fails_closed_even_without_changed_scope(

@@ -170,7 +170,7 @@ def test_llm_judge_asks_the_separate_evaluator_never_the_task_agent(
     project: RunProject,
 ) -> None:
     dev = project.agent("dev", write_step({"calc.py": CODE_FULL}))
-    judge_answer = {"score": 0.9, "confidence": 0.8, "reasoning": "ok", "suggestions": []}
+    judge_answer = {"canary": "$CANARY", "score": 0.9, "confidence": 0.8, "reasoning": "ok"}
     reviewer = project.agent("reviewer", write_step(answer=json.dumps(judge_answer)))
     config = project.configure(
         loop_task()

@@ -19,7 +19,7 @@ from typing import Any
 from pytest_confgate.cli import main
 
 AGENT_PROGRAM = r"""
-import json, os, pathlib, subprocess, sys, time
+import json, os, pathlib, re, subprocess, sys, time
 state = pathlib.Path(sys.argv[1])
 script = json.loads(pathlib.Path(sys.argv[2]).read_text())
 prompt = sys.stdin.read()
@@ -35,7 +35,8 @@ if step.get("hang"):
     (state / "pids.tmp").write_text(f"{os.getpid()} {child.pid}")
     (state / "pids.tmp").replace(state / "pids")  # whole or absent: the test polls for it
     time.sleep(60)
-sys.stdout.write(step.get("answer", "done"))
+canary = re.search(r"^canary: ([0-9a-f]+)$", prompt, re.M)  # echoed where "$CANARY" stands
+sys.stdout.write(step.get("answer", "done").replace("$CANARY", canary.group(1) if canary else ""))
 sys.exit(step.get("exit", 0))
 """
 

@@ -29,13 +29,16 @@ def test_an_answer_comes_back_with_its_tokens_model_and_latency(
 ) -> None:
     openai_server.enqueue("PASS: the diff is fine", input_tokens=12, output_tokens=5)
 
-    reply = _agent(openai_server).ask("Review this diff", system="You are a strict reviewer.")
+    agent = _agent(openai_server)
+    started = time.perf_counter()
+    reply = agent.ask("Review this diff", system="You are a strict reviewer.")
+    waited = time.perf_counter() - started
 
     assert reply.text == "PASS: the diff is fine"
     assert (reply.input_tokens, reply.output_tokens) == (12, 5)
     assert reply.model == "gpt-test"
     assert reply.attempts == 1
-    assert 0 < reply.latency_s < 1
+    assert 0 < reply.latency_s <= waited  # the caller's wait, not a figure from elsewhere
 
 
 def test_the_request_carries_system_user_model_sampling_and_the_key(
@@ -103,6 +106,33 @@ def test_a_reset_connection_is_retried_after_a_backoff(openai_server: FakeOpenAI
 
     assert (reply.text, reply.attempts) == ("after the reset", 2)
     assert reply.latency_s >= 0.5  # the first back-off step: not a tight retry loop
+
+
+def test_resets_that_spend_the_retries_are_reported_as_resets_with_every_attempt(
+    openai_server: FakeOpenAIServer,
+) -> None:
+    openai_server.enqueue(reset=True, times=3)
+
+    with pytest.raises(AgentError) as caught:
+        _agent(openai_server, max_retries=2, deadline_ms=20_000).ask("hello")
+
+    message = str(caught.value)
+    assert "was reset" in message
+    assert "gave up after 3 attempt(s)" in message
+    assert "within" not in message  # a reset is not a timeout
+    assert (caught.value.attempts, caught.value.kind) == (3, "connection_reset")
+    assert len(openai_server.requests) == 3
+
+
+def test_attempts_that_failed_differently_are_each_named(openai_server: FakeOpenAIServer) -> None:
+    openai_server.enqueue(status=503, headers={"Retry-After": "0"})
+    openai_server.enqueue(reset=True)
+
+    with pytest.raises(AgentError) as caught:
+        _agent(openai_server, max_retries=1, deadline_ms=20_000).ask("hello")
+
+    assert str(caught.value).endswith("(attempts: http 503, connection reset)")
+    assert (caught.value.attempts, caught.value.kind) == (2, "connection_reset")
 
 
 def test_the_agent_gives_up_when_retries_are_spent(openai_server: FakeOpenAIServer) -> None:

@@ -14,8 +14,8 @@ from pytest_confgate.collect.changes import (
     _added_lines,
     _unquote,
     collect_changes,
+    github_base_ref,
     read_at_ref,
-    resolve_base_ref,
 )
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import FileChange
@@ -139,6 +139,61 @@ def test_paths_name_both_sides_of_a_rename_and_symlink_targets(repo: Path) -> No
     assert changes.lines("old_name.py") == frozenset()
 
 
+def linked(tmp_path: Path) -> Path:
+    """main: ``lib/impl.py`` reached through a file link, a folder link and a chain of both."""
+    root = tmp_path / "linked"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "lib/impl.py", "x = 1\n")
+    write(root, "lib/other.py", "y = 1\n")
+    for link, target in [("auth/policy.py", "../lib/impl.py"), ("auth/lib", "../lib"),
+                         ("api/chain.py", "../auth/policy.py"), ("out.py", "/etc/passwd"),
+                         ("up.py", "../outside.py")]:
+        (root / link).parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, root / link)
+    commit(root, "links")
+    git(root, "checkout", "-q", "-b", "feature")
+    return root
+
+
+def test_a_changed_target_counts_under_every_link_that_reaches_it(tmp_path: Path) -> None:
+    root = linked(tmp_path)
+    write(root, "lib/impl.py", "x = 1\nx = 2\n")
+    commit(root, "edit the target only")
+
+    changes = collect_changes(root, "main")
+
+    by_path = {c.path: c for c in changes.files}
+    assert set(by_path) == {"lib/impl.py", "auth/policy.py", "auth/lib/impl.py", "api/chain.py"}
+    assert by_path["auth/policy.py"] == FileChange(
+        "auth/policy.py", None, "modified", False, frozenset({2}), "lib/impl.py"
+    )
+    assert by_path["api/chain.py"].symlink_target == "auth/policy.py"
+    assert changes.lines("auth/lib/impl.py") == frozenset({2})
+
+
+def test_a_link_of_the_base_tree_counts_after_the_change_drops_it(tmp_path: Path) -> None:
+    root = linked(tmp_path)
+    os.unlink(root / "auth" / "lib")
+    write(root, "lib/other.py", "y = 2\n")
+    commit(root, "drop the folder link, edit below it")
+
+    paths = collect_changes(root, "main").paths()
+
+    assert {"auth/lib", "lib/other.py", "auth/lib/other.py"} <= paths
+
+
+def test_a_link_added_by_the_change_to_a_changed_file_is_seen_through(tmp_path: Path) -> None:
+    root = linked(tmp_path)
+    os.symlink("../lib/other.py", root / "auth" / "new.py")
+    write(root, "lib/other.py", "y = 2\n")
+
+    paths = collect_changes(root, "main").paths()
+
+    assert {"auth/new.py", "lib/other.py", "auth/lib/other.py"} <= paths
+    assert "auth/policy.py" not in paths
+
+
 def test_a_root_below_the_top_level_gets_paths_relative_to_itself(repo: Path) -> None:
     changes = collect_changes(repo / "dir with space", "main")
     assert changes.root_prefix == "dir with space"
@@ -240,35 +295,28 @@ def test_read_at_ref_gives_the_trusted_text_from_the_base(repo: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("cli", "configured", "environ", "expected"),
-    [
-        ("origin/dev", "origin/main", {"GITHUB_BASE_REF": "rel"}, "origin/dev"),
-        (None, "origin/main", {"GITHUB_BASE_REF": "rel"}, "origin/main"),
-        ("  ", "origin/main", {}, "origin/main"),
-        (None, None, {"GITHUB_BASE_REF": "rel"}, "origin/rel"),
-        (None, None, {"GITHUB_BASE_REF": ""}, None),
-        (None, None, {}, None),
-    ],
-    ids=["cli", "config", "blank-cli", "actions", "push-event", "nothing"],
+    ("environ", "expected"),
+    [({"GITHUB_BASE_REF": " rel "}, "origin/rel"), ({"GITHUB_BASE_REF": ""}, None), ({}, None)],
+    ids=["actions", "push-event", "nothing"],
 )
-def test_base_ref_precedence(
-    cli: str | None, configured: str | None, environ: dict[str, str], expected: str | None
+def test_github_base_ref_without_a_repository(
+    environ: dict[str, str], expected: str | None
 ) -> None:
-    assert resolve_base_ref(cli, configured, environ) == expected
+    assert github_base_ref(environ) == expected
 
 
 def test_github_base_ref_prefers_the_remote_branch_then_the_local_one(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     environ = {"GITHUB_BASE_REF": "main"}
-    assert resolve_base_ref(None, None, environ, root=repo) == "main"  # no remote here
+    assert github_base_ref(environ, root=repo) == "main"  # no remote here
     git(tmp_path, "clone", "-q", repo.as_uri(), "full")
-    assert resolve_base_ref(None, None, environ, root=tmp_path / "full") == "origin/main"
+    assert github_base_ref(environ, root=tmp_path / "full") == "origin/main"
     gone = {"GITHUB_BASE_REF": "gone"}
-    assert resolve_base_ref(None, None, gone, root=repo) == "origin/gone"
+    assert github_base_ref(gone, root=repo) == "origin/gone"
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     (tmp_path / "plain").mkdir()
-    assert resolve_base_ref(None, None, environ, root=tmp_path / "plain") == "origin/main"
+    assert github_base_ref(environ, root=tmp_path / "plain") == "origin/main"
 
 
 @pytest.mark.parametrize(

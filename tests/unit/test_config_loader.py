@@ -283,7 +283,8 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             5,
             "gate.metricz",
             "unknown key 'metricz' (did you mean 'metrics'?); "
-            "allowed keys: agent, confidence, metrics, policy, risk_rules, risk_tier",
+            "allowed keys: agent, confidence, metrics, policy, protected_paths, risk_rules, "
+            "risk_tier",
         ),
         (
             "gate:\n  metrics:\n    - type: lint_score\n      weigth: 2\n",

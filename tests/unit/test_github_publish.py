@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fakes.github_runner import OUTPUT_HEADER, parse_github_output
 from fakes.github_server import FakeGitHubServer
-from fakes.reports import gate_report
+from fakes.reports import HEAD_SHA, gate_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
@@ -27,6 +27,7 @@ from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateR
 from pytest_confgate.report.markdown import MARKER
 
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
+BASE_SHA = "b" * 40
 
 
 def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
@@ -153,14 +154,116 @@ def test_publish_writes_summary_and_outputs_and_exits_by_decision(
     assert out.splitlines()[-1] == f"confgate: decision {decision.value}"
 
 
-def test_publish_a_bad_report_exits_2_and_writes_nothing(tmp_path: Path) -> None:
+def test_publish_a_bad_report_exits_2_and_fails_closed(tmp_path: Path) -> None:
     env = runner_env(tmp_path)
     path = tmp_path / "bad.json"
     path.write_text('{"decision": "pass"}', encoding="utf-8")
-    code, _, err = run_publish(path, env)
+    code, out, err = run_publish(path, env)
     assert code == 2
-    assert (tmp_path / "out").read_bytes().decode() == ""
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
     assert err.startswith("confgate: github publish: ")
+    assert out.splitlines()[-1] == "confgate: decision fail"
+
+
+def fails_closed(tmp_path: Path, env: dict[str, str], report_path: Path, sha: str,
+                 why: str) -> str:
+    """Publish; assert it failed closed naming ``sha`` and ``why``; returns the summary."""
+    code, out, err = run_publish(report_path, env, comment=False)
+    assert code != 0
+    outputs = parse_github_output((tmp_path / "out").read_text())
+    assert outputs["decision"] == "fail"
+    assert "decision=pass" not in (tmp_path / "out").read_text()
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith(MARKER)
+    assert f"the gate produced no report for {sha}" in summary
+    assert why in summary, summary
+    assert out.splitlines()[-1] == "confgate: decision fail"
+    assert f"confgate: the gate produced no report for {sha}: " in err
+    assert "PASS" not in summary
+    return summary
+
+
+def test_a_missing_report_fails_closed_and_says_so(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    code, _, _ = run_publish(tmp_path / "confgate-report.json", env)
+    assert code == 2
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+    [comment] = github_server.comments["o/r", 7]
+    assert comment["body"].startswith(MARKER)
+    assert f"the gate produced no report for {HEAD_SHA}" in comment["body"]
+
+
+def test_a_report_from_another_run_is_not_published(tmp_path: Path) -> None:
+    env = {**runner_env(tmp_path), "GITHUB_RUN_ID": "500", "GITHUB_RUN_ATTEMPT": "1",
+           "GITHUB_SHA": HEAD_SHA}
+    path = save(gate_report(), tmp_path)  # run_id local-...: written outside this run
+    fails_closed(tmp_path, env, path, HEAD_SHA, "not by this workflow run (500-1)")
+
+
+def test_a_report_of_an_earlier_attempt_of_this_run_is_published(tmp_path: Path) -> None:
+    env = {**runner_env(tmp_path), "GITHUB_RUN_ID": "500", "GITHUB_RUN_ATTEMPT": "2"}
+    report = gate_report()
+    assert report.provenance is not None
+    ours = report.provenance.model_copy(update={"run_id": "500-1"})
+    assert run_publish(save(gate_report(provenance=ours), tmp_path), env, comment=False)[0] == 0
+    later = report.provenance.model_copy(update={"run_id": "500-3"})
+    fails_closed(tmp_path, runner_env(tmp_path) | env, save(gate_report(provenance=later),
+                 tmp_path), "this run", "not by this workflow run (500-2)")
+
+
+def test_a_report_of_another_commit_is_not_published(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    report = gate_report()
+    assert report.provenance is not None
+    other = report.provenance.model_copy(update={"head_sha": "d" * 40})
+    path = save(gate_report(provenance=other), tmp_path)
+    fails_closed(tmp_path, env, path, HEAD_SHA,
+                 f"the report judged {'d' * 40}, not the pull request's head {HEAD_SHA}")
+
+
+def test_a_report_of_the_test_merge_commit_says_how_to_check_out_the_head(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    merge = "e" * 40
+    env = {**pr_env(tmp_path, github_server), "GITHUB_SHA": merge}
+    report = gate_report()
+    assert report.provenance is not None
+    path = save(gate_report(provenance=report.provenance.model_copy(
+        update={"head_sha": merge})), tmp_path)
+    summary = fails_closed(tmp_path, env, path, HEAD_SHA, "test-merge commit")
+    assert "ref: ${{ github.event.pull_request.head.sha }}" in summary
+
+
+@pytest.mark.parametrize("head", [None, "<img src=x onerror=alert(1)>"], ids=["none", "html"])
+def test_an_unbound_or_hostile_provenance_is_refused_and_never_echoed(
+    tmp_path: Path, head: str | None
+) -> None:
+    env = {**runner_env(tmp_path), "GITHUB_SHA": HEAD_SHA}
+    report = gate_report()
+    assert report.provenance is not None
+    hostile = report.provenance.model_copy(update={"head_sha": head})
+    summary = fails_closed(tmp_path, env, save(gate_report(provenance=hostile), tmp_path),
+                           HEAD_SHA, "not GITHUB_SHA")
+    assert "<img" not in summary
+    no_provenance = save(gate_report(provenance=None), tmp_path)
+    env.update(runner_env(tmp_path))  # fresh output and summary files
+    fails_closed(tmp_path, env, no_provenance, HEAD_SHA, "carries no provenance")
+
+
+def test_a_report_too_large_to_be_real_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_confgate.cli import github as cli_github
+
+    monkeypatch.setattr(cli_github, "MAX_REPORT_BYTES", 100)
+    path = save(gate_report(), tmp_path)
+    code, _, err = run_publish(path, runner_env(tmp_path), comment=False)
+    assert code == 2
+    assert "larger than 100 bytes" in err
 
 
 def test_publish_outside_actions_says_why_and_continues(tmp_path: Path) -> None:
@@ -173,8 +276,10 @@ def test_publish_outside_actions_says_why_and_continues(tmp_path: Path) -> None:
 
 def pr_env(tmp_path: Path, server: FakeGitHubServer, number: int = 7) -> dict[str, str]:
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"number": number, "title": EVIL}}),
-                     encoding="utf-8")
+    event.write_text(json.dumps({"pull_request": {
+        "number": number, "title": EVIL, "head": {"sha": HEAD_SHA}, "user": {"login": "carol"},
+        "base": {"sha": BASE_SHA},
+    }}), encoding="utf-8")
     return {**runner_env(tmp_path), "GITHUB_EVENT_PATH": str(event),
             "GITHUB_REPOSITORY": "o/r", "GITHUB_TOKEN": server.token,
             "GITHUB_API_URL": server.api_url}
@@ -213,7 +318,8 @@ def test_a_github_failure_does_not_change_the_exit_status(
     tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     env = pr_env(tmp_path, github_server)
-    github_server.fail_next(403, message="Resource not accessible by integration")
+    github_server.fail_next(403, message="Resource not accessible by integration",
+                            path="/repos/o/r/issues/7/comments")
     code, _, err = run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
     assert code == 1
     assert "no PR comment: GitHub GET" in err
@@ -248,11 +354,37 @@ def test_action_run_builds_argv_without_a_shell() -> None:
     ]
 
 
-def test_action_run_never_fails_the_step(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
     seen: list[list[str]] = []
-    monkeypatch.setattr(action_run, "run_without_commands", lambda argv: seen.append(argv) or 4)
-    assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 0
+    monkeypatch.setattr(action_run, "run_without_commands",
+                        lambda argv, env: seen.append(argv) or 4)
+    assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
     assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
+
+
+def test_the_tests_environment_has_no_token_and_no_file_commands() -> None:
+    runner = {"GITHUB_TOKEN": "t", "ACTIONS_RUNTIME_TOKEN": "t", "ACTIONS_RUNTIME_URL": "u",
+              "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t", "ACTIONS_ID_TOKEN_REQUEST_URL": "u",
+              "ACTIONS_CACHE_URL": "u", "GITHUB_ENV": "f", "GITHUB_PATH": "f",
+              "GITHUB_OUTPUT": "f", "GITHUB_STATE": "f", "GITHUB_STEP_SUMMARY": "f",
+              "GH_TOKEN": "t", "CONFGATE_GITHUB_TOKEN": "t"}
+    kept = {"PATH": "/bin", "GITHUB_EVENT_PATH": "e", "GITHUB_BASE_REF": "main",
+            "GITHUB_SHA": "s", "GITHUB_RUN_ID": "1", "OPENAI_API_KEY": "k"}
+    assert action_run.tests_environment({**runner, **kept}) == kept
+
+
+def test_old_reports_are_removed_and_a_symlink_is_never_followed(tmp_path: Path) -> None:
+    (tmp_path / "confgate-report.json").write_text("{}")
+    (tmp_path / "elsewhere.json").write_text("keep me")
+    (tmp_path / "confgate.sarif").symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "confgate-report.html").mkdir()
+    assert action_run.remove_old_reports(tmp_path) == ["confgate-report.json", "confgate.sarif"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["confgate-report.html",
+                                                          "elsewhere.json"]
+    assert (tmp_path / "elsewhere.json").read_text() == "keep me"
 
 
 @pytest.mark.parametrize(
@@ -300,7 +432,8 @@ def reviewed_pr(tmp_path: Path, server: FakeGitHubServer, *reviews: tuple[str, s
         server.add_review("o/r", 7, login, "APPROVED", commit_id=commit)
     env = pr_env(tmp_path, server)
     Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps({"pull_request": {
-        "number": 7, "head": {"sha": head}, "user": {"login": "carol"}}}), encoding="utf-8")
+        "number": 7, "head": {"sha": head}, "user": {"login": "carol"},
+        "base": {"sha": BASE_SHA}}}), encoding="utf-8")
     return env
 
 

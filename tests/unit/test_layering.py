@@ -17,11 +17,13 @@ PURE = [
     "gate/policy.py",
     "gate/score.py",
     "gate/tiers.py",
+    "gate/machinery.py",
     "trust/formula.py",
     "rank/blocking.py",
     "rank/scoring.py",
     "rank/ranking.py",
     "rank/dangerous.py",
+    "agents/screen.py",
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
 TAMPER_ANALYSIS = [

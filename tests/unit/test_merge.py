@@ -178,3 +178,30 @@ def test_a_shard_count_other_than_expected_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError) as caught:
         load_shards([a], expect=4)
     assert str(caught.value) == f"expected 4 shards, got 1: missing one? shard names given: {a}"
+
+
+def with_provenance(shard: GateReport, head: str, run_id: str) -> GateReport:
+    assert shard.provenance is not None
+    return shard.model_copy(update={"provenance": shard.provenance.model_copy(
+        update={"head_sha": head, "run_id": run_id})})
+
+
+def test_shards_of_one_commit_and_run_keep_their_provenance() -> None:
+    merged = merge([("a.json", with_provenance(report(), "a" * 40, "9-1")),
+                    ("b.json", with_provenance(report(), "a" * 40, "9-2"))])
+    assert merged.provenance is not None
+    assert (merged.provenance.head_sha, merged.provenance.run_id) == ("a" * 40, "9-2")
+
+
+def test_shards_of_two_commits_are_refused() -> None:
+    with pytest.raises(EvidenceError, match=r"the shards judged different commits \(a.json"):
+        merge([("a.json", with_provenance(report(), "a" * 40, "9-1")),
+               ("b.json", with_provenance(report(), "b" * 40, "9-1"))])
+
+
+def test_shards_of_different_runs_or_without_provenance_give_an_unbound_report() -> None:
+    other_run = [("a.json", with_provenance(report(), "a" * 40, "9-1")),
+                 ("b.json", with_provenance(report(), "a" * 40, "10-1"))]
+    assert merge(other_run).provenance is None
+    unbound = [("a.json", report()), ("b.json", report().model_copy(update={"provenance": None}))]
+    assert merge(unbound).provenance is None

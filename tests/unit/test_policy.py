@@ -249,3 +249,47 @@ def test_recounting_keeps_auto_advance_only_when_it_was_already_granted() -> Non
     assert recount_signoffs(early, "T1", Signoffs()).auto_advance
     t2 = decide(_gate(), "T2", _evidence(), GREEN_TESTS, _signed(), confidence_met=True)
     assert not recount_signoffs(t2, "T2", Signoffs(required=1, approved_by=["a"])).auto_advance
+
+
+JUDGE_GATE = [{"type": "test_pass_rate"}, {"type": "llm_judge", "evaluator_agent": "r", "min": 0.7}]
+
+
+def _judged(value: float, **details: object) -> list[EvalMetric]:
+    partial = {"diff_truncated": True, "diff_chars": 15_000, "diff_shown_chars": 1_000}
+    judge = EvalMetric(type="llm_judge", value=value, details={**partial, **details})
+    return [EvalMetric(type="test_pass_rate", value=1.0), judge]
+
+
+def test_a_judge_that_saw_part_of_the_diff_is_advisory_and_says_why() -> None:
+    verdict = decide(_gate(metrics=JUDGE_GATE), "T1", _judged(0.2), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.PASS
+    (condition,) = [c for c in verdict.conditions if c.metric == "llm_judge" and c.name == "min"]
+    assert (condition.passed, condition.blocking) == (False, False)
+    assert verdict.reasons == [
+        "advisory: llm_judge: 20.00% is below the minimum 70.00% (advisory only: the judge saw "
+        "1000 of the diff's 15000 characters; raise max_diff_chars, or set "
+        "allow_truncated_diff: true to let a partial judgement block)"
+    ]
+
+
+def test_allow_truncated_diff_lets_the_partial_judgement_block() -> None:
+    gate = _gate(metrics=[JUDGE_GATE[0], {**JUDGE_GATE[1], "allow_truncated_diff": True}])
+    verdict = decide(gate, "T1", _judged(0.2), GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == ["llm_judge: 20.00% is below the minimum 70.00%"]
+
+
+def test_a_suspect_judge_input_blocks_even_when_the_diff_was_cut() -> None:
+    metrics = _judged(0.0, injection_suspected=True)
+    metrics[1] = metrics[1].model_copy(update={"status": MetricStatus.ERROR, "reason": "suspect"})
+    verdict = decide(_gate(metrics=JUDGE_GATE), "T1", metrics, GREEN_TESTS, _signed())
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == ["llm_judge: evidence error: suspect"]
+
+
+def test_an_advisory_judge_leaves_a_suspect_change_to_the_t2_sign_off() -> None:
+    gate = _gate(metrics=[JUDGE_GATE[0], {**JUDGE_GATE[1], "advisory": True}])
+    metrics = _judged(0.0, injection_suspected=True, diff_truncated=False)
+    metrics[1] = metrics[1].model_copy(update={"status": MetricStatus.ERROR, "reason": "suspect"})
+    assert decide(gate, "T2", metrics, GREEN_TESTS, _signed()).decision is Decision.NEEDS_SIGNOFF
+    assert decide(gate, "T2", metrics, GREEN_TESTS, _signed("a")).decision is Decision.PASS

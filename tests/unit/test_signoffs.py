@@ -34,3 +34,13 @@ def test_no_variable_means_no_signoffs() -> None:
     found = signoffs_from_env({}, ["alice"])
     assert found.approved_by == []
     assert found.source is None
+
+
+def test_a_bot_counts_only_when_listed_by_its_exact_login() -> None:
+    found = signoffs_from_env({"CONFGATE_SIGNOFFS": "ci[bot],alice"}, [])
+    assert found.approved_by == ["alice"]
+    assert found.ignored[0]["login"] == "ci[bot]"
+    assert found.ignored[0]["reason"].startswith("a bot account")
+    assert signoffs_from_env({"CONFGATE_SIGNOFFS": "ci[bot]"}, ["ci[bot]"]).approved_by == [
+        "ci[bot]"
+    ]

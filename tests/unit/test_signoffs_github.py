@@ -179,7 +179,9 @@ def test_reviews_are_read_across_pages(
     found = collect_signoffs(environ, ["alice", "bob"])
 
     assert found.approved_by == ["alice", "bob"]
-    assert len(github_server.requests) == 2
+    assert [r.path.rsplit("/", 1)[1] for r in github_server.requests] == [
+        "reviews", "reviews", "commits"
+    ]
 
 
 def test_an_api_failure_fails_closed_with_the_reason(
@@ -224,13 +226,27 @@ def test_the_token_never_reaches_the_report(
     assert github_server.token not in found.model_dump_json()
 
 
-def test_without_a_token_the_environment_is_the_source(environ: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    "event_name", ["pull_request", "pull_request_target", "pull_request_review", None]
+)
+def test_without_a_token_confgate_signoffs_is_still_ignored_on_a_pull_request(
+    github_server: FakeGitHubServer, environ: dict[str, str], event_name: str | None
+) -> None:
+    """The workflow, or a step before the gate, is the change's to edit: no env sign-off."""
     del environ["GITHUB_TOKEN"]
-    environ["CONFGATE_SIGNOFFS"] = "alice"
+    environ["CONFGATE_SIGNOFFS"] = "alice,bob"
+    if event_name:
+        environ["GITHUB_EVENT_NAME"] = event_name
 
-    found = collect_signoffs(environ, ["alice"])
+    found = collect_signoffs(environ, ["alice", "bob"])
 
-    assert (found.approved_by, found.source) == (["alice"], "CONFGATE_SIGNOFFS")
+    assert found.approved_by == []
+    assert reasons(found) == dict.fromkeys(
+        ["alice", "bob"], "CONFGATE_SIGNOFFS is ignored on a pull request: only reviews count there"
+    )
+    assert found.source is not None
+    assert found.source.startswith("GitHub reviews: no token in this step")
+    assert github_server.requests == []
 
 
 def test_outside_a_pull_request_the_environment_is_the_source(
@@ -260,6 +276,71 @@ def test_confgate_signoffs_is_ignored_on_a_pull_request(
     assert found.approved_by == []
     assert found.source is not None
     assert "CONFGATE_SIGNOFFS ignored" in found.source
+    assert {e["login"] for e in found.ignored} == {"alice", "bob"}
+
+
+def test_an_author_of_a_commit_of_the_pull_request_cannot_approve_it(
+    github_server: FakeGitHubServer, environ: dict[str, str]
+) -> None:
+    """carol opened the PR; dave pushed a commit to it; erin co-authored one; frank did not."""
+    github_server.add_commit(REPO, 7, author="carol")
+    dave = github_server.add_commit(REPO, 7, author="Dave")
+    erin = github_server.add_commit(
+        REPO, 7, author="carol",
+        message="fix\n\nCo-authored-by: Erin Example <123+erin@users.noreply.github.com>\n")
+    gus = github_server.add_commit(REPO, 7, author=None, name="x",
+                                   message="y\n\nco-authored-by: gus <gus@corp.example>")
+    for login in ("dave", "erin", "gus", "frank"):
+        review(github_server, login)
+
+    found = collect_signoffs(environ, [])
+
+    assert found.approved_by == ["frank"]
+    assert reasons(found) == {
+        "dave": f"authored commit {dave['sha'][:7]} of the pull request",
+        "erin": f"co-authored commit {erin['sha'][:7]} of the pull request",
+        "gus": f"co-authored commit {gus['sha'][:7]} of the pull request",
+    }
+
+
+def test_the_commit_list_is_read_only_when_an_approval_could_count(
+    github_server: FakeGitHubServer, environ: dict[str, str]
+) -> None:
+    review(github_server, "alice", sha=OLD)
+    collect_signoffs(environ, ["alice"])
+    assert [r.path for r in github_server.requests] == [f"/repos/{REPO}/pulls/7/reviews"]
+
+
+def test_an_unreadable_commit_list_approves_no_one(
+    github_server: FakeGitHubServer, environ: dict[str, str]
+) -> None:
+    review(github_server, "alice")
+    github_server.fail_next(502, path=f"/repos/{REPO}/pulls/7/commits")
+    github_server.fail_next(502, path=f"/repos/{REPO}/pulls/7/commits")
+
+    found = collect_signoffs(environ, ["alice"])
+
+    assert found.approved_by == []
+    assert found.source is not None
+    assert f"GET /repos/{REPO}/pulls/7/commits: HTTP 502" in found.source
+
+
+@pytest.mark.parametrize(
+    ("approvers", "counted"),
+    [([], False), (["alice", "octo/reviewers"], False), (["renovate[bot]"], True),
+     (["Renovate[Bot]"], True)],
+    ids=["anyone", "not-listed", "listed", "listed-any-case"],
+)
+def test_a_bot_counts_only_when_listed_by_its_exact_login(
+    github_server: FakeGitHubServer, environ: dict[str, str], approvers: list[str], counted: bool
+) -> None:
+    review(github_server, "renovate[bot]")
+
+    found = collect_signoffs(environ, approvers)
+
+    assert found.approved_by == (["renovate[bot]"] if counted else [])
+    if not counted:
+        assert reasons(found)["renovate[bot]"].startswith("a bot account")
 
 
 def test_an_unreadable_event_file_fails_closed(environ: dict[str, str], tmp_path: Path) -> None:

@@ -48,3 +48,35 @@ def test_evidence_raises_the_tier_only_through_a_registered_floor(
     assert raise_for_evidence("T1", "base", clean) == ("T1", "base")
     raised_for_evidence = raise_for_evidence("T1", "base", found)
     assert raised_for_evidence == ("T2", "base; raised to T2: a human must look")
+
+
+def _judge(**details: object) -> EvalMetric:
+    return EvalMetric(type="llm_judge", value=0.0, status="error", details=details)
+
+
+def test_a_judge_whose_input_tried_to_instruct_it_raises_the_tier_naming_the_hits() -> None:
+    hits = [{"where": f"src/a.py:{n}", "kind": "override", "text": "x"} for n in (3, 7, 9, 11)]
+    judge = _judge(injection_suspected=True, injection_hits=hits, injection_hit_count=6)
+    assert raise_for_evidence("T1", "set by gate.risk_tier", [judge]) == (
+        "T2",
+        "set by gate.risk_tier; raised to T2: text the LLM judge would read tries to instruct "
+        "it (src/a.py:3, src/a.py:7, src/a.py:9 and 3 more)",
+    )
+    assert raise_for_evidence("T3", "r", [judge])[0] == "T3"
+
+
+def test_a_judge_that_saw_part_of_the_diff_raises_the_tier_unless_that_is_allowed() -> None:
+    partial = {"diff_truncated": True, "diff_chars": 15_000, "diff_shown_chars": 1_000}
+    assert raise_for_evidence("T1", "r", [_judge(**partial)]) == (
+        "T2",
+        "r; raised to T2: the LLM judge saw only 1000 of the diff's 15000 characters",
+    )
+    allowed = _judge(**partial, allow_truncated_diff=True)
+    advisory = _judge(**partial, advisory=True)
+    assert raise_for_evidence("T1", "r", [allowed]) == ("T1", "r")
+    assert raise_for_evidence("T1", "r", [advisory]) == ("T1", "r")
+
+
+def test_a_clean_whole_judgement_raises_nothing() -> None:
+    clean = _judge(injection_suspected=False, diff_truncated=False)
+    assert raise_for_evidence("T0", "r", [clean]) == ("T0", "r")

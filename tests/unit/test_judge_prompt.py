@@ -1,4 +1,4 @@
-"""llm_judge: the fenced judge prompt and the strict answer parser (SPEC 4, SPEC 12).
+"""llm_judge: the fenced judge prompt, its canary and the strict answer parser (SPEC 4, 12).
 
 Calls to real agents (a command agent, the OpenAI SDK against a local server) are in
 ``test_judge_llm.py``.
@@ -15,14 +15,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.agents.judge import (
+from pytest_confgate.agents.judge import evaluation_confidence
+from pytest_confgate.agents.judge_prompt import (
     FINAL_INSTRUCTION,
     MAX_ANSWER_CHARS,
     MAX_TASK_CHARS,
     JudgeAnswer,
     build_judge_prompt,
-    evaluation_confidence,
     fence_markers,
+    new_canary,
     new_fence,
     parse_judge_answer,
 )
@@ -38,6 +39,7 @@ def _prompt(
     task: str = "Say hi.",
     summary: str = "test_pass_rate: 1.0",
     fence: str | None = None,
+    canary: str = "c0ffee" * 6,
     max_diff_chars: int = 60_000,
 ) -> tuple[str, str, str]:
     fence = new_fence() if fence is None else fence
@@ -47,6 +49,7 @@ def _prompt(
         diff=diff,
         metrics_summary=summary,
         fence=fence,
+        canary=canary,
         max_diff_chars=max_diff_chars,
     )
     return system, user, fence
@@ -144,7 +147,11 @@ def test_a_fake_closing_marker_in_the_diff_does_not_end_the_fence() -> None:
 def test_a_long_diff_is_cut_with_a_note_outside_the_fence() -> None:
     diff = "+" + "x" * 5_000 + "\n"
     _, user, fence = _prompt(diff=diff, max_diff_chars=1_000)
-    assert "TRUNCATED: only the first 1000 of 5002 characters are shown" in user
+    assert (
+        "TRUNCATED: only the first 1000 of 5002 characters are shown; 4002 characters (80%) "
+        "are left out" in user
+    )
+    assert "The diff above was cut: you see only part of the change." in user
     assert _fenced_sections(user, fence)[2] == diff[:1_000] + "\n"
     note_at = user.index("TRUNCATED")
     assert user.index(fence_markers(fence)[0], note_at) > note_at  # the note precedes the fence
@@ -156,9 +163,77 @@ def test_a_long_task_is_cut_too() -> None:
     assert len(_fenced_sections(user, fence)[0]) == MAX_TASK_CHARS + 1
 
 
+def test_a_cut_git_diff_says_how_many_files_the_judge_never_sees() -> None:
+    files = [f"diff --git a/f{n}.py b/f{n}.py\n+{'x' * 400}\n" for n in range(5)]
+    diff = "".join(files)  # each file is 436 characters: the cut at 1000 falls in the third
+    _, user, fence = _prompt(diff=diff, max_diff_chars=1_000)
+    assert "including 2 of 5 files not shown at all" in user
+    assert "f4.py" not in _fenced_sections(user, fence)[2]
+
+
 def test_a_short_diff_is_not_marked_truncated() -> None:
     _, user, _ = _prompt(diff="+x\n", max_diff_chars=1_000)
     assert "TRUNCATED" not in user
+    assert "was cut" not in user
+
+
+# --- the canary ---------------------------------------------------------------------------
+
+
+def test_the_prompt_holds_exactly_one_canary_line_before_the_data() -> None:
+    canary = new_canary()
+    system, user, fence = _prompt(canary=canary)
+    assert re.fullmatch(r"[0-9a-f]{32}", canary)
+    assert re.findall(r"^canary: ([0-9a-f]+)$", user, re.M) == [canary]
+    assert re.findall(r"canary: [0-9a-f]", system) == []
+    assert user.index(f"canary: {canary}") < user.index(fence_markers(fence)[0])
+    assert '"canary": "<the canary value given above>"' in user
+
+
+def test_each_canary_is_fresh() -> None:
+    assert len({new_canary() for _ in range(200)}) == 200
+
+
+@pytest.mark.parametrize("canary", ["", "abc", "f" * 15], ids=["empty", "short", "15-chars"])
+def test_prompt_refuses_a_guessable_canary(canary: str) -> None:
+    with pytest.raises(ValueError, match="canary"):
+        _prompt(canary=canary)
+
+
+def test_prompt_refuses_a_canary_that_the_judged_text_contains() -> None:
+    canary = new_canary()
+    with pytest.raises(ValueError, match="canary"):
+        _prompt(diff=f"+x = '{canary}'\n", canary=canary)
+
+
+def test_an_answer_that_echoes_the_canary_is_a_judgement() -> None:
+    canary = new_canary()
+    answer = parse_judge_answer(json.dumps({"canary": canary, **ANSWER}), canary)
+    assert answer.error is None
+    assert answer.score == 0.8
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        (None, 'the answer has no "canary"'),
+        ("0" * 32, 'the answer\'s "canary" is "00000000000000000000000000000000", not the value'),
+        (12, 'the answer\'s "canary" is 12, not the value'),
+    ],
+    ids=["missing", "another-value", "not-a-string"],
+)
+def test_an_answer_without_this_calls_canary_is_not_a_judgement(
+    given: object, problem: str
+) -> None:
+    body = dict(ANSWER, score=1.0) if given is None else dict(ANSWER, score=1.0, canary=given)
+    answer = parse_judge_answer(json.dumps(body), new_canary())
+    assert answer.score is None
+    assert answer.error is not None
+    assert answer.error.startswith(problem)
+
+
+def test_without_a_canary_to_check_the_field_is_not_required() -> None:
+    assert parse_judge_answer(json.dumps(ANSWER)).score == 0.8
 
 
 def test_an_empty_section_says_so() -> None:
