@@ -24,18 +24,10 @@ def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
     reasons: list[str] = []
     base = context.baseline
     if context.type_check:
-        if evidence.type_errors is None:
-            reasons.append(f"type check did not run: {evidence.type_problem or 'no result'}")
-        else:
-            fresh = new_issues(evidence.type_errors, base.type_errors if base else None)
-            if fresh:
-                reasons.append(f"{_count(len(fresh), 'new type error')}: {_first(fresh)}")
-    if evidence.lint is None:
-        reasons.append(f"lint did not run: {evidence.lint_problem or 'no result'}")
-    else:
-        fresh = new_issues(evidence.lint, base.lint if base else None)
-        if fresh:
-            reasons.append(f"{_count(len(fresh), 'new lint finding')}: {_first(fresh)}")
+        reasons += _new_findings("type check", "new type error", evidence.type_errors,
+                                 base.type_errors if base else None, evidence.type_problem)
+    reasons += _new_findings("lint", "new lint finding", evidence.lint,
+                             base.lint if base else None, evidence.lint_problem)
     if not evidence.builds:
         reasons.append(f"build failed: {evidence.build_problem or 'unknown error'}")
     tests = evidence.tests
@@ -51,6 +43,17 @@ def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
         reasons += _regression_reasons(evidence, base)
         reasons += _tamper_reasons(evidence)
     return reasons
+
+
+def _new_findings(
+    check: str, noun: str, found: tuple[Issue, ...] | None, before: tuple[Issue, ...] | None,
+    problem: str | None,
+) -> list[str]:
+    """A reason when ``check`` did not run or found what the baseline does not have."""
+    if found is None:
+        return [f"{check} did not run: {problem or 'no result'}"]
+    fresh = new_issues(found, before)
+    return [f"{_count(len(fresh), noun)}: {_first(fresh)}"] if fresh else []
 
 
 def regression_failures(evidence: Evidence, baseline: Evidence) -> list[tuple[str, str]] | None:

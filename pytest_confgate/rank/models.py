@@ -141,6 +141,18 @@ class Evidence:
     dangerous: tuple[Issue, ...] = ()
     """Dangerous operations in changed source code that the baseline does not have."""
 
+    def new_tests(self) -> tuple[int, int]:
+        """(passed, ran) of the tests in test files the baseline does not have.
+
+        Tests a candidate added to, or rewrote in, the baseline's own test files are not new.
+        Without outcomes by id, each new test file counts as one test that ran.
+        """
+        files = set(self.changes.new_test_files) if self.changes is not None else set()
+        if self.outcomes is None:
+            return len(files), len(files)
+        mine = [o for test, o in self.outcomes.items() if test.split("::", 1)[0] in files]
+        return sum(1 for o in mine if o in PASSING), sum(1 for o in mine if o in RAN)
+
 
 @dataclass(frozen=True)
 class CrossTest:

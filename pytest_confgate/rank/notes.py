@@ -75,15 +75,14 @@ def tests_pass_text(evidence: Evidence, baseline: Evidence | None) -> str | None
     tests = evidence.tests
     if tests is None:
         return None
-    if baseline is None or baseline.outcomes is None or evidence.regression is None:
+    regression = evidence.regression
+    if baseline is None or baseline.outcomes is None or evidence.outcomes is None or (
+        regression is None
+    ):
         return f"All {tests.ran} tests pass"
     expected = {t for t, o in baseline.outcomes.items() if o in PASSING}
-    kept = sum(1 for t in expected if evidence.regression.outcomes.get(t) in PASSING)
-    files = set(evidence.changes.new_test_files) if evidence.changes is not None else set()
-    new = sum(
-        1 for t, o in (evidence.outcomes or {}).items()
-        if t.split("::", 1)[0] in files and o in PASSING
-    )
+    kept = sum(1 for t in expected if regression.outcomes.get(t) in PASSING)
+    new = evidence.new_tests()[0]
     added = f"{new} new test{'s' if new != 1 else ''}" if new else "no new test"
     return (f"All {kept + new} tests pass: {kept} baseline test{'s' if kept != 1 else ''} "
             f"run unmodified and {added}")

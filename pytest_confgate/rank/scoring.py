@@ -38,8 +38,6 @@ from collections.abc import Mapping
 from pytest_confgate.rank.blocking import BLOCKING_TAMPER, block_reasons, regression_failures
 from pytest_confgate.rank.models import (
     CATEGORIES,
-    PASSING,
-    RAN,
     CrossTest,
     Evaluation,
     Evidence,
@@ -251,22 +249,8 @@ def _completeness(evidence: Evidence, context: ScoringContext) -> dict[str, floa
         parts["coverage_kept"] = inverse_score(drop, 0.0, COVERAGE_DROP_WORST)
     changes = evidence.changes
     if base is not None and changes is not None and changes.source_files_changed:
-        parts["tests_added"] = boolean_to_score(new_tests_run(evidence)[1] > 0)
+        parts["tests_added"] = boolean_to_score(evidence.new_tests()[1] > 0)
     return parts
-
-
-def new_tests_run(evidence: Evidence) -> tuple[int, int]:
-    """(passed, ran) of the tests in test files the baseline does not have.
-
-    Tests a candidate added to, or rewrote in, the baseline's own test files are not new.
-    Without outcomes by id, a new test file counts as one test that ran (it is there).
-    """
-    changes = evidence.changes
-    files = set(changes.new_test_files) if changes is not None else set()
-    if evidence.outcomes is None:
-        return len(files), len(files)
-    mine = [o for test, o in evidence.outcomes.items() if test.split("::", 1)[0] in files]
-    return sum(1 for o in mine if o in PASSING), sum(1 for o in mine if o in RAN)
 
 
 def _safety(evidence: Evidence, context: ScoringContext) -> dict[str, float]:

@@ -99,11 +99,6 @@ def new_test_files(tree: Tree, reference: Tree) -> list[str]:
     return [p for p in sorted(tree) if is_test_file(p) and p not in reference]
 
 
-def baseline_test_modules(baseline: Tree) -> list[str]:
-    """The baseline's test modules (``conftest.py`` is support, not a module to run)."""
-    return [p for p in sorted(baseline) if is_test_file(p) and not p.endswith("conftest.py")]
-
-
 def distinct_test_files(tree: Tree, others: list[Tree]) -> list[str]:
     """Without a baseline: the test files not identical in every other candidate."""
     return [

@@ -22,7 +22,7 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from rank_task import git
+from rank_task import commit_branch, commit_main, git
 
 FMT = '''"""Write a number of seconds the way people read it."""
 
@@ -312,22 +312,12 @@ print(json.dumps({root: check(root) for root in sys.argv[1:]}))
 
 def build_groups(repo: Path) -> None:
     """``main`` (the baseline) and one branch per candidate."""
-    (repo / "durations").mkdir(parents=True)
-    (repo / "tests").mkdir()
-    (repo / "durations" / "__init__.py").write_text('"""Durations people can read."""\n')
-    (repo / "durations" / "fmt.py").write_text(FMT)
-    (repo / "tests" / "test_fmt.py").write_text(FMT_TESTS)
-    (repo / "ruff.toml").write_text('[lint]\nselect = ["E", "F"]\n')
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "baseline")
+    commit_main(repo, {
+        "durations/__init__.py": '"""Durations people can read."""\n', "durations/fmt.py": FMT,
+        "tests/test_fmt.py": FMT_TESTS, "ruff.toml": '[lint]\nselect = ["E", "F"]\n',
+    })
     for branch, candidate in CANDIDATES.items():
-        git(repo, "checkout", "-q", "-b", branch, "main")
-        for name, text in candidate.files.items():
-            (repo / name).parent.mkdir(parents=True, exist_ok=True)
-            (repo / name).write_text(text)
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"candidate {branch}: {candidate.kind}")
+        commit_branch(repo, branch, candidate.files, f"candidate {branch}: {candidate.kind}")
     git(repo, "checkout", "-q", "main")
 
 
