@@ -204,7 +204,9 @@ def _no_winner(ranking: Ranking) -> str:
         score = ranking.solutions[0].score
         return f"No clear winner: {', '.join(ranking.tie)} tie at {to_fixed(score)}"
     first = ranking.solutions[0] if ranking.solutions else None
-    if first is not None and not first.evaluation.blocked and first.evaluation.multiplier < 1.0:
+    if first is not None and first.evaluation.blocked:
+        return "No clear winner: every candidate is blocked (stage 1)"
+    if first is not None and first.evaluation.multiplier < 1.0:
         return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
                 "operation, a secret or a change to how it is tested or checked")
     return "No clear winner"

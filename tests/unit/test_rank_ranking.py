@@ -96,6 +96,13 @@ def test_a_blocked_candidate_sorts_last_and_is_never_the_winner() -> None:
     assert [s.solution_id for s in mixed.solutions] == ["a", "c"]
 
 
+def test_a_ranking_of_blocked_candidates_says_why_there_is_no_winner() -> None:
+    ranking = rank_solutions([evaluation("c", 0.0, (0.0,) * 5, blocked=True),
+                              evaluation("d", 0.0, (0.0,) * 5, blocked=True)])
+    answer = should_auto_accept(ranking, AutoAcceptConfig(enabled=True, min_confidence=0.0))
+    assert answer == AutoAccept(False, "No clear winner: every candidate is blocked (stage 1)")
+
+
 def test_pairwise_comparisons_cover_every_pair_and_category_with_ties() -> None:
     ranking = rank_solutions([evaluation("a", 0.9, (1.0, 0.5, 0.5, 0.5, 0.5)),
                               evaluation("b", 0.8, (0.5, 0.5, 0.9, 0.5, 0.5))])
