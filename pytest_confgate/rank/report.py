@@ -130,6 +130,7 @@ def ranking_markdown(outcome: RankOutcome) -> str:
         lines += [f"- {_md(s.solution_id)}: {_md('; '.join(s.evaluation.block_reasons))}"
                   for s in blocked]
         lines.append("")
+    lines += _others(outcome)
     lines += _cross_tests(outcome)
     accept = outcome.auto_accept
     lines += ["### Auto-acceptance", "",
@@ -185,6 +186,21 @@ def _why(outcome: RankOutcome, winner: RankedSolution) -> list[str]:
     lines += ["", "**Trade-offs:**"]
     lines += [f"- {text}" for text in trade_offs] or ["- none"]
     return [*lines, ""]
+
+
+def _others(outcome: RankOutcome) -> list[str]:
+    """Every weakness of the candidates that are not the winner, beyond their block reasons:
+    a suppression or a dangerous operation is named wherever the candidate ranks."""
+    winner = outcome.ranking.winner
+    found = []
+    for solution in outcome.ranking.solutions:
+        if winner is not None and solution.solution_id == winner.solution_id:
+            continue
+        listed = {f"Blocked: {reason}" for reason in solution.evaluation.block_reasons}
+        texts = [text for text in solution.weaknesses if text not in listed]
+        if texts:
+            found.append(f"- {_md(solution.solution_id)}: {_md('; '.join(texts))}")
+    return ["### Weaknesses of the others", "", *found, ""] if found else []
 
 
 def _cross_tests(outcome: RankOutcome) -> list[str]:
