@@ -8,10 +8,12 @@ run there. ``Regression.failures`` then compares the outcomes by test id with th
 own run: a test that passed on the baseline and fails, errors, is skipped or is missing here
 blocks the candidate.
 
-Most candidates leave most baseline test files alone, and those already ran, as they are, in
-the candidate's own run: ``rerun_plan`` re-runs only the modules the candidate changed or
-deleted, and everything when it changed what every test sees (a ``conftest.py``, a helper or
-data file in a test folder, the pytest configuration).
+A candidate that changed only source files already ran the baseline's test files, as they
+are, in its own run: ``rerun_plan`` then re-runs only the modules it changed or deleted. A
+candidate that added any test file runs them all again: in its own run, its new test modules
+were imported beside the baseline's and could have patched the code they judge (a function's
+``__code__`` swapped at import time), and so could a changed ``conftest.py``, helper or data
+file in a test folder, or the pytest configuration.
 """
 
 from __future__ import annotations
@@ -49,9 +51,8 @@ def rerun_plan(baseline_files: Mapping[str, str], candidate_files: Mapping[str, 
         changed = candidate_files.get(path) != text
         if changed and (path in PYTEST_FILES or (is_test_support(path) and not _module(path))):
             return None
-    if any(PurePosixPath(p).name == "conftest.py" and p not in baseline_files
-           for p in candidate_files):
-        return None
+    if any(is_test_support(p) and p not in baseline_files for p in candidate_files):
+        return None  # new test modules, conftests or helpers ran beside the baseline's tests
     return [p for p in test_modules(baseline_files) if candidate_files.get(p) != baseline_files[p]]
 
 

@@ -95,24 +95,45 @@ OWN = {"tests/test_fmt.py::test_week": "passed", "tests/test_fmt.py::test_day": 
 
 
 def test_modules_the_candidate_left_alone_are_not_run_again(tmp_path: Path) -> None:
-    # Its own run is what the baseline's untouched file gives; the broken code shows there.
-    result = regression(tmp_path, {"durations.py": CODE, "tests/test_fmt.py": TESTS,
-                                   "tests/test_new.py": "def test_new():\n    pass\n"},
+    # Only its source changed: its own run is what the baseline's untouched file gives, and
+    # the broken code shows there.
+    result = regression(tmp_path, {"durations.py": CODE, "tests/test_fmt.py": TESTS},
                         own={**OWN, "tests/test_fmt.py::test_day": "failed"})
     assert result.outcomes == {**OWN, "tests/test_fmt.py::test_day": "failed"}
     assert not (tmp_path / "work").exists()  # nothing ran
 
 
+def test_a_new_test_module_cannot_patch_the_code_the_baseline_tests_judge(
+    tmp_path: Path
+) -> None:
+    # In the candidate's own run its new module is imported beside the baseline's and swaps
+    # the broken function's code for a right one: every test passes there.
+    broken = "def fmt(seconds):\n    return ''\n"
+    patcher = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
+               "\n\ndurations.fmt.__code__ = _right.__code__\n\n\ndef test_new():\n    pass\n")
+    head = write(tmp_path / "head", {"durations.py": broken, "tests/test_fmt.py": TESTS,
+                                     "tests/test_zz_new.py": patcher})
+    own = run_pytest(["-q", "-p", "no:cacheprovider"], head, tmp_path / "own", SETTINGS,
+                     Processes()).outcomes
+    assert own == {**OWN, "tests/test_zz_new.py::test_new": "passed"}
+    result = regression(tmp_path, {"durations.py": broken, "tests/test_fmt.py": TESTS,
+                                   "tests/test_zz_new.py": patcher}, own=own)
+    assert sorted(result.failures(OWN)) == [("tests/test_fmt.py::test_day", "failed"),
+                                            ("tests/test_fmt.py::test_week", "failed")]
+
+
 @pytest.mark.parametrize(
     ("changes", "plan"),
-    [({"tests/test_new.py": "x"}, []),
+    [({"tests/test_new.py": "x"}, None),
      ({"tests/test_fmt.py": "edited"}, ["tests/test_fmt.py"]),
      ({"tests/test_fmt.py": None}, ["tests/test_fmt.py"]),
      ({"tests/conftest.py": "new"}, None),
+     ({"tests/data/expected.json": "{}"}, None),
      ({"tests/helpers.py": "edited"}, None),
      ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-k not week'\n"}, None),
      ({"durations.py": "edited"}, [])],
-    ids=["new-test-file", "edited-module", "deleted-module", "new-conftest", "edited-helper",
+    ids=["new-test-file", "edited-module", "deleted-module", "new-conftest", "new-data-file",
+         "edited-helper",
          "pytest-config", "source-only"],
 )
 def test_the_rerun_plan(changes: dict[str, str | None], plan: list[str] | None) -> None:
