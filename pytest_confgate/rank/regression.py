@@ -3,8 +3,9 @@
 A candidate that edits, deletes or skips a baseline test has changed the judge, not the code.
 So a copy of the candidate's tree gets the baseline's test files back (every test module,
 ``conftest.py`` and file under a ``tests``/``test``/``testing`` folder, as the baseline has
-them), loses any ``conftest.py`` the baseline does not have, and the baseline's test modules
-run there. ``Regression.failures`` then compares the outcomes by test id with the baseline's
+them), loses every test file the baseline does not have (a ``conftest.py``, or a
+``tests/__init__.py`` that runs when a test module is imported), and the baseline's test
+modules run there. ``Regression.failures`` then compares the outcomes by test id with the baseline's
 own run: a test that passed on the baseline and fails, errors, is skipped or is missing here
 blocks the candidate.
 
@@ -98,10 +99,12 @@ def _restore_tests(tree: Path, baseline: Path, baseline_files: Mapping[str, str]
                 _remove(target)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(baseline / path, target)
-    for conftest in sorted(tree.rglob("conftest.py")):
-        relative = conftest.relative_to(tree).as_posix()
-        if relative not in baseline_files and not _ignored(relative):
-            conftest.unlink()
+    for found in sorted(tree.rglob("*")):  # a new tests/__init__.py runs when test_x.py imports
+        relative = found.relative_to(tree).as_posix()
+        if (found.is_file() or found.is_symlink()) and is_test_support(relative) and (
+            relative not in baseline_files and not _ignored(relative)
+        ):
+            found.unlink()
 
 
 def _remove(path: Path) -> None:

@@ -56,6 +56,16 @@ def test_a_deleted_test_file_comes_back_and_a_new_conftest_cannot_skip_it(
                                "tests/test_fmt.py::test_day": "passed"}
 
 
+def test_a_new_test_package_init_cannot_patch_the_code_under_test(tmp_path: Path) -> None:
+    # ``tests/__init__.py`` runs when pytest imports tests/test_fmt.py as ``tests.test_fmt``.
+    broken = "def fmt(seconds):\n    return ''\n"
+    patcher = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
+               "\n\ndurations.fmt.__code__ = _right.__code__\n")
+    result = regression(tmp_path, {"durations.py": broken, "tests/__init__.py": patcher})
+    assert result.outcomes == {"tests/test_fmt.py::test_week": "failed",
+                               "tests/test_fmt.py::test_day": "failed"}
+
+
 def test_a_module_that_no_longer_imports_leaves_its_tests_missing(tmp_path: Path) -> None:
     result = regression(tmp_path, {"durations.py": "def format_duration(s):\n    return ''\n"})
     assert result.outcomes == {"tests/test_fmt.py": "error"}
