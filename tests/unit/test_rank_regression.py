@@ -19,6 +19,11 @@ CODE = "def fmt(seconds):\n    return f'{seconds // 86400}d'\n"
 TESTS = ("from durations import fmt\n\n\ndef test_week():\n    assert fmt(604800) == '7d'\n\n\n"
          "def test_day():\n    assert fmt(86400) == '1d'\n")
 
+BROKEN = "def fmt(seconds):\n    return ''\n"
+PATCHER = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
+           "\n\ndurations.fmt.__code__ = _right.__code__\n")
+"""Imported beside the baseline's tests, swaps ``BROKEN``'s code for a right one."""
+
 
 def write(root: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
@@ -58,10 +63,7 @@ def test_a_deleted_test_file_comes_back_and_a_new_conftest_cannot_skip_it(
 
 def test_a_new_test_package_init_cannot_patch_the_code_under_test(tmp_path: Path) -> None:
     # ``tests/__init__.py`` runs when pytest imports tests/test_fmt.py as ``tests.test_fmt``.
-    broken = "def fmt(seconds):\n    return ''\n"
-    patcher = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
-               "\n\ndurations.fmt.__code__ = _right.__code__\n")
-    result = regression(tmp_path, {"durations.py": broken, "tests/__init__.py": patcher})
+    result = regression(tmp_path, {"durations.py": BROKEN, "tests/__init__.py": PATCHER})
     assert result.outcomes == {"tests/test_fmt.py::test_week": "failed",
                                "tests/test_fmt.py::test_day": "failed"}
 
@@ -118,15 +120,13 @@ def test_a_new_test_module_cannot_patch_the_code_the_baseline_tests_judge(
 ) -> None:
     # In the candidate's own run its new module is imported beside the baseline's and swaps
     # the broken function's code for a right one: every test passes there.
-    broken = "def fmt(seconds):\n    return ''\n"
-    patcher = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
-               "\n\ndurations.fmt.__code__ = _right.__code__\n\n\ndef test_new():\n    pass\n")
-    head = write(tmp_path / "head", {"durations.py": broken, "tests/test_fmt.py": TESTS,
+    patcher = PATCHER + "\n\ndef test_new():\n    pass\n"
+    head = write(tmp_path / "head", {"durations.py": BROKEN, "tests/test_fmt.py": TESTS,
                                      "tests/test_zz_new.py": patcher})
     own = run_pytest(["-q", "-p", "no:cacheprovider"], head, tmp_path / "own", SETTINGS,
                      Processes()).outcomes
     assert own == {**OWN, "tests/test_zz_new.py::test_new": "passed"}
-    result = regression(tmp_path, {"durations.py": broken, "tests/test_fmt.py": TESTS,
+    result = regression(tmp_path, {"durations.py": BROKEN, "tests/test_fmt.py": TESTS,
                                    "tests/test_zz_new.py": patcher}, own=own)
     assert sorted(result.failures(OWN)) == [("tests/test_fmt.py::test_day", "failed"),
                                             ("tests/test_fmt.py::test_week", "failed")]
