@@ -10,7 +10,8 @@ Every source's files are laid over one copy of the target and run in one pytest 
 (``run_cross_tests``); ``outcomes_plugin`` records each test's outcome by id, so each cell is
 counted from its own files. Sources whose files would overwrite each other go in separate
 runs. Each pytest start-up costs a real suite a second or more, so this is n runs instead of
-n x (n-1).
+n x (n-1); only a source with a failing test in a shared run runs again alone, so another
+source's module cannot fail it by patching the target at import.
 
 ``agreement`` weighs each failure by how many other candidates the same test passes on: a
 test that fails on every candidate but its author is more likely wrong than they are, while
@@ -117,10 +118,20 @@ def run_cross_tests(
     sources: Sequence[Source], target: tuple[str, Path], workdir: Path, settings: Settings,
     processes: Processes,
 ) -> list[CrossCell]:
-    """One cell per source: all their files run together on ``target`` where paths allow."""
+    """One cell per source: all their files run together on ``target`` where paths allow.
+
+    A source whose tests fail or error in a shared run runs again on its own, and that run
+    is its cell: another source's module, imported in the same process, could have patched
+    the target (a function's ``__code__`` swapped at import) to mark everyone else down.
+    """
     cells: list[CrossCell] = []
     for index, group in enumerate(_compatible_groups(sources)):
-        cells += _run_group(group, target, workdir / f"g{index}", settings, processes)
+        shared = _run_group(group, target, workdir / f"g{index}", settings, processes)
+        for position, (source, found) in enumerate(zip(group, shared, strict=True)):
+            if len(group) > 1 and found.failing:  # a problem counts nowhere: no re-run
+                found, = _run_group([source], target, workdir / f"g{index}-{position}",
+                                    settings, processes)
+            cells.append(found)
     return cells
 
 

@@ -45,6 +45,24 @@ def test_each_sources_tests_are_counted_by_id_from_one_run(tmp_path: Path) -> No
     assert all(cell.problem is None for cell in cells)
 
 
+def test_a_source_cannot_fail_the_others_tests_by_patching_the_target(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "calc.py").write_text("def double(x):\n    return x * 2\n")
+    saboteur = ("import calc\n\n\ndef _wrong(x):\n    return 0\n\n\n"
+                "calc.double.__code__ = _wrong.__code__\n\n\ndef test_mine():\n    pass\n")
+    honest = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+    sources = []
+    for name, body in (("honest", honest), ("saboteur", saboteur)):
+        (tmp_path / name / "tests").mkdir(parents=True)
+        (tmp_path / name / "tests" / f"test_{name}.py").write_text(body)
+        sources.append((name, tmp_path / name, (f"tests/test_{name}.py",)))
+    cells = run_cross_tests(sources, ("t", target), tmp_path / "work", SETTINGS, Processes())
+    by_source = {cell.source: cell for cell in cells}
+    assert by_source["honest"].outcomes == {"tests/test_honest.py::test_double": "passed"}
+    assert by_source["saboteur"].outcomes == {"tests/test_saboteur.py::test_mine": "passed"}
+
+
 def test_sources_that_would_overwrite_each_other_run_separately(tmp_path: Path) -> None:
     trees = {}
     for name, body in (("a", "x = 1\n"), ("b", "x = 2\n"), ("c", "x = 1\n")):
