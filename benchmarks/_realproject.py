@@ -59,6 +59,8 @@ class ProjectSpec:
     sources: tuple[str, ...]
     test_requirements: tuple[str, ...] = ()
     pytest_args: tuple[str, ...] = ()
+    changed: str = ""
+    """The module a simulated pull request edits (``gate_speed.py``); default: the first."""
 
     @property
     def sdist_stem(self) -> str:
@@ -91,6 +93,28 @@ PROJECTS: dict[str, ProjectSpec] = {
         sources=("src/attr", "src/attrs"),
         test_requirements=("hypothesis", "pympler", "cloudpickle"),
         pytest_args=("--hypothesis-seed=0",),
+    ),
+    # Issue 19's speed benchmark. click: src layout, pytest, `filterwarnings = error` (a
+    # warning the gate lets escape aborts the run), [tool.coverage] with branch = true.
+    "click": ProjectSpec(
+        name="click", version="8.5.1", sources=("src/click",), changed="src/click/formatting.py"
+    ),
+    # pyparsing: a flat layout and a hot-loop parser (every probe left in a loop shows).
+    "pyparsing": ProjectSpec(
+        name="pyparsing",
+        version="3.3.3",
+        sources=("pyparsing",),
+        test_requirements=("railroad-diagrams", "jinja2"),
+        pytest_args=("tests",),
+        changed="pyparsing/util.py",
+    ),
+    # Opt-in: a large suite (minutes on 2 cores); the gate must scale with it.
+    "networkx": ProjectSpec(
+        name="networkx",
+        version="3.6.1",
+        sources=("networkx",),
+        pytest_args=("networkx",),
+        changed="networkx/utils/misc.py",
     ),
 }
 

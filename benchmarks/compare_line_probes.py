@@ -30,7 +30,7 @@ PROBED = textwrap.dedent(
     out, sources, args = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
     found = [p for s in sources for p in glob.glob(s + "/**/*.py", recursive=True)]
     files = sorted(os.path.abspath(p) for p in found)
-    probes = LineProbes([Path(p) for p in files])
+    probes = LineProbes.for_files([Path(p) for p in files])
     assert not probes.missed_modules(), probes.missed_modules()
     probes.install()
     code = pytest.main(args)

@@ -1,17 +1,25 @@
-"""SPEC 11 speed targets, measured side by side on a real third-party test suite.
+"""SPEC 11 / issue 19 speed targets, measured side by side on a real third-party test suite.
 
-    python benchmarks/gate_speed.py [--project attrs|more-itertools] [--rounds 3]
+    python benchmarks/gate_speed.py --project click --rounds 5
+    python benchmarks/gate_speed.py --project pyparsing --rounds 5 --json out.json
 
-Each round runs every variant once, in the same order, so load from elsewhere on the machine
-hits all of them alike; the table shows medians and ratios. Measured:
+The project is the pinned sdist from the package index (click 8.5.1, pyparsing 3.3.3,
+networkx 3.6.1 opt-in), installed with this repository into a venv under ``.confgate/bench``
+(``--cache`` to move it). Every round runs every command once, in the same order (A B C A B C:
+load from elsewhere on the machine hits them alike), each gate run with a cold ``.confgate/``
+unless it says warm; the table shows medians and ratios with the target beside each, and the
+JSON file has every run's seconds. Measured:
 
-- ``pytest --confgate`` vs ``pytest --cov`` (target <= 1.03x): the full gate against the job
-  users run today;
-- pull-request mode (only ``scope: changed`` coverage, a change to one module) vs a bare
-  ``pytest`` (target <= 1.15x), with ``pytest --cov`` alongside for scale;
-- lint + security collection on a warm re-run with nothing changed vs a cold run (<= 10%);
-- ``pytest -n 2 --confgate`` figures vs the serial run's (must be identical);
-- plugin installed but not enabled: start-up overhead of ``pytest --co -q`` (<= 15 ms).
+- full gate, line coverage (``pytest --confgate``, T0, default metrics) vs bare ``pytest``
+  (<= 1.15x) and vs ``pytest --cov`` (<= 0.75x), cold and warm;
+- full gate, branch coverage vs ``pytest --cov --cov-branch`` (<= 1.0x);
+- pull-request gate (``scope: changed``, one changed module) vs bare ``pytest`` (<= 1.10x);
+- lint + security on a warm re-run vs a cold one (<= 10%); plugin start-up overhead (<= 15 ms);
+- in the same run: the gate's figures against coverage.py's own (pytest-cov's JSON report:
+  lines, and branches where measured), and ``pytest -n 2 --confgate`` against the serial run.
+
+Exit status 1 when a figure differs (never for a missed speed target: timings on a loaded
+machine are evidence, not a verdict).
 """
 
 from __future__ import annotations
@@ -22,14 +30,19 @@ import os
 import shutil
 import statistics
 import sys
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _realproject as rp  # a sibling module, found through the line above
+import _realproject as rp  # siblings, found through the line above
+from compare_real_project import branch_off_rcfile
 
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CACHE = REPO / ".confgate" / "bench"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
     "GIT_AUTHOR_EMAIL": "bench@example.invalid",
@@ -38,12 +51,59 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
 }
-FULL = "gate:\n  risk_tier: T0\n"
-PR_MODE = (
-    "base_ref: main\ngate:\n  risk_tier: T0\n  metrics:\n    - {type: test_pass_rate}\n"
-    "    - {type: test_coverage, scope: changed}\n    - {type: lint_score, scope: changed}\n"
-    "    - {type: security_score, scope: changed}\n"
-)
+
+
+def gate_config(sources: tuple[str, ...], *, branch: bool, changed: bool = False) -> str:
+    """The gate's configuration: T0, the default metrics, the benchmark's sources."""
+    scope = "changed" if changed else "all"
+    base = "base_ref: main\n" if changed else ""
+    return (
+        f"{base}source: {json.dumps(list(sources))}\ngate:\n  risk_tier: T0\n  metrics:\n"
+        f"    - {{type: test_pass_rate}}\n"
+        f"    - {{type: test_coverage, branch: {str(branch).lower()}, scope: {scope}}}\n"
+        f"    - {{type: lint_score, scope: {scope}}}\n"
+        f"    - {{type: security_score, scope: {scope}}}\n"
+    )
+
+
+@dataclass
+class Variant:
+    """One command of a round: how to prepare the tree, what to run, what to check after."""
+
+    argv: list[str]
+    config: str | None = None
+    cold: bool = True
+    after: Callable[[], None] | None = None
+    seconds: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Bench:
+    ws: rp.Workspace
+    out: Path
+    variants: dict[str, Variant] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def project(self) -> Path:
+        return self.ws.project
+
+    def pytest(self, *extra: str) -> list[str]:
+        base = [self.ws.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        return [*base, *self.ws.spec.pytest_args, *extra]
+
+    def report(self) -> dict[str, Any]:
+        text = (self.project / "confgate-report.json").read_text(encoding="utf-8")
+        loaded: dict[str, Any] = json.loads(text)
+        return loaded
+
+    def coverage_details(self) -> dict[str, Any]:
+        metric = next(m for m in self.report()["metrics"] if m["type"] == "test_coverage")
+        if metric["status"] != "ok":
+            raise SystemExit(f"the gate's coverage is {metric['status']}: {metric['reason']}")
+        details: dict[str, Any] = metric["details"]
+        return details
 
 
 def main() -> int:
@@ -51,23 +111,34 @@ def main() -> int:
     spec = rp.PROJECTS[args.project]
     with rp.exclusive(args.cache):
         ws = rp.prepare(spec, args.cache)
-        ws.run([ws.python, "-m", "pip", "install", "-q", "pytest-cov", "pytest-xdist"]).require()
+        pip = [ws.python, "-m", "pip", "install", "-q", "pytest-cov", "pytest-xdist"]
+        ws.run(pip).require()
         _make_repository(ws)
-        print(f"{spec.name} {spec.version} on {os.cpu_count()} cores, {args.rounds} rounds\n")
-        rows = _timed_variants(ws, args.rounds)
-        rows += _warm_rerun(ws)
-        rows += _startup(ws, max(15, args.rounds * 5))
-        same = _xdist_figures(ws)
-    _print(rows)
-    print(f"\npytest -n 2 --confgate figures equal the serial run's: {'yes' if same else 'NO'}")
-    return 0 if same else 1
+        bench = Bench(ws, args.cache / f"runs-{spec.sdist_stem}")
+        bench.out.mkdir(parents=True, exist_ok=True)
+        print(f"{spec.name} {spec.version}, {os.cpu_count()} cores, {args.rounds} rounds\n")
+        _define_variants(bench)
+        _timed_rounds(bench, args.rounds)
+        rows = _ratios(bench)
+        rows += _tail(bench)
+        rows += _warm_tools(bench)
+        rows += _startup(bench, max(15, args.rounds * 5))
+        _xdist_figures(bench)
+        rows += _merge_cost(bench, shards=8)
+    _print(rows, bench.problems)
+    _write_json(args.json or bench.out.parent / f"gate_speed-{spec.name}.json", spec, bench, rows)
+    return 1 if bench.problems else 0
 
 
 def _arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--project", choices=sorted(rp.PROJECTS), default="attrs")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cache", type=Path, default=rp.DEFAULT_CACHE)
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Run on a quiet machine for figures to quote; 5 rounds take ~10 min for click.",
+    )
+    parser.add_argument("--project", choices=sorted(rp.PROJECTS), default="click")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each command (median)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="venvs and sdists")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the results")
     return parser.parse_args()
 
 
@@ -80,170 +151,268 @@ def _make_repository(ws: rp.Workspace) -> None:
     """
     git = ["git", "-c", "init.defaultBranch=main"]
     exclude = ws.project / ".git" / "info" / "exclude"
-    for step in (
-        ["init", "-q"],
-        ["add", "-A"],
-        ["commit", "-q", "-m", "base"],
-        ["checkout", "-q", "-b", "change"],
-    ):
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"],
+                 ["checkout", "-q", "-b", "change"]):
         ws.run([*git, *step], env=GIT_ENV).require()
         if step == ["init", "-q"]:
             exclude.parent.mkdir(parents=True, exist_ok=True)
-            exclude.write_text("confgate.yml\nconfgate-report.json\n.confgate/\n")
-    target = ws.project / ws.spec.sources[0] / "validators.py"
-    if not target.exists():
-        target = next((ws.project / ws.spec.sources[0]).glob("*.py"))
+            exclude.write_text("confgate.yml\nconfgate-report.json\n.confgate/\n*.json\n")
+    target = ws.project / (ws.spec.changed or ws.spec.sources[0])
+    if target.is_dir():
+        target = sorted(target.glob("*.py"))[-1]
     with target.open("a", encoding="utf-8") as handle:
         handle.write("\n\ndef _confgate_bench(value):\n    return value is not None\n")
 
 
-def _pytest(ws: rp.Workspace, *extra: str) -> list[str]:
-    return [ws.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ws.spec.pytest_args, *extra]
-
-
-def _with_config(ws: rp.Workspace, text: str) -> Callable[[], None]:
-    def write() -> None:
-        (ws.project / "confgate.yml").write_text(text, encoding="utf-8")
-
-    return write
-
-
-def _timed_variants(ws: rp.Workspace, rounds: int) -> list[tuple[str, float, str]]:
-    cov = ",".join(f"--cov={source}" for source in ws.spec.sources)
-    variants: dict[str, tuple[list[str], Callable[[], None]]] = {
-        "bare pytest": (_pytest(ws, "-p", "no:confgate"), _with_config(ws, FULL)),
-        "pytest --cov": (_pytest(ws, *cov.split(","), "-p", "no:confgate"), _with_config(ws, FULL)),
-        "pytest --confgate": (_pytest(ws, "--confgate"), _with_config(ws, FULL)),
-        "pytest --confgate (PR mode)": (_pytest(ws, "--confgate"), _with_config(ws, PR_MODE)),
+def _define_variants(bench: Bench) -> None:
+    sources = bench.ws.spec.sources
+    cov = [f"--cov={source}" for source in sources]
+    line_rc = branch_off_rcfile(bench.project, bench.out)
+    line_cov = [*cov, *([f"--cov-config={line_rc}"] if line_rc else [])]
+    lines_json, branches_json = bench.out / "cov-lines.json", bench.out / "cov-branches.json"
+    no_gate = ["-p", "no:confgate"]
+    bench.variants = {
+        "bare pytest": Variant(bench.pytest(*no_gate)),
+        "pytest --cov": Variant(
+            bench.pytest(*no_gate, *line_cov, f"--cov-report=json:{lines_json}")
+        ),
+        "pytest --cov --cov-branch": Variant(
+            bench.pytest(*no_gate, *cov, "--cov-branch", f"--cov-report=json:{branches_json}")
+        ),
+        "gate, lines": Variant(
+            bench.pytest("--confgate"),
+            gate_config(sources, branch=False),
+            after=lambda: _same_figures(bench, lines_json, branch=False, engine="line probes"),
+        ),
+        "gate, lines, warm": Variant(
+            bench.pytest("--confgate"), gate_config(sources, branch=False), False
+        ),
+        "gate, branches": Variant(
+            bench.pytest("--confgate"),
+            gate_config(sources, branch=True),
+            after=lambda: _same_figures(bench, branches_json, branch=True, engine="coverage.py"),
+        ),
+        "gate, pull request": Variant(
+            bench.pytest("--confgate"),
+            gate_config(sources, branch=False, changed=True),
+            after=lambda: _require_pull_request_mode(bench),
+        ),
     }
-    seconds: dict[str, list[float]] = {name: [] for name in variants}
-    cpu: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(rounds):
-        for name, (argv, prepare) in variants.items():
-            prepare()
-            run = ws.run(argv).require(0, 1)
-            seconds[name].append(run.seconds)
-            cpu[name].append(run.cpu_seconds)
-            if name.endswith("(PR mode)"):
-                _require_pull_request_mode(ws)
-    median = {name: statistics.median(values) for name, values in seconds.items()}
-    median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
+
+
+def _timed_rounds(bench: Bench, rounds: int) -> None:
+    for number in range(1, rounds + 1):
+        for variant in bench.variants.values():
+            if variant.config is not None:
+                (bench.project / "confgate.yml").write_text(variant.config, encoding="utf-8")
+            if variant.cold:
+                shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
+            run = bench.ws.run(variant.argv).require(0, 1)
+            variant.seconds.append(run.seconds)
+            variant.cpu.append(run.cpu_seconds)
+            if variant.after is not None:
+                variant.after()
+        line = ", ".join(f"{n} {v.seconds[-1]:.2f}s" for n, v in bench.variants.items())
+        print(f"round {number}/{rounds}: {line}", flush=True)
+
+
+Row = tuple[str, float, str, str]
+"""(measure, value, target, "yes"/"NO"/"-")."""
+
+
+def _ratios(bench: Bench) -> list[Row]:
+    wall = {name: statistics.median(v.seconds) for name, v in bench.variants.items()}
+    cpu = {name: statistics.median(v.cpu) for name, v in bench.variants.items()}
+
+    def ratio(a: str, b: str, target: float | None, measure: dict[str, float] = wall) -> Row:
+        value = measure[a] / measure[b]
+        kind = "" if measure is wall else "CPU: "
+        met = "-" if target is None else ("yes" if value <= target else "NO")
+        return (f"{kind}{a} / {b}", value, f"<= {target:.2f}" if target else "-", met)
+
+    rows = [
+        ratio("gate, lines", "bare pytest", 1.15),
+        ratio("gate, lines", "pytest --cov", 0.75),
+        ratio("gate, lines, warm", "bare pytest", 1.15),
+        ratio("gate, lines, warm", "pytest --cov", 0.75),
+        ratio("gate, branches", "pytest --cov --cov-branch", 1.0),
+        ratio("gate, pull request", "bare pytest", 1.10),
+        ratio("pytest --cov", "bare pytest", None),
+        ratio("gate, lines", "bare pytest", 1.15, cpu),
+        ratio("gate, pull request", "bare pytest", 1.10, cpu),
+    ]
+    rows += [(f"median seconds: {name}", value, "-", "-") for name, value in wall.items()]
+    return rows
+
+
+def _same_figures(bench: Bench, reference: Path, *, branch: bool, engine: str) -> None:
+    """The gate's figures are coverage.py's (pytest-cov's JSON of the same round)."""
+    if not reference.is_file():
+        return  # the reference command runs later in the first round
+    theirs = json.loads(reference.read_text(encoding="utf-8"))["totals"]
+    ours = bench.coverage_details()
+    keys = ["covered_lines", "num_statements"]
+    keys += ["num_branches", "covered_branches"] if branch else []
+    for key in keys:
+        if ours.get(key) != theirs.get(key):
+            bench.problems.append(f"{key}: gate {ours.get(key)} vs coverage.py {theirs.get(key)}")
+    if not ours["engine"].startswith(engine):
+        bench.problems.append(f"engine: gate used {ours['engine']!r}, expected {engine!r}")
+
+
+def _require_pull_request_mode(bench: Bench) -> None:
+    """Refuse to report a pull-request time that was not measured in pull-request mode."""
+    report = bench.report()
+    details = bench.coverage_details()
+    change = report.get("change") or {}
+    if change.get("config_changed") or details.get("engine") != "line probes":
+        raise SystemExit(f"PR mode was not measured: change={change}, coverage={details}")
+
+
+TAIL_PLUGIN = """\
+import os, time
+last = [0.0]
+def pytest_runtest_logfinish():
+    last[0] = time.time()
+def pytest_unconfigure():
+    with open(os.environ["CONFGATE_BENCH_TAIL"], "w") as out:
+        out.write(repr(last[0]))
+"""
+
+
+def _tail(bench: Bench) -> list[Row]:
+    """Seconds from the end of the last test to the end of the process, bare and gated.
+
+    The difference is what the gate adds after the tests (coverage.py's report, waiting for
+    bandit, writing the report); a tiny plugin stamps the last test's end.
+    """
+    (bench.out / "confgate_bench_tail.py").write_text(TAIL_PLUGIN, encoding="utf-8")
+    stamp = bench.out / "last-test"
+    env = {"PYTHONPATH": str(bench.out), "CONFGATE_BENCH_TAIL": str(stamp)}
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
+    )
+    tails: dict[str, list[float]] = {"bare": [], "gate": []}
+    for _ in range(3):
+        for name, extra in (("bare", ["-p", "no:confgate"]), ("gate", ["--confgate"])):
+            shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
+            bench.ws.run(bench.pytest("-p", "confgate_bench_tail", *extra), env=env).require(0, 1)
+            ended = time.time()
+            tails[name].append(ended - float(stamp.read_text(encoding="utf-8")))
+    bare, gate = (statistics.median(tails[n]) for n in ("bare", "gate"))
     return [
-        (
-            "CPU time: pytest --confgate / pytest --cov",
-            median_cpu["pytest --confgate"] / median_cpu["pytest --cov"],
-            "(steadier)",
-        ),
-        (
-            "CPU time: PR mode / bare pytest",
-            median_cpu["pytest --confgate (PR mode)"] / median_cpu["bare pytest"],
-            "(steadier)",
-        ),
-        (
-            "pytest --confgate / pytest --cov",
-            median["pytest --confgate"] / median["pytest --cov"],
-            "<= 1.03",
-        ),
-        (
-            "PR mode / bare pytest",
-            median["pytest --confgate (PR mode)"] / median["bare pytest"],
-            "<= 1.15",
-        ),
-        (
-            "pytest --cov / bare pytest (for scale)",
-            median["pytest --cov"] / median["bare pytest"],
-            "-",
-        ),
-        *[(f"median seconds: {name}", value, "-") for name, value in median.items()],
+        ("seconds after the last test: bare pytest", bare, "-", "-"),
+        ("seconds after the last test: gate, lines", gate, "-", "-"),
     ]
 
 
-def _require_pull_request_mode(ws: rp.Workspace) -> None:
-    """Refuse to report a PR-mode time that was not measured in PR mode."""
-    report = json.loads((ws.project / "confgate-report.json").read_text(encoding="utf-8"))
-    coverage = next(m for m in report["metrics"] if m["type"] == "test_coverage")["details"]
-    change = report.get("change") or {}
-    if change.get("config_changed") or coverage.get("engine") != "line probes":
-        raise SystemExit(f"PR mode was not measured: change={change}, coverage={coverage}")
-
-
-def _tool_seconds(ws: rp.Workspace) -> float:
-    report = json.loads((ws.project / "confgate-report.json").read_text(encoding="utf-8"))
+def _tool_seconds(bench: Bench) -> float:
     return sum(
         float(m["details"].get("duration_s", 0.0))
-        for m in report["metrics"]
+        for m in bench.report()["metrics"]
         if m["type"] in ("lint_score", "security_score")
     )
 
 
-def _warm_rerun(ws: rp.Workspace) -> list[tuple[str, float, str]]:
-    _with_config(ws, FULL)()
+def _warm_tools(bench: Bench) -> list[Row]:
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
+    )
+    argv = bench.pytest("--confgate")
     cold: list[float] = []
     warm: list[float] = []
     for _ in range(3):
-        shutil.rmtree(ws.project / ".confgate" / "cache", ignore_errors=True)
-        ws.run(_pytest(ws, "--confgate")).require(0, 1)
-        cold.append(_tool_seconds(ws))
-        ws.run(_pytest(ws, "--confgate")).require(0, 1)
-        warm.append(_tool_seconds(ws))
-    ratio = statistics.median(warm) / statistics.median(cold)
+        shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
+        bench.ws.run(argv).require(0, 1)
+        cold.append(_tool_seconds(bench))
+        bench.ws.run(argv).require(0, 1)
+        warm.append(_tool_seconds(bench))
+    ratio = statistics.median(warm) / max(statistics.median(cold), 1e-9)
     return [
-        ("lint+security warm / cold", ratio, "<= 0.10"),
-        ("median seconds: lint+security cold", statistics.median(cold), "-"),
-        ("median seconds: lint+security warm", statistics.median(warm), "-"),
+        ("lint+security, warm / cold", ratio, "<= 0.10", "yes" if ratio <= 0.10 else "NO"),
+        ("median seconds: lint+security cold", statistics.median(cold), "-", "-"),
     ]
 
 
-def _startup(ws: rp.Workspace, runs: int) -> list[tuple[str, float, str]]:
-    """``pytest --co`` of one small test file with the plugin installed, enabled or not.
-
-    One file, not the suite: collecting a whole suite varies by +-100 ms between runs, which
-    would drown a 15 ms target. The plugin's own import time (``-X importtime``) is shown too.
-    """
-    first = sorted((ws.project / "tests").glob("test_*.py"))[:1]
+def _startup(bench: Bench, runs: int) -> list[Row]:
+    """``pytest --co`` of one small test file with the plugin installed, enabled or not."""
+    tests = bench.project / "tests"
+    first = sorted(tests.glob("test_*.py"))[:1] if tests.is_dir() else []
     target = [str(first[0])] if first else []
+    base = [bench.ws.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--co", *target]
     on: list[float] = []
     off: list[float] = []
     for _ in range(runs):
-        on.append(ws.run(_pytest(ws, "--co", *target)).require().seconds)
-        off.append(ws.run(_pytest(ws, "--co", "-p", "no:confgate", *target)).require().seconds)
+        on.append(bench.ws.run(base).require(0, 5).seconds)
+        off.append(bench.ws.run([*base, "-p", "no:confgate"]).require(0, 5).seconds)
     overhead_ms = (statistics.median(on) - statistics.median(off)) * 1000
-    probe = ws.run([ws.python, "-X", "importtime", "-c", "import pytest, pytest_confgate.plugin"])
-    own_us = sum(
-        int(line.split("|")[0].split(":")[1])
-        for line in probe.stderr.splitlines()
-        if "pytest_confgate" in line and line.startswith("import time:")
+    met = "yes" if overhead_ms <= 15 else "NO"
+    return [("start-up overhead, installed not enabled (ms)", overhead_ms, "<= 15", met)]
+
+
+def _xdist_figures(bench: Bench) -> None:
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
     )
-    return [
-        ("start-up overhead, installed not enabled (ms)", overhead_ms, "<= 15"),
-        ("plugin import, self time of its modules (ms)", own_us / 1000, "-"),
-    ]
+    keys = ("covered_lines", "num_statements", "missing")
+    bench.ws.run(bench.pytest("--confgate")).require(0, 1)
+    serial = {k: bench.coverage_details().get(k) for k in keys}
+    bench.ws.run(bench.pytest("--confgate", "-n", "2")).require(0, 1)
+    details = bench.coverage_details()
+    if {k: details.get(k) for k in keys} != serial:
+        bench.problems.append("pytest -n 2 --confgate figures differ from the serial run's")
+    if details.get("engine") != "line probes":
+        bench.problems.append(f"xdist workers used {details.get('engine')!r}, not line probes")
 
 
-def _figures(ws: rp.Workspace) -> dict[str, Any]:
-    report = json.loads((ws.project / "confgate-report.json").read_text(encoding="utf-8"))
-    coverage = next(m for m in report["metrics"] if m["type"] == "test_coverage")["details"]
-    keys = ("covered_lines", "num_statements", "num_branches", "covered_branches", "missing")
-    tests = {k: v for k, v in report["tests"].items() if k != "duration_s"}
-    return {"coverage": {k: coverage.get(k) for k in keys}, "tests": tests}
+def _merge_cost(bench: Bench, shards: int) -> list[Row]:
+    """Seconds ``confgate merge`` takes over ``shards`` shard reports and their coverage data.
+
+    Each shard is this suite's own gate run (its report made unique, as a real shard's is):
+    the cost is the merge's, re-measuring coverage from every shard's data, not the tests'.
+    """
+    data = bench.out / "shard.coverage"
+    (bench.project / "confgate.yml").write_text(
+        gate_config(bench.ws.spec.sources, branch=False), encoding="utf-8"
+    )
+    bench.ws.run(bench.pytest("--confgate", f"--confgate-coverage-data={data}")).require(0, 1)
+    report = bench.report()
+    names: list[str] = []
+    for index in range(shards):
+        shard = bench.out / f"shard-{index}.json"
+        shard.write_text(json.dumps({**report, "generated_at": f"shard {index}"}), "utf-8")
+        shutil.copy(data, bench.out / f"shard-{index}.coverage")
+        names.append(str(shard))
+    confgate = bench.ws.tool("confgate")
+    argv = [confgate, "merge", *names, "--expect", str(shards), "-o", str(bench.out / "m.json")]
+    argv += ["--coverage", *(str(bench.out / f"shard-{i}.coverage") for i in range(shards))]
+    seconds = statistics.median(bench.ws.run(argv).require(0, 1).seconds for _ in range(3))
+    return [(f"seconds: confgate merge of {shards} shards", seconds, "-", "-")]
 
 
-def _xdist_figures(ws: rp.Workspace) -> bool:
-    _with_config(ws, FULL)()
-    ws.run(_pytest(ws, "--confgate")).require(0, 1)
-    serial = _figures(ws)
-    ws.run(_pytest(ws, "--confgate", "-n", "2")).require(0, 1)
-    distributed = _figures(ws)
-    if serial != distributed:
-        print(f"serial:      {serial}\ndistributed: {distributed}")
-    return serial == distributed
+def _print(rows: list[Row], problems: list[str]) -> None:
+    width = max(len(row[0]) for row in rows)
+    print(f"\n{'measure':<{width}}  {'value':>9}  {'target':>8}  met")
+    for name, value, target, met in rows:
+        print(f"{name:<{width}}  {value:>9.3f}  {target:>8}  {met}")
+    same = "yes" if not problems else "NO:\n  " + "\n  ".join(problems)
+    print(f"\nfigures equal coverage.py's (lines, branches) and xdist's equal serial: {same}")
 
 
-def _print(rows: list[tuple[str, float, str]]) -> None:
-    width = max(len(name) for name, _, _ in rows)
-    print(f"{'measure':<{width}}  {'value':>9}  target")
-    for name, value, target in rows:
-        print(f"{name:<{width}}  {value:>9.3f}  {target}")
+def _write_json(path: Path, spec: rp.ProjectSpec, bench: Bench, rows: list[Row]) -> None:
+    data = {
+        "project": f"{spec.name} {spec.version}",
+        "cores": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "rows": [{"measure": r[0], "value": r[1], "target": r[2], "met": r[3]} for r in rows],
+        "runs": {n: {"seconds": v.seconds, "cpu_seconds": v.cpu}
+                 for n, v in bench.variants.items()},
+        "figures_equal": not bench.problems,
+        "problems": bench.problems,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"results: {path}")
 
 
 if __name__ == "__main__":

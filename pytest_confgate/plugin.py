@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    import ast
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
@@ -55,6 +56,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="where to write the JSON report (default: confgate-report.json in the rootdir)",
+    )
+    group.addoption(
+        "--confgate-coverage-data",
+        metavar="PATH",
+        default=None,
+        help="also write the coverage.py data this run measured (a CI shard's part for "
+        "`confgate merge --coverage`)",
     )
 
 
@@ -134,7 +142,9 @@ class _GatePlugin:
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(loaded, root, os.environ, requested=requested, config_choice=choice)
-        role = ProcessRole.at_startup(run, options, os.environ)
+        run.assert_rewriting = _AssertRewriting(config)
+        cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
+        role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         return cls(config, run, TestTally(), report_path, role)
 
     def begin(self) -> None:
@@ -165,6 +175,9 @@ class _GatePlugin:
         ids = [str(i) for mark in item.iter_markers("requirement") for i in mark.args]
         if ids:
             item.user_properties.append((_LINKS_KEY, ids))
+
+    def pytest_runtest_logfinish(self) -> None:
+        self.run.between_tests()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
@@ -197,6 +210,9 @@ class _GatePlugin:
         try:
             self.report = self.run.finish(outcomes, self.tally.links)
             write_json_report(self.report, self.report_path)
+            data_path = self.config.getoption("confgate_coverage_data")
+            if data_path:
+                self.run.write_coverage_data(self.config.rootpath / data_path)
         except ConfgateError as exc:
             self.error = str(exc)
         except Exception as exc:  # a bug of ours must still fail closed, not pass or crash
@@ -235,6 +251,7 @@ class _GatePlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
+        self.run.close()
         if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -249,6 +266,37 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+class _AssertRewriting:
+    """pytest's assertion rewriting for the modules the gate compiles with line probes.
+
+    pytest rewrites the asserts of test modules, conftest files and every module of a package
+    that is itself a pytest plugin; the gate then compiles such a module once, rewritten and
+    probed, instead of leaving it unmeasured.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self._config = config
+
+    def claims(self, loader: object) -> bool:
+        try:
+            from _pytest.assertion.rewrite import AssertionRewritingHook
+        except ImportError:  # a pytest that moved it: the module is reported unmeasured
+            return False
+        return isinstance(loader, AssertionRewritingHook)
+
+    def rewrite(
+        self, loader: object, tree: ast.Module, source: bytes, module: str, path: str
+    ) -> None:
+        from pathlib import Path
+
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source, path, self._config)
+        names = getattr(loader, "_rewritten_names", None)
+        if isinstance(names, dict):
+            names[module] = Path(path)  # as the hook records it: no "already imported" warning
 
 
 def _typed(args: list[str], option: str, value: str | None) -> bool:

@@ -3,10 +3,14 @@
 Each module turns one source of evidence into an ``EvalMetric``:
 
 - ``tests``        -- tallies pytest outcomes into ``test_pass_rate`` (fed by the plugin);
-- ``coverage``     -- drives coverage.py's API in process into ``test_coverage``, combines
-  xdist workers' data and adopts pytest-cov's measurement;
+- ``coverage``     -- drives coverage.py's API in process into ``test_coverage`` with the
+  project's coverage.py settings, combines xdist workers' data, adopts pytest-cov's
+  measurement and saves a shard's data for ``confgate merge``;
+- ``coverage_engines`` -- how lines are recorded: line probes, coverage.py's tracer, or both;
+- ``coverage_files`` -- which files coverage.py would measure, asked of coverage.py itself;
 - ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
   each statement, the recorded lines analysed by coverage.py itself;
+- ``probe_code``   -- instrumented code cached on disk; fired probes jumped over;
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;
@@ -25,10 +29,11 @@ Each module turns one source of evidence into an ``EvalMetric``:
 - ``checklist``    -- Markdown task lists in the PR body or a file;
 - ``requirements`` -- requirement files and the tests linked to them;
 - ``signoffs``     -- human sign-offs from the PR's reviews (or ``CONFGATE_SIGNOFFS``);
-- ``sources``      -- finds what to measure when ``source:`` is not configured;
+- ``sources``      -- finds what to measure when ``source:`` is not configured, tests left out;
 - ``_tool``        -- runs one external tool with a timeout that kills its process group.
 
 Collectors never raise for a tool's failure: a missing, crashing or garbled tool gives a
 metric with ``status`` ``unavailable`` or ``error`` and a ``reason``, so the gate fails closed.
-The engine decides *when* they run (lint and security start with the tests, in threads).
+The engine decides *when* they run (lint and security start with the tests, in a helper
+process: ``gate.background``).
 """

@@ -1,9 +1,13 @@
-"""``test_coverage`` from coverage.py's API, traced in the pytest process itself.
+"""``test_coverage`` from coverage.py's API, measured in the pytest process itself.
 
-Tracing starts before conftest files are imported so import-time lines of the measured code
-count, as under ``coverage run -m pytest``. Figures come from coverage.py's own JSON report,
-so they are exactly the numbers ``coverage json`` would print. Coverage's warnings are caught
-and kept in ``details`` (a project with ``filterwarnings = error`` must not abort on them).
+Measuring starts before conftest files are imported so import-time lines of the measured code
+count, as under ``coverage run -m pytest``. With line coverage the lines are recorded by line
+probes, without a tracer (``coverage_engines``); with branch coverage by coverage.py's tracer.
+Either way the configuration is the project's own coverage.py configuration (``source``,
+``omit``, ``branch``, ``exclude_lines``, ``[paths]``) except what the gate's configuration
+sets, and the figures come from coverage.py's own JSON report, so they are exactly the numbers
+``coverage json`` would print. Coverage's warnings are caught and kept in ``details`` (a
+project with ``filterwarnings = error`` must not abort on them).
 """
 
 from __future__ import annotations
@@ -17,19 +21,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.line_probes import LineProbes
+from pytest_confgate.collect.coverage_engines import (
+    MIXED,
+    TRACER,
+    ProbeEngine,
+    choose_core,
+)
+from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
+from pytest_confgate.collect.line_probes import AssertRewriting
+from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
-_TOTAL_KEYS = (
-    "covered_lines",
-    "num_statements",
-    "missing_lines",
-    "excluded_lines",
-    "num_branches",
-    "covered_branches",
-    "missing_branches",
-    "num_partial_branches",
-)
+_SELECTION = ("run:source", "run:source_pkgs", "run:include")
+"""coverage.py settings that choose what is measured; the gate's ``source:`` replaces them."""
 
 
 class CoverageSession:
@@ -40,55 +44,88 @@ class CoverageSession:
         root: Path,
         sources: list[Path],
         *,
-        branch: bool = False,
+        branch: bool | None = None,
         only: list[Path] | None = None,
+        own_sources: bool = True,
+        omit_tests: bool = False,
+        cache_dir: Path | None = None,
+        rewriting: AssertRewriting | None = None,
     ) -> None:
         self.root = root
         self.sources = sources
-        self.branch = branch
+        self.branch = bool(branch)
+        """Whether branches are measured; settled from coverage.py's configuration."""
+        self._branch_setting = branch
+        """The gate's own ``branch:`` (``None``: coverage.py's configuration decides)."""
         self.only = only
-        """Pull-request mode: trace and report just these files (the changed ones)."""
+        """Pull-request mode: measure and report just these files (the changed ones)."""
+        self._own_sources = own_sources
+        """``sources`` come from the gate's ``source:`` and replace coverage.py's selection."""
+        self._omit_tests = omit_tests
+        self._cache_dir = cache_dir
+        self._rewriting = rewriting
         self._cov: Any = None
         self._warnings: list[str] = []
         self._error: str | None = None
-        self._started = 0.0
         self._workers: list[str] = []
         self._adopted: str | None = None
-        self._probes: LineProbes | None = None
-        self.engine = "coverage.py"
-        """``line probes`` when pull-request mode measured without a tracer."""
+        self._include: list[str] | None = None
+        self._omit: list[str] | None = None
+        self._engine: ProbeEngine | None = None
+        self._selected_by = "confgate"
+        self._by_file: dict[str, str] = {}
+        self._unprobed: dict[str, str] = {}
+        self.engine = TRACER
+        """Which engine recorded the lines: ``line probes``, ``coverage.py`` or both."""
         self.files: dict[str, Any] = {}
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
 
-        Pull-request mode with line coverage only compiles the changed modules with probes
-        instead of starting a tracer (``line_probes``): the rest of the suite runs at full
-        speed. A changed module imported already, or branch coverage, needs the tracer.
+        Line coverage is recorded by line probes (for every measured file, or in
+        pull-request mode the changed ones); branch coverage, a changed module imported
+        already, or a configuration probes cannot follow needs coverage.py's tracer.
         """
         if not self._create():
             return
-        if self.only is not None and not self.branch:
-            probes = LineProbes(self.only)
-            missed = probes.missed_modules()
-            if not missed:
-                probes.install()
-                self._probes, self.engine = probes, "line probes"
-                self._started = time.perf_counter()
+        if not self.branch:
+            engine = self._probe_engine()
+            if engine is not None:
+                self._engine = engine
+                with self._catch():
+                    engine.start()
+                self.engine = engine.label
                 return
-            self._warnings.append(
-                "traced with coverage.py: imported before the gate started: " + ", ".join(missed)
-            )
+        choose_core(self._cov)
         with self._catch():
             self._cov.start()
-        self._started = time.perf_counter()
+
+    def _probe_engine(self) -> ProbeEngine | None:
+        if self.only is not None:
+            engine = ProbeEngine.for_files(self.only, self._cache_dir, self._rewriting)
+            if engine is None:
+                self._warnings.append(
+                    "traced with coverage.py: a changed module was imported before the gate "
+                    "started"
+                )
+            return engine
+        found = ProbeEngine.for_run(self._cov, self._cache_dir, self._rewriting)
+        if isinstance(found, str):
+            self._warnings.append(f"traced with coverage.py: {found}")
+            return None
+        return found
+
+    def between_tests(self) -> None:
+        """No measured code runs now: let the probes drop the ones that fired."""
+        if self._engine is not None:
+            self._engine.probes.between_tests()
 
     def _create(self) -> bool:
         if self.only is not None and not self.only:
             self._error = None  # nothing changed that coverage could measure
             return False
-        if not self.sources:
+        if not self.sources and self._own_sources:
             self._error = (
                 f"no source code found to measure under {self.root}; "
                 "set `source:` in the confgate configuration"
@@ -97,31 +134,62 @@ class CoverageSession:
         try:
             import coverage
 
-            dirs = [str(p) for p in self.sources if p.is_dir()]
-            modules = [p.stem for p in self.sources if p.is_file()]
             with self._catch():
-                if self.only is not None:
-                    # Tracing only what changed is what makes a pull-request gate cheap.
-                    self._cov = coverage.Coverage(
-                        include=[str(p) for p in self.only], branch=self.branch, data_file=None
-                    )
-                else:
-                    self._cov = coverage.Coverage(
-                        source=dirs + modules, branch=self.branch, data_file=None
-                    )
+                cov = coverage.Coverage(data_file=None, branch=self._branch_setting)
+                problem = self._select(cov)
         except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
             self._error = f"coverage.py could not start: {exc}"
             self._cov = None
             return False
+        if problem is not None:
+            self._error = problem
+            return False
+        self._cov = cov
+        self.branch = bool(cov.get_option("run:branch"))
         return True
+
+    def _select(self, cov: Any) -> str | None:
+        """What is measured: the changed files, the gate's sources, or the project's choice.
+
+        Returns why nothing can be measured, if so.
+        """
+        if self.only is not None:
+            # Measuring only what changed is what makes a pull-request gate cheap.
+            self._replace_selection(cov, include=[str(p) for p in self.only])
+            return None
+        if not self._own_sources and any(cov.get_option(name) for name in _SELECTION):
+            self._selected_by = "coverage.py configuration"
+            return None
+        if not self.sources:
+            return (
+                f"no source code found to measure under {self.root}; set `source:` in the "
+                "confgate configuration (or `source` in coverage.py's)"
+            )
+        dirs = [str(p) for p in self.sources if p.is_dir()]
+        modules = [p.stem for p in self.sources if p.is_file()]
+        self._replace_selection(cov, source=dirs + modules)
+        if self._omit_tests:
+            omit = list(cov.get_option("run:omit") or [])
+            cov.set_option("run:omit", omit + tests_omit_patterns(self.sources))
+        return None
+
+    @staticmethod
+    def _replace_selection(
+        cov: Any, *, source: list[str] | None = None, include: list[str] | None = None
+    ) -> None:
+        cov.set_option("run:source", source or [])
+        cov.set_option("run:source_pkgs", [])
+        cov.set_option("run:include", include or [])
 
     def stop(self) -> None:
         """Stop measuring; safe to call twice or when start failed."""
-        if self._probes is not None:
-            probes, self._probes = self._probes, None
-            probes.uninstall()
+        if self._engine is not None:
+            engine, self._engine = self._engine, None
             if self._cov is not None:
-                self._cov.get_data().add_lines(probes.lines())
+                with self._catch():
+                    engine.stop(self._cov.get_data())
+                self._by_file = engine.by_file()
+                self._unprobed = dict(engine.probes.unprobed)
         elif self._cov is not None:
             with self._catch():
                 self._cov.stop()
@@ -141,8 +209,41 @@ class CoverageSession:
             data: bytes = self._cov.get_data().dumps()
         return data
 
-    def combine(self, parts: dict[str, bytes], missing: list[str]) -> None:
-        """Merge the data of every xdist worker; a missing part fails closed, never shrinks."""
+    def save(self, path: Path) -> None:
+        """Write this run's data to ``path`` as a coverage.py data file, replacing it."""
+        from coverage import CoverageData
+
+        from pytest_confgate.exceptions import EvidenceError
+
+        self.stop()
+        if self._cov is None:
+            raise EvidenceError(f"cannot write {path}: {self._error or 'coverage did not run'}")
+        try:
+            path.unlink(missing_ok=True)
+            saved = CoverageData(basename=str(path))
+            saved.update(self._cov.get_data())
+            saved.write()
+        except Exception as exc:  # coverage.py raises plain exceptions (sqlite, OS)
+            raise EvidenceError(f"cannot write the coverage data to {path}: {exc}") from exc
+
+    def engine_note(self) -> dict[str, Any]:
+        """Which engine this process used, for the process that reports (xdist)."""
+        return {
+            "engine": self.engine,
+            "engine_by_file": dict(self._by_file),
+            "unprobed": dict(self._unprobed),
+        }
+
+    def combine(
+        self,
+        parts: dict[str, bytes],
+        missing: list[str],
+        engines: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        """Merge the data of every xdist worker; a missing part fails closed, never shrinks.
+
+        ``engines`` are the workers' ``engine_note``s: the report names the engines they used.
+        """
         if missing:
             self._error = (
                 f"coverage data from {', '.join(sorted(missing))} is missing (the worker "
@@ -163,18 +264,46 @@ class CoverageSession:
                 part.loads(parts[name])
                 combined.update(part)
         self._workers = sorted(parts)
+        if engines:
+            self._merge_engines(list(engines.values()))
+
+    def _merge_engines(self, notes: list[dict[str, Any]]) -> None:
+        labels = {str(note.get("engine")) for note in notes}
+        self.engine = labels.pop() if len(labels) == 1 else MIXED
+        for note in notes:
+            self._unprobed.update(dict(note.get("unprobed") or {}))
+            for name, engine in dict(note.get("engine_by_file") or {}).items():
+                if self._by_file.get(name, engine) != engine:
+                    engine = MIXED
+                self._by_file[name] = engine
+        if self.engine == MIXED and not self._by_file:
+            self._by_file = {"(per worker)": ", ".join(sorted(labels | {self.engine}))}
 
     def adopt(self, cov: Any, origin: str) -> None:
-        """Report from a measurement someone else ran (pytest-cov) instead of tracing twice."""
+        """Report from a measurement someone else ran (pytest-cov) instead of tracing twice.
+
+        The figures are the measurement's own; only when it measured everything (a bare
+        ``--cov`` with no ``source`` anywhere) does the report keep to the gate's sources.
+        """
         self._adopted = origin
-        measured_branches = bool(getattr(getattr(cov, "config", None), "branch", False))
-        if self.branch and not measured_branches:
+        config = getattr(cov, "config", None)
+        measured_branches = bool(getattr(config, "branch", False))
+        if self._branch_setting and not measured_branches:
             self._error = (
                 f"branch coverage is configured but {origin} measured lines only; "
                 "add --cov-branch (or set branch = true in the coverage configuration)"
             )
             return
-        self.branch = measured_branches
+        self.branch = measured_branches and self._branch_setting is not False
+        self.engine = f"{TRACER} ({origin})"
+        chose = any(getattr(config, name, None) for name in ("source", "source_pkgs"))
+        chose = chose or bool(getattr(config, "run_include", None))
+        if chose and not self._own_sources:
+            self._selected_by = f"{origin} (--cov / coverage.py configuration)"
+        else:
+            self._include = [f"{p}/*" if p.is_dir() else str(p) for p in self.sources]
+            if self._omit_tests:
+                self._omit = tests_omit_patterns(self.sources)
         self._cov = cov
 
     def files_by_root(self) -> dict[str, Any]:
@@ -207,17 +336,25 @@ class CoverageSession:
                     return self._failed("no xdist worker measured any code in " + self._names())
                 # Flush the tracer's pending data first: with [coverage:paths] remapping,
                 # json_report copies the data before it would flush it, and sees none.
-                self._cov.get_data()
+                data = self._cov.get_data()
+                ran = any(data.lines(name) for name in data.measured_files())
                 morfs = [str(p) for p in self.only] if self.only is not None else None
-                self._cov.json_report(morfs=morfs, outfile=str(out), include=self._include())
+                self._cov.json_report(
+                    morfs=morfs, outfile=str(out), include=self._include, omit=self._omit
+                )
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         self.files = report.get("files", {})
-        no_data = any(
-            "no-data-collected" in w or "No data was collected" in w for w in self._warnings
-        )
-        if no_data and self.only is None:
+        if self._unprobed:
+            listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
+                               for f, loader in sorted(self._unprobed.items()))
+            return self._failed(
+                f"line probes could not measure {listed}. Leave them out of the measured "
+                "source (coverage.py `omit`), or set `branch: true` to measure with "
+                "coverage.py's tracer"
+            )
+        if not ran and self.only is None:
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
@@ -225,56 +362,31 @@ class CoverageSession:
         return self._build(report, weight, time.perf_counter() - began)
 
     def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
-        totals = report.get("totals", {})
-        covered = totals.get("covered_lines", 0) + totals.get("covered_branches", 0)
-        total = totals.get("num_statements", 0) + totals.get("num_branches", 0)
-        details: dict[str, Any] = {key: totals[key] for key in _TOTAL_KEYS if key in totals}
-        details.update(
-            tool="coverage.py",
-            version=report.get("meta", {}).get("version"),
-            duration_s=round(elapsed, 6),
+        how = Provenance(
             branch=self.branch,
-            percent_covered=totals.get("percent_covered"),
             engine=self.engine,
-            files_measured=len(report.get("files", {})),
-            source=[self._relative(p) for p in self.sources],
-            missing=self._missing(report),
+            engine_by_file=self._by_file,
+            source=self._source_names(),
+            selected_by=self._selected_by,
+            workers=self._workers,
+            measured_by=self._adopted,
+            warnings=self._warnings,
         )
-        if self._workers:
-            details["workers"] = self._workers
-        if self._adopted:
-            details["measured_by"] = self._adopted
-        if self._warnings:
-            details["warnings"] = list(self._warnings)
-        return EvalMetric(
-            type="test_coverage",
-            value=covered / total if total else 1.0,
-            weight=weight,
-            status=MetricStatus.OK,
-            details=details,
-        )
+        return coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
 
-    def _include(self) -> list[str] | None:
-        """Only our sources count, even when the measurement (pytest-cov's) covered more."""
-        if not self._adopted:
-            return None
-        return [f"{p}/*" if p.is_dir() else str(p) for p in self.sources]
-
-    def _missing(self, report: dict[str, Any]) -> dict[str, list[int]]:
-        """Missing lines per file, relative paths, for reports that point at the gaps."""
-        result = {}
-        for name, data in sorted(report.get("files", {}).items()):
-            if data.get("missing_lines"):
-                result[self._relative(Path(name))] = data["missing_lines"]
-        return result
+    def _source_names(self) -> list[str]:
+        """What was measured, as the report names it."""
+        if self._cov is not None and self._selected_by != "confgate":
+            chosen = [
+                *(self._cov.get_option("run:source") or []),
+                *(self._cov.get_option("run:source_pkgs") or []),
+            ]
+            named = [self._relative(Path(s)) if Path(s).exists() else s for s in chosen]
+            return named or list(self._cov.get_option("run:include") or [])
+        return [self._relative(p) for p in self.sources]
 
     def _relative(self, path: Path) -> str:
-        # coverage.py names files relative to the current directory.
-        absolute = path if path.is_absolute() else Path.cwd() / path
-        try:
-            return absolute.resolve().relative_to(self.root.resolve()).as_posix()
-        except ValueError:
-            return path.as_posix()
+        return relative(path, self.root)
 
     def _names(self) -> str:
         return ", ".join(self._relative(p) for p in self.sources) or "the measured code"

@@ -2,6 +2,9 @@
 
 Looks at the project the way a newcomer would: a ``src/`` layout, then top-level packages,
 then top-level modules; tests, docs, examples and build output are never "the source".
+Tests kept inside a package (``calc/tests/``, ``calc/test_core.py``, ``calc/conftest.py``)
+are left out too: ``without_tests`` lists what ruff and bandit check, and
+``tests_omit_patterns`` what coverage.py omits under the detected packages.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ _NOT_SOURCE = {
     "tools",
 }
 _NOT_SOURCE_FILES = {"setup.py", "conftest.py", "noxfile.py", "tasks.py", "fabfile.py"}
+_TEST_DIRS = ("test", "tests", "testing")
 
 
 def resolve_sources(root: Path, configured: list[str] | None) -> list[Path]:
@@ -72,3 +76,48 @@ def _packages_and_modules(folder: Path) -> list[Path]:
 
 def _is_test_file(name: str) -> bool:
     return name in _NOT_SOURCE_FILES or name.startswith("test_") or name.endswith("_test.py")
+
+
+def tests_omit_patterns(sources: list[Path]) -> list[str]:
+    """coverage.py ``omit`` globs for the tests ``without_tests`` leaves out of ``sources``.
+
+    Anchored at each source folder: a checkout that itself lies under ``tests/`` or a folder
+    named ``test_x`` must not omit everything.
+    """
+    patterns: list[str] = []
+    for folder in (s for s in sources if s.is_dir()):
+        base = folder.as_posix()
+        patterns += [f"{base}/**/test_*.py", f"{base}/**/*_test.py", f"{base}/**/conftest.py"]
+        patterns += [f"{base}/**/{name}/**" for name in _TEST_DIRS]
+    return patterns
+
+
+def is_test_path(path: Path) -> bool:
+    """A test file or folder by pytest's conventions: ``test_*.py``, ``*_test.py``, ``tests/``."""
+    if path.is_dir():
+        return path.name in _TEST_DIRS
+    name = path.name
+    return name == "conftest.py" or (
+        path.suffix == ".py" and (name.startswith("test_") or name.endswith("_test.py"))
+    )
+
+
+def without_tests(paths: list[Path]) -> list[Path]:
+    """``paths`` with the tests inside them left out, for tools that take files and folders.
+
+    A folder holding no test is kept whole (so the tools' own excludes still apply inside it);
+    one that holds tests is replaced by its other entries, recursively.
+    """
+    kept: list[Path] = []
+    for path in paths:
+        if path.is_dir() and _holds_tests(path):
+            hidden = (".", "__pycache__")
+            children = sorted(p for p in path.iterdir() if not p.name.startswith(hidden))
+            kept.extend(without_tests([p for p in children if not is_test_path(p)]))
+        elif not is_test_path(path) and (path.is_dir() or path.suffix in (".py", ".pyw")):
+            kept.append(path)
+    return kept
+
+
+def _holds_tests(folder: Path) -> bool:
+    return any(is_test_path(p) for p in folder.rglob("*") if "__pycache__" not in p.parts)

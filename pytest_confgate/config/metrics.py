@@ -170,15 +170,28 @@ DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity
 """Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
 
 
+def metric_key(metric: MetricConfig) -> str:
+    """What makes an entry unique: its type, and for ``test_coverage`` also its scope.
+
+    A project figure and a patch figure (``scope: all`` and ``scope: changed``) are two
+    measurements with their own thresholds, as Codecov's project and patch statuses are.
+    """
+    if isinstance(metric, CoverageMetricConfig):
+        return f"{metric.type}[{metric.scope}]"
+    return metric.type
+
+
 def checked_metrics(metrics: list[MetricConfig]) -> list[MetricConfig]:
     seen: dict[str, int] = {}
     for index, metric in enumerate(metrics):
-        if metric.type in seen:
+        key = metric_key(metric)
+        if key in seen:
+            also = " with the same scope" if key != metric.type else ""
             raise ValueError(
-                f"metric type {metric.type!r} is listed twice (entries {seen[metric.type]} "
+                f"metric type {metric.type!r} is listed twice{also} (entries {seen[key]} "
                 f"and {index}); keep one entry"
             )
-        seen[metric.type] = index
+        seen[key] = index
     if metrics and not any(m.weight > 0 for m in metrics):
         raise ValueError("metric weights are all zero; give at least one a weight > 0")
     return metrics

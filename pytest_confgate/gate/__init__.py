@@ -7,6 +7,7 @@ One evaluation flows one way (STYLE.md)::
     machinery   pure: edits of conftest, tool settings (by section) and workflows -> T2
     engine      ``GateRun``: starts the collectors, gathers metrics, decides, builds the report
     collectors  the table of per-metric collectors the engine calls
+    background  lint and security beside the tests, in a helper process
     roles       which share of the work one pytest process does under xdist
     scope       pure: risk rules, patch coverage, findings on changed lines
     tiers       pure: a tier, once set, only rises (the change's machinery, tamper evidence,

@@ -263,14 +263,24 @@ def narrow_coverage(metric: EvalMetric, view: ChangeView, files: Mapping[str, An
         return metric
     patch = patch_coverage(view.changes, files)
     details = _scoped_details(metric, view)
+    for whole_files in ("excluded_lines", "missing_branches", "num_partial_branches"):
+        details.pop(whole_files, None)  # only changed-line figures stay in a patch report
+    covered = sum(f.covered_lines for f in patch.files)
+    statements = sum(f.statements for f in patch.files)
     details.update(
-        covered_lines=sum(f.covered_lines for f in patch.files),
-        num_statements=sum(f.statements for f in patch.files),
-        covered_branches=sum(f.covered_branches for f in patch.files),
-        num_branches=sum(f.branches for f in patch.files),
+        covered_lines=covered,
+        num_statements=statements,
+        missing_lines=statements - covered,
         uncovered_changed_lines=patch.uncovered(),
-        missing={},
+        missing=patch.uncovered(),
+        percent_covered=None if patch.value is None else round(100.0 * patch.value, 6),
     )
+    if "num_branches" in details:
+        branches = sum(f.branches for f in patch.files)
+        taken = sum(f.covered_branches for f in patch.files)
+        details.update(
+            num_branches=branches, covered_branches=taken, missing_branches=branches - taken
+        )
     return _narrowed(metric, patch.value, patch.reason, details)
 
 

@@ -13,10 +13,10 @@ security also read, to count findings hidden by a ``# noqa``/``# nosec`` the cha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Protocol
 
 from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
@@ -55,6 +55,14 @@ Links = Mapping[str, Sequence[tuple[str, bool]]]
 """Requirement id -> (test id, passed) of each test linked to it."""
 
 
+class Pending(Protocol):
+    """The background tools' results, waited for when first asked (``gate.background``)."""
+
+    kinds: list[str]
+
+    def result(self, kind: str) -> EvalMetric: ...
+
+
 @dataclass(frozen=True)
 class Evidence:
     """What the run produced, as the collectors read it once the tests are over."""
@@ -66,7 +74,7 @@ class Evidence:
     tests: TestOutcomes
     links: Links
     coverage: CoverageSession | None
-    background: Mapping[str, Future[EvalMetric]]
+    background: Pending | None
     requirements: Mapping[str, list[Requirement]]
     analysis: ChangeAnalysis | None = None
 
@@ -90,21 +98,11 @@ def collect_metric(config: MetricConfig, evidence: Evidence) -> EvalMetric:
     return metric.model_copy(update={"weight": config.weight, "threshold": config.min})
 
 
-def background_jobs(
-    metrics: Sequence[MetricConfig],
-    root: Path,
-    sources: list[Path],
-    cache_dir: Path | None,
-    analysis: ChangeAnalysis | None = None,
-) -> dict[str, Callable[[], EvalMetric]]:
-    """The tool runs to start beside the tests, by metric type (none without sources)."""
+def background_configs(metrics: Sequence[MetricConfig], sources: list[Path]) -> list[MetricConfig]:
+    """The metrics whose tools start beside the tests (none without sources)."""
     if not sources:
-        return {}
-    return {
-        config.type: partial(BACKGROUND[config.type], config, root, sources, cache_dir, analysis)
-        for config in metrics
-        if config.type in BACKGROUND
-    }
+        return []
+    return [config for config in metrics if config.type in BACKGROUND]
 
 
 def change_analysis(gate: GateConfig, root: Path, change: ChangeView) -> ChangeAnalysis | None:
@@ -199,9 +197,9 @@ def _integrity_job(
 
 
 def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
-    pending = evidence.background.get(config.type)
-    if pending is not None:
-        return pending.result()
+    pending = evidence.background
+    if pending is not None and config.type in pending.kinds:
+        return pending.result(config.type)
     if not isinstance(config, IntegrityMetricConfig):
         return None
     return integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside the tests
@@ -231,16 +229,18 @@ def _coverage(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     metric = session.metric()
     if getattr(config, "scope", "all") == "changed":
         metric = narrow_coverage(metric, evidence.change, session.files_by_root())
+    else:
+        metric = metric.model_copy(update={"details": {**metric.details, "scope": "all"}})
     if isinstance(config, CoverageMetricConfig):
         metric = _path_floors(metric, config, evidence)
     return metric
 
 
 def _from_background(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
-    pending = evidence.background.get(config.type)
-    if pending is None:
+    pending = evidence.background
+    if pending is None or config.type not in pending.kinds:
         return None
-    metric = pending.result()
+    metric = pending.result(config.type)
     if getattr(config, "scope", "all") == "changed":
         metric = narrow_findings(metric, evidence.change, evidence.sources, evidence.root)
     return metric

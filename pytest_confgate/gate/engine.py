@@ -2,26 +2,28 @@
 
 The front doors (pytest plugin, CLI) create a ``GateRun``, call ``start`` when the tests
 start, feed test outcomes, and call ``finish`` for the ``GateReport``. Lint and security run
-in background threads while the tests run, so their cost hides behind the tests (SPEC 4).
+in a helper process while the tests run, so their cost hides behind the tests (SPEC 4).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage import CoverageSession
+from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.provenance import collect_provenance
 from pytest_confgate.collect.signoffs import collect_signoffs
-from pytest_confgate.collect.sources import resolve_sources
+from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.config.metrics import effective_metrics
+from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.agent_evidence import AgentEvidence
 from pytest_confgate.gate.anchor import ConfigChoice, Requested
+from pytest_confgate.gate.background import BackgroundTools
 from pytest_confgate.gate.change import (
     applied_tier,
     is_source_file,
@@ -32,7 +34,7 @@ from pytest_confgate.gate.change import (
 from pytest_confgate.gate.collectors import (
     Evidence,
     Links,
-    background_jobs,
+    background_configs,
     change_analysis,
     collect_metric,
     load_requirement_files,
@@ -80,6 +82,10 @@ class GateRun:
             self.config, self.change, self.trust, self.machinery
         )
         self.sources = resolve_sources(self.root, self.config.source)
+        # Auto-detected packages may hold their own tests; ruff and bandit leave them out
+        # (coverage.py omits them), but a configured `source:` is taken as written.
+        detected = self.config.source is None
+        self.checked_sources = without_tests(self.sources) if detected else self.sources
         self._requirements = load_requirement_files(self.gate.metrics, self.root)
         self.agents = AgentEvidence(self.config, self.root, self.environ, self.change, loaded.path)
         self.agents.preflight()  # a missing key or SDK stops the run before any test
@@ -88,8 +94,9 @@ class GateRun:
             plugins.load_entry_points()
         self.plugins = plugins
         self._coverage: CoverageSession | None = None
-        self._pool: ThreadPoolExecutor | None = None
-        self._pending: dict[str, Future[EvalMetric]] = {}
+        self._tools: BackgroundTools | None = None
+        self.assert_rewriting: AssertRewriting | None = None
+        """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
@@ -97,13 +104,23 @@ class GateRun:
         self.start_coverage()
 
     def start_tools(self) -> None:
-        """Launch lint and security in background threads; they finish while tests run."""
-        tools = background_jobs(
-            self.gate.metrics, self.root, self.sources, self._cache_dir(), self._analysis
-        )
-        if tools and self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=len(tools), thread_name_prefix="confgate")
-            self._pending = {kind: self._pool.submit(job) for kind, job in tools.items()}
+        """Launch lint and security in a helper process; they finish while the tests run."""
+        configs = background_configs(self.gate.metrics, self.checked_sources)
+        if configs and self._tools is None:
+            self._tools = BackgroundTools(
+                configs, self.root, self.checked_sources, self._cache_dir(), self._analysis
+            )
+            self._tools.start()
+
+    def between_tests(self) -> None:
+        """A test has finished: a moment for the coverage engine's housekeeping."""
+        if self._coverage is not None:
+            self._coverage.between_tests()
+
+    def close(self) -> None:
+        """The session is over, finished or not: stop the helper if it still runs."""
+        if self._tools is not None:
+            self._tools.close()
 
     def start_coverage(self) -> None:
         """Trace the sources in this process (a serial run, or one xdist worker's share)."""
@@ -122,12 +139,21 @@ class GateRun:
         """This worker's coverage data for the controller (``None``: nothing was traced)."""
         return self._coverage.payload() if self._coverage is not None else None
 
-    def combine_coverage(self, parts: dict[str, bytes], missing: list[str]) -> None:
+    def combine_coverage(
+        self,
+        parts: dict[str, bytes],
+        missing: list[str],
+        engines: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         """As the xdist controller: measure from every worker's data, or fail closed."""
         session = self._new_coverage()
         if session is not None:
-            session.combine(parts, missing)
+            session.combine(parts, missing, engines)
             self._coverage = session
+
+    def coverage_engine(self) -> dict[str, Any] | None:
+        """Which engine this worker measured with, for the controller's report."""
+        return self._coverage.engine_note() if self._coverage is not None else None
 
     def adopt_coverage(self, cov: object, origin: str) -> None:
         """Report from another plugin's coverage (pytest-cov) instead of tracing twice."""
@@ -137,17 +163,46 @@ class GateRun:
             self._coverage = session
 
     def _new_coverage(self) -> CoverageSession | None:
-        config = self.gate.metric("test_coverage")
-        if not isinstance(config, CoverageMetricConfig):
+        """One measurement for every ``test_coverage`` entry (a project and a patch figure).
+
+        Only the changed files are measured when every entry judges changed lines only;
+        branches when an entry asks, none when all refuse, else coverage.py's setting.
+        """
+        configs = [m for m in self.gate.metrics if isinstance(m, CoverageMetricConfig)]
+        if not configs:
             return None
         only = None
-        if config.scope == "changed" and self.change.changes is not None:
+        if all(c.scope == "changed" for c in configs) and self.change.changes is not None:
             only = [
                 self.root / path
                 for path in sorted(self.change.changes.paths())
-                if is_source_file(self.root / path, self.sources)
+                if is_source_file(self.root / path, self.checked_sources)
             ]
-        return CoverageSession(self.root, self.sources, branch=config.branch, only=only)
+        said = [c.branch for c in configs if "branch" in c.model_fields_set]
+        branch = any(said) if said else None
+        return CoverageSession(
+            self.root,
+            self.sources,
+            branch=branch,
+            only=only,
+            own_sources=self.config.source is not None,
+            omit_tests=self.config.source is None,
+            cache_dir=self._probe_cache(),
+            rewriting=self.assert_rewriting,
+        )
+
+    def _probe_cache(self) -> Path | None:
+        cache = self._cache_dir()
+        return cache / "probes" if cache is not None else None
+
+    def write_coverage_data(self, path: Path) -> None:
+        """Save what this run measured as a coverage.py data file (``confgate merge``)."""
+        if self._coverage is None:
+            raise EvidenceError(
+                f"--confgate-coverage-data {path}: this run measured no coverage; add a "
+                "test_coverage metric to the configuration"
+            )
+        self._coverage.save(path)
 
     def stop_tracing(self) -> None:
         """Stop coverage as soon as the tests end, so reporting is not traced."""
@@ -163,12 +218,12 @@ class GateRun:
         evidence = Evidence(
             root=self.root,
             environ=self.environ,
-            sources=self.sources,
+            sources=self.checked_sources,
             change=self.change,
             tests=tests,
             links=links or {},
             coverage=self._coverage,
-            background=self._pending,
+            background=self._tools,
             requirements=self._requirements,
             analysis=self._analysis,
         )
@@ -186,8 +241,7 @@ class GateRun:
                 )
         metrics = [measured[index] for index in range(len(self.gate.metrics))]
         metrics, waivers, expired = self._waive(metrics)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
+        self.close()
         metrics += self._plugin_metrics(metrics, tests)
         tier, tier_reason = raise_for_evidence(self.tier, self.tier_reason, metrics)
         found = collect_signoffs(self.environ, self.gate.policy.signoff.approvers)

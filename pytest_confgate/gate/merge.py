@@ -356,7 +356,13 @@ def merged_coverage(
         sources = resolve_sources(root, source)
     except ConfigError as exc:
         return _error("test_coverage", str(exc))
-    session = CoverageSession(root, sources, branch=config.branch)
+    session = CoverageSession(
+        root,
+        sources,
+        branch=config.branch if "branch" in config.model_fields_set else None,
+        own_sources=source is not None,
+        omit_tests=source is None,
+    )
     session.combine(parts, [])
     metric = session.metric()
     details = {**metric.details, "shards": [name for name, _ in shards], "data": sorted(parts)}

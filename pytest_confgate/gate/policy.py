@@ -62,10 +62,9 @@ def decide(
     the tier decides whether they block as it does for ours.
     """
     blocking, needed, may_advance = gate.policy.tier(tier)
-    by_type = {m.type: m for m in metrics}
     conditions: list[Condition] = []
     for config in gate.metrics:
-        metric = by_type.get(config.type)
+        metric = metric_for(config, metrics)
         partial = _partial_judgement(config, metric)
         for check in _checks(gate, config, metric, tests):
             advisory = config.advisory or partial is not None
@@ -80,6 +79,19 @@ def decide(
     if needed:
         conditions.append(_signoff_condition(tier, needed, signoffs))
     return _verdict(conditions, auto_advance_allowed=may_advance and confidence_met)
+
+
+def metric_for(config: MetricConfig, metrics: list[EvalMetric]) -> EvalMetric | None:
+    """The measurement ``config`` judges: by type, and for coverage by scope too.
+
+    Two ``test_coverage`` entries (project and patch) each get their own figure, told apart
+    by ``details.scope``; a lone entry takes the one metric of its type.
+    """
+    found = [m for m in metrics if m.type == config.type]
+    scope = getattr(config, "scope", None)
+    if len(found) > 1 and config.type == "test_coverage" and scope is not None:
+        found = [m for m in found if m.details.get("scope", "all") == scope] or found
+    return found[0] if found else None
 
 
 def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict:
@@ -163,16 +175,19 @@ def _checks(
     gate: GateConfig, config: MetricConfig, metric: EvalMetric | None, tests: TestOutcomes
 ) -> list[_Check]:
     kind = config.type
+    label: str = kind
+    if kind == "test_coverage" and getattr(config, "scope", None) == "changed":
+        label = "test_coverage (changed lines)"
     if metric is None or not metric.available or metric.value is None:
         why = (metric.reason if metric else None) or "no evidence was collected"
         status = metric.status.value if metric and metric.status else "missing"
-        return [_Check("evidence", False, f"{kind}: evidence {status}: {why}")]
-    checks = [_Check("evidence", True, f"{kind}: evidence collected")]
+        return [_Check("evidence", False, f"{label}: evidence {status}: {why}")]
+    checks = [_Check("evidence", True, f"{label}: evidence collected")]
     if config.min is not None:
         ok = metric.value >= config.min
         shown, floor = format_pair(metric.value, config.min)
         word = "meets" if ok else "is below"
-        message = f"{kind}: {shown} {word} the minimum {floor}"
+        message = f"{label}: {shown} {word} the minimum {floor}"
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"

@@ -8,7 +8,8 @@
 A worker cannot be told apart from a controller nested in someone else's xdist worker until
 ``pytest_configure`` (both see ``PYTEST_XDIST_WORKER`` at start-up), so a process that may be a
 worker starts measuring provisionally and ``settle`` decides. With pytest-cov active
-(``--cov``) its measurement is adopted instead of tracing twice.
+(``--cov``) its measurement is adopted instead of tracing twice, in every process: a second
+tracer would either crash coverage.py or pause pytest-cov's, so the figures are pytest-cov's.
 
 pytest itself stays in ``plugin.py``: the plugin reads pytest's objects and passes plain facts.
 """
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 SERIAL, CONTROLLER, WORKER = "serial", "controller", "worker"
 WORKER_KEY = "confgate_coverage"
 """The ``workeroutput`` key a worker's coverage data travels under."""
+ENGINE_KEY = "confgate_coverage_engine"
+"""... and the key naming the engine that recorded it (line probes, coverage.py or both)."""
 
 
 def distributed(options: Any) -> bool:
@@ -32,9 +35,18 @@ def distributed(options: Any) -> bool:
     return workers not in (None, 0, "0") or getattr(options, "dist", "no") not in ("no", None)
 
 
-def pytest_cov_active(options: Any) -> bool:
-    """Whether pytest-cov measures this run (``--cov`` given and not ``--no-cov``)."""
-    return bool(getattr(options, "cov_source", None)) and not getattr(options, "no_cov", False)
+def pytest_cov_active(options: Any, cov_plugin: object | None = None) -> bool:
+    """Whether pytest-cov measures this run (``--cov`` given and not ``--no-cov``).
+
+    ``cov_plugin`` is pytest-cov's plugin if it registered already: it turns a bare ``--cov``
+    (``cov_source == [True]``) into ``None`` as it starts, so the option alone can no longer
+    tell once pytest-cov's start-up ran before ours.
+    """
+    if getattr(options, "no_cov", False):
+        return False
+    if cov_plugin is not None and not getattr(cov_plugin, "_disabled", False):
+        return True
+    return bool(getattr(options, "cov_source", None))
 
 
 class ProcessRole:
@@ -45,15 +57,22 @@ class ProcessRole:
         self.name = name
         self.borrow_cov = borrow_cov
         self._parts: dict[str, bytes] = {}
+        self._engines: dict[str, dict[str, Any]] = {}
         self._missing: list[str] = []
 
     @classmethod
-    def at_startup(cls, run: GateRun, options: Any, environ: Mapping[str, str]) -> ProcessRole:
+    def at_startup(
+        cls,
+        run: GateRun,
+        options: Any,
+        environ: Mapping[str, str],
+        cov_plugin: object | None = None,
+    ) -> ProcessRole:
         """The provisional role, from the command line and xdist's worker variable."""
         name = SERIAL
         if distributed(options):
             name = WORKER if environ.get("PYTEST_XDIST_WORKER") else CONTROLLER
-        return cls(run, name, borrow_cov=pytest_cov_active(options))
+        return cls(run, name, borrow_cov=pytest_cov_active(options, cov_plugin))
 
     @property
     def decides(self) -> bool:
@@ -85,12 +104,16 @@ class ProcessRole:
             self._missing.append(worker)
         else:
             self._parts[worker] = part
+            engine = output.get(ENGINE_KEY)
+            if isinstance(engine, dict):
+                self._engines[worker] = engine
 
     def hand_back(self, output: MutableMapping[str, Any] | None) -> None:
         """As a worker: put this process's coverage data where the controller finds it."""
         payload = None if self.borrow_cov else self.run.coverage_payload()
         if output is not None and payload is not None:
             output[WORKER_KEY] = payload
+            output[ENGINE_KEY] = self.run.coverage_engine()
 
     def gather(self, pytest_cov: object | None) -> None:
         """As the deciding process: the coverage that counts, once the tests are over.
@@ -102,4 +125,4 @@ class ProcessRole:
             if cov is not None:
                 self.run.adopt_coverage(cov, "pytest-cov")
         elif self.name == CONTROLLER:
-            self.run.combine_coverage(self._parts, self._missing)
+            self.run.combine_coverage(self._parts, self._missing, self._engines)

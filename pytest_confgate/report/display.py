@@ -7,7 +7,8 @@ rounding is for display only).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 
 def format_fraction(value: float, digits: int = 2) -> str:
@@ -38,3 +39,16 @@ def line_ranges(lines: Iterable[int]) -> list[list[int]]:
 def in_ranges(line: int, ranges: Iterable[Sequence[int]]) -> bool:
     """Whether ``line`` falls inside one of ``line_ranges``' ``[first, last]`` pairs."""
     return any(len(pair) == 2 and pair[0] <= line <= pair[1] for pair in ranges)
+
+
+def coverage_counts(details: Mapping[str, Any]) -> str:
+    """``coverage: 6/7 lines, 1/2 branches``: lines and branches apart, never one fraction.
+
+    A patch figure (``scope: changed``) reads ``changed-line coverage: 1/4 lines``, so a
+    project and a patch row side by side are told apart.
+    """
+    what = "changed-line coverage" if details.get("scope") == "changed" else "coverage"
+    text = f"{what}: {details.get('covered_lines', 0)}/{details.get('num_statements', 0)} lines"
+    if "num_branches" in details:
+        text += f", {details.get('covered_branches', 0)}/{details['num_branches']} branches"
+    return text

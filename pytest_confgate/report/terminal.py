@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pytest_confgate.models import Decision, EvalMetric, GateReport, MetricStatus
-from pytest_confgate.report.display import format_fraction, format_pair
+from pytest_confgate.report.display import coverage_counts, format_fraction, format_pair
 
 MAX_REASONS = 5
 
@@ -83,7 +83,7 @@ def _note(metric: EvalMetric) -> str:
         passed, failed, errors = (d.get(k, 0) for k in ("passed", "failed", "errors"))
         return f"  ({passed} passed, {failed} failed, {errors} errors)"
     if metric.type == "test_coverage":
-        return f"  ({d.get('covered_lines', 0)}/{d.get('num_statements', 0)} lines)"
+        return f"  ({coverage_counts(d)})"
     if metric.type == "lint_score":
         return f"  ({_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')})"
     if metric.type == "security_score":

@@ -78,6 +78,18 @@ def _shard(pytester: pytest.Pytester, name: str, test_file: str) -> None:
     (pytester.path / ".coverage").rename(pytester.path / f"{name}.coverage")
 
 
+def _probed_shard(pytester: pytest.Pytester, name: str, test_file: str) -> None:
+    """One CI shard measured by the gate itself (line probes), its data saved for the merge."""
+    pytester.runpytest(
+        f"tests/{test_file}",
+        "--confgate",
+        f"--confgate-report={name}.json",
+        f"--confgate-coverage-data={name}.coverage",
+        "-p",
+        "no:xdist",
+    )
+
+
 def _read(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
@@ -116,6 +128,29 @@ def test_merged_shards_equal_one_run_over_the_whole_suite(
     assert _metric(merged, "lint_score")["value"] == _metric(whole, "lint_score")["value"]
     assert merged["decision"] == whole["decision"] == "pass"
     assert "confgate: PASS" in out
+
+
+def test_shards_measured_by_line_probes_merge_to_the_whole_runs_figures(
+    halves: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The scale-out workflow: no pytest-cov, each shard writes the data its probes recorded."""
+    assert halves.runpytest("--confgate", "--confgate-report=whole.json").ret == 0
+    whole = _metric(_read(halves.path / "whole.json"), "test_coverage")
+    assert whole["details"]["engine"] == "line probes"
+    _probed_shard(halves, "shard1", "test_add.py")
+    _probed_shard(halves, "shard2", "test_scale.py")
+    assert _metric(_read(halves.path / "shard1.json"), "test_coverage")["value"] < 0.9
+    capsys.readouterr()
+
+    code = main(["merge", "shard1.json", "shard2.json", "--expect", "2", "-o", "merged.json",
+                 "--coverage", "shard1.coverage", "shard2.coverage"])
+
+    assert code == ExitCode.OK, capsys.readouterr().out
+    cov = _metric(_read(halves.path / "merged.json"), "test_coverage")
+    assert {k: cov["details"][k] for k in COVERAGE_KEYS} == {
+        k: whole["details"][k] for k in COVERAGE_KEYS
+    }
+    assert cov["value"] == 1.0
 
 
 def test_shards_without_coverage_data_fail_closed_instead_of_averaging(

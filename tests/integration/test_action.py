@@ -367,6 +367,21 @@ def test_example_workflow_passes_actionlint() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_the_sharded_example_passes_actionlint_and_githubs_schema() -> None:
+    """Issue 19: N shards (pytest-split) gated apart, decided once by `confgate merge`."""
+    shards = ROOT / "examples" / "github-workflow-shards.yml"
+    done = subprocess.run([*actionlint(), str(shards)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    checker = tool("check-jsonschema")
+    done = subprocess.run([checker, "--builtin-schema", "vendor.github-workflows", str(shards)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = shards.read_text(encoding="utf-8")
+    assert "--confgate-coverage-data" in text
+    assert "confgate merge shard-*.json --expect 4" in text
+
+
 def test_actionlint_catches_an_expression_inside_run(tmp_path: Path) -> None:
     """The linter is live: the injection the example avoids is reported."""
     bad = tmp_path / "bad.yml"

@@ -141,3 +141,53 @@ def test_a_change_git_cannot_diff_fails_closed_even_without_changed_scope(
 
 def read_text(repo: pytest.Pytester, name: str) -> str:
     return (repo.path / name).read_text(encoding="utf-8")
+
+
+def _config_on_main(repo: pytest.Pytester, config: str) -> None:
+    """The gate's configuration committed on ``main``: the change does not bring its own."""
+    write_config(repo, config)
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "config on main")
+    git(repo.path, "branch", "-f", "main")
+
+
+def test_a_patch_report_keeps_only_changed_line_figures(repo: pytest.Pytester) -> None:
+    """No whole-file `missing_lines`/`percent_covered` beside the changed-line figures."""
+    _config_on_main(repo, "gate:\n  metrics: [{type: test_coverage, scope: changed}]\n")
+    _append(repo, "calc/__init__.py", UNTESTED)
+    repo.runpytest("--confgate", "--confgate-base", "main")
+    details = metric(read_report(repo), "test_coverage")["details"]
+    assert details["missing"] == {"calc/__init__.py": [17, 18, 19]}
+    assert (details["covered_lines"], details["missing_lines"]) == (1, 3)
+    assert details["percent_covered"] == pytest.approx(25.0)
+    assert "excluded_lines" not in details
+
+
+def test_project_and_patch_coverage_are_measured_together(repo: pytest.Pytester) -> None:
+    """Issue 16: two `test_coverage` entries, each with its own scope and threshold."""
+    _config_on_main(
+        repo,
+        "gate:\n  metrics:\n    - {type: test_coverage, scope: all, min: 0.5}\n"
+        "    - {type: test_coverage, scope: changed, min: 0.9}\n",
+    )
+    _append(repo, "calc/__init__.py", UNTESTED)
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+    assert result.ret == 1
+    report = read_report(repo)
+    coverages = [m for m in report["metrics"] if m["type"] == "test_coverage"]
+    assert [m["details"]["scope"] for m in coverages] == ["all", "changed"]
+    project_cov, patch_cov = coverages
+    assert project_cov["value"] == pytest.approx(8 / 11)  # 7 old lines and 1 of 4 new ones
+    assert patch_cov["value"] == pytest.approx(0.25)
+    assert (project_cov["threshold"], patch_cov["threshold"]) == (0.5, 0.9)
+    floors = [
+        c for c in report["conditions"] if c["metric"] == "test_coverage" and c["name"] == "min"
+    ]
+    assert [(c["passed"], c["threshold"]) for c in floors] == [(True, 0.5), (False, 0.9)]
+    assert report["reasons"] == [
+        "test_coverage (changed lines): 25.00% is below the minimum 90.00%"
+    ]
+    result.stdout.fnmatch_lines([
+        "*test_coverage*72.73%*50.00%*(coverage: 8/11 lines)*",
+        "*test_coverage*25.00%*90.00%*(changed-line coverage: 1/4 lines)*",
+    ])

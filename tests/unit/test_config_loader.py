@@ -364,6 +364,13 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
             "metric type 'lint_score' is listed twice (entries 0 and 2); keep one entry",
         ),
         (
+            "gate:\n  metrics:\n    - {type: test_coverage, scope: changed}\n"
+            "    - {type: test_coverage, scope: changed, min: 0.9}\n",
+            4,
+            "gate.metrics",
+            "metric type 'test_coverage' is listed twice with the same scope (entries 0 and 1)",
+        ),
+        (
             "gate:\n  risk_tier: T9\n",
             4,
             "gate.risk_tier",
@@ -403,6 +410,7 @@ HEADER = "# the service's gate\nversion: 1\n"  # keeps every key below line 2
         "threshold below zero",
         "threshold not a number",
         "duplicate metric type",
+        "two coverage entries with one scope",
         "bad risk tier",
         "bad tier name under policy",
         "negative hard condition",
@@ -1055,3 +1063,18 @@ def test_discovered_files_are_named_relative_to_the_current_directory(
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert caught.value.problems[0].startswith("confgate.yml:1: gate.risk_tier: ")
+
+
+def test_project_and_patch_coverage_entries_are_both_valid(tmp_path: Path) -> None:
+    """Issue 16: `test_coverage` twice is fine when one judges all lines, one changed lines."""
+    path = tmp_path / "confgate.yml"
+    path.write_text(
+        "gate:\n  metrics:\n    - {type: test_coverage, scope: all, min: 0.8}\n"
+        "    - {type: test_coverage, scope: changed, min: 0.9}\n",
+        encoding="utf-8",
+    )
+    metrics = load_config(tmp_path, str(path)).config.gate.metrics
+    assert [(m.type, getattr(m, "scope", None), m.min) for m in metrics] == [
+        ("test_coverage", "all", 0.8),
+        ("test_coverage", "changed", 0.9),
+    ]

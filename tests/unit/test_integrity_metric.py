@@ -180,7 +180,7 @@ def test_without_sources_the_metric_is_measured_when_the_tests_end(tmp_path: Pat
     view = ChangeView("main", None, frozenset(), None)
     evidence = Evidence(
         root=tmp_path, environ={}, sources=[], change=view, tests=TestOutcomes(), links={},
-        coverage=None, background={}, requirements={},
+        coverage=None, background=None, requirements={},
         analysis=_analysis(tmp_path, SKIPPED),
     )
     metric = collect_metric(IntegrityMetricConfig(type="test_integrity", weight=2.0), evidence)

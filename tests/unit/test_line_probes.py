@@ -29,7 +29,7 @@ PROBED_RUN = textwrap.dedent(
     from pytest_confgate.collect.line_probes import LineProbes
     target, driver, out = (os.path.abspath(a) for a in sys.argv[1:4])
     sys.path.insert(0, os.path.dirname(driver))
-    probes = LineProbes([__import__("pathlib").Path(target)])
+    probes = LineProbes.for_files([__import__("pathlib").Path(target)])
     probes.install()
     runpy.run_path(driver, run_name="__main__")
     probes.uninstall()
@@ -93,8 +93,8 @@ def test_docstrings_and_future_imports_stay_first() -> None:
 
 def test_a_changed_module_imported_before_the_gate_is_named(tmp_path: Path) -> None:
     already = Path(ast.__file__)
-    assert LineProbes([already]).missed_modules() == [str(already)]
-    assert LineProbes([tmp_path / "fresh.py"]).missed_modules() == []
+    assert LineProbes.for_files([already]).missed_modules() == [str(already)]
+    assert LineProbes.for_files([tmp_path / "fresh.py"]).missed_modules() == []
 
 
 def test_no_bytecode_cache_is_written_for_an_instrumented_module(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ def test_no_bytecode_cache_is_written_for_an_instrumented_module(tmp_path: Path)
         import sys, pathlib
         sys.path.insert(0, {str(tmp_path)!r})
         from pytest_confgate.collect.line_probes import LineProbes
-        probes = LineProbes([pathlib.Path({str(tmp_path / "cached_mod.py")!r})])
+        probes = LineProbes.for_files([pathlib.Path({str(tmp_path / "cached_mod.py")!r})])
         probes.install()
         import cached_mod
         assert cached_mod.VALUE == 1
@@ -138,3 +138,64 @@ def test_pull_request_mode_uses_probes_for_lines_and_the_tracer_for_branches(
     assert metric.details["engine"] == ("coverage.py" if branch else "line probes")
     assert metric.details["covered_lines"] == 3
     assert metric.details["missing"] == {"changed_mod.py": [4]}
+
+
+def test_two_probe_finders_at_once_neither_recurses_nor_loses_lines(tmp_path: Path) -> None:
+    """A gate run inside a gate run (pytester) installs a second finder in front of the first."""
+    (tmp_path / "outer_mod.py").write_text("A = 1\n", encoding="utf-8")
+    (tmp_path / "inner_mod.py").write_text("B = 2\n", encoding="utf-8")
+    outer = LineProbes.for_files([tmp_path / "outer_mod.py"])
+    inner = LineProbes.for_files([tmp_path / "inner_mod.py"])
+    outer.install()
+    inner.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import inner_mod
+        import outer_mod
+
+        assert (inner_mod.B, outer_mod.A) == (2, 1)
+    finally:
+        inner.uninstall()
+        outer.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("inner_mod", None)
+        sys.modules.pop("outer_mod", None)
+    assert [Path(f).name for f in outer.lines()] == ["outer_mod.py"]
+    assert [Path(f).name for f in inner.lines()] == ["inner_mod.py"]
+    assert not inner.unprobed
+    assert not outer.unprobed
+
+
+def test_a_statement_ending_left_of_its_start_still_compiles() -> None:
+    """`return f'''...` over several lines ends at a column before the one it starts at."""
+    source = 'def page(x):\n    return f"""<p>\n{x}\n"""\n'
+    code = compile(instrument(ast.parse(source)), "page.py", "exec")
+    namespace: dict[str, Any] = {PROBE: set().add}
+    exec(code, namespace)  # noqa: S102 -- a constant source of this test, not user text
+    assert namespace["page"](1) == "<p>\n1\n"
+
+
+def test_a_module_the_probes_cannot_instrument_still_loads_and_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug of ours must never break the project's tests: the module loads unprobed."""
+    (tmp_path / "odd_mod.py").write_text("VALUE = 3\n", encoding="utf-8")
+
+    def broken(tree: ast.Module) -> ast.Module:
+        raise RuntimeError("instrumenter bug")
+
+    monkeypatch.setattr("pytest_confgate.collect.line_probes.instrument", broken)
+    probes = LineProbes.for_files([tmp_path / "odd_mod.py"])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import odd_mod
+
+        assert odd_mod.VALUE == 3
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("odd_mod", None)
+    (reason,) = probes.unprobed.values()
+    assert reason == "instrumenting failed: RuntimeError: instrumenter bug"
+    assert probes.lines() == {}

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_confgate.gate.roles import (
     CONTROLLER,
+    ENGINE_KEY,
     SERIAL,
     WORKER,
     WORKER_KEY,
@@ -24,6 +25,7 @@ class RecordingRun:
     def __init__(self) -> None:
         self.calls: list[str] = []
         self.combined: tuple[dict[str, bytes], list[str]] | None = None
+        self.engines: dict[str, dict[str, Any]] | None = None
 
     def start_tools(self) -> None:
         self.calls.append("tools")
@@ -37,8 +39,14 @@ class RecordingRun:
     def coverage_payload(self) -> bytes | None:
         return b"data"
 
-    def combine_coverage(self, parts: dict[str, bytes], missing: list[str]) -> None:
+    def combine_coverage(
+        self, parts: dict[str, bytes], missing: list[str], engines: dict[str, Any]
+    ) -> None:
         self.combined = (dict(parts), list(missing))
+        self.engines = dict(engines)
+
+    def coverage_engine(self) -> dict[str, Any]:
+        return {"engine": "line probes", "engine_by_file": {}}
 
     def adopt_coverage(self, cov: object, origin: str) -> None:
         self.calls.append(f"adopt:{origin}")
@@ -114,8 +122,20 @@ def test_a_worker_hands_its_data_back_unless_pytest_cov_measures() -> None:
     borrowed, _ = _role(WORKER, borrow_cov=True)
     untouched: dict[str, Any] = {}
     borrowed.hand_back(untouched)
-    assert output == {WORKER_KEY: b"data"}
+    assert output == {
+        WORKER_KEY: b"data",
+        ENGINE_KEY: {"engine": "line probes", "engine_by_file": {}},
+    }
     assert untouched == {}
+
+
+def test_the_controller_hears_which_engine_each_worker_used() -> None:
+    role, run = _role(CONTROLLER)
+    note = {"engine": "line probes", "engine_by_file": {}}
+    role.worker_finished("gw0", {WORKER_KEY: b"a", ENGINE_KEY: note}, failed=False)
+    role.worker_finished("gw1", {WORKER_KEY: b"b"}, failed=False)  # an older worker: no note
+    role.gather(None)
+    assert run.engines == {"gw0": note}
 
 
 def test_pytest_cov_measurement_is_adopted_instead_of_tracing_twice() -> None:
@@ -140,3 +160,13 @@ def test_pytest_cov_is_active_only_with_cov_and_without_no_cov(
 ) -> None:
     assert pytest_cov_active(options) is expected
     assert distributed(SimpleNamespace()) is False
+
+
+def test_a_bare_cov_is_seen_after_pytest_cov_has_rewritten_the_option() -> None:
+    """pytest-cov turns ``--cov`` (``[True]``) into ``None`` when its start-up runs first."""
+    rewritten = SimpleNamespace(cov_source=None, no_cov=False)
+    assert pytest_cov_active(rewritten, SimpleNamespace(_disabled=False)) is True
+    assert pytest_cov_active(rewritten, SimpleNamespace(_disabled=True)) is False
+    assert pytest_cov_active(SimpleNamespace(cov_source=[True], no_cov=False)) is True
+    no_cov = SimpleNamespace(cov_source=None, no_cov=True)
+    assert pytest_cov_active(no_cov, SimpleNamespace(_disabled=False)) is False

@@ -1,0 +1,138 @@
+"""How one process records which lines ran: line probes, coverage.py's tracer, or both.
+
+``CoverageSession`` owns the ``coverage.Coverage`` object whose configuration and reporting
+count; the engines here only fill its data:
+
+- ``ProbeEngine``: line probes (``line_probes``) for every file coverage.py would measure,
+  chosen by coverage.py itself (``coverage_files``); files imported before the gate started
+  cannot be instrumented and are traced by a second ``coverage.Coverage`` limited to them, and
+  ``by_file`` says which engine measured what.
+- ``trace``: coverage.py's tracer for everything (branch coverage, or probes unavailable),
+  with the ``sysmon`` core chosen where coverage.py supports it for the run (never on 3.11,
+  where it warns and falls back: SPEC 11).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_confgate.collect.coverage_files import FileSelection
+from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
+
+PROBES, TRACER = "line probes", "coverage.py"
+MIXED = "line probes and coverage.py"
+
+
+def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> None:
+    """Prefer ``sysmon`` where coverage.py can use it for this run, unless the project chose.
+
+    coverage.py measures branches with ``sys.monitoring`` only from Python 3.14, lines from
+    3.12; elsewhere asking for it only produces a warning and the default core.
+    """
+    needed = (3, 14) if cov.get_option("run:branch") else (3, 12)
+    if version < needed:
+        return
+    try:
+        if cov.get_option("run:core") or cov.get_option("run:timid"):
+            return
+        if cov.get_option("run:dynamic_context") not in (None, "", "none"):
+            return
+        cov.set_option("run:core", "sysmon")
+    except Exception:  # a coverage.py without the option keeps its default core
+        return
+
+
+class ProbeEngine:
+    """Line probes for the files coverage.py would measure, the tracer for the rest."""
+
+    def __init__(
+        self,
+        probes: LineProbes,
+        selection: FileSelection | None,
+        tracer: Any | None,
+        traced: list[str],
+    ) -> None:
+        self.probes = probes
+        self.selection = selection
+        self.tracer = tracer
+        self.traced = traced
+        """Measured files left to the tracer (already imported, or rewritten by pytest)."""
+
+    @classmethod
+    def for_run(
+        cls, cov: Any, cache_dir: Path | None, rewriting: AssertRewriting | None = None
+    ) -> ProbeEngine | str:
+        """Probes for the whole run of ``cov``'s configuration, or why there cannot be any."""
+        selection = FileSelection.build(cov)
+        if isinstance(selection, str):
+            return selection
+        from coverage.files import canonical_filename
+
+        traced = sorted(selection.imported())
+        probes = LineProbes(
+            selection.wants,
+            leave=traced,
+            cache_dir=cache_dir,
+            canonical=canonical_filename,
+            rewriting=rewriting,
+        )
+        tracer = _tracer_for(cov, traced) if traced else None
+        return cls(probes, selection, tracer, traced)
+
+    @classmethod
+    def for_files(
+        cls, files: list[Path], cache_dir: Path | None, rewriting: AssertRewriting | None = None
+    ) -> ProbeEngine | None:
+        """Probes for just ``files`` (pull-request mode); ``None`` if one is imported already."""
+        probes = LineProbes.for_files(files, cache_dir=cache_dir, rewriting=rewriting)
+        if probes.missed_modules():
+            return None
+        return cls(probes, None, None, [])
+
+    def start(self) -> None:
+        self.probes.install()
+        if self.tracer is not None:
+            self.tracer.start()
+
+    def stop(self, data: Any) -> None:
+        """Stop recording and put every line that ran into ``data`` (a ``CoverageData``)."""
+        self.probes.uninstall()
+        if self.tracer is not None:
+            self.tracer.stop()
+            data.update(self.tracer.get_data())
+            self.tracer = None
+        data.add_lines(self.probes.lines())
+        if self.selection is not None:
+            # Files that never ran are reported at 0%, as coverage.py's source search does.
+            data.touch_files(self.selection.unexecuted_candidates())
+
+    @property
+    def label(self) -> str:
+        return MIXED if self.traced else PROBES
+
+    def by_file(self) -> dict[str, str]:
+        """Which engine measured each file, when more than one was needed."""
+        if not self.traced:
+            return {}
+        engines = dict.fromkeys(self.probes.hits, PROBES)
+        engines.update(dict.fromkeys(self.traced, TRACER))
+        return engines
+
+
+def _tracer_for(cov: Any, files: list[str]) -> Any:
+    """A tracer limited to ``files``, with the rest of ``cov``'s configuration."""
+    import coverage
+
+    tracer = coverage.Coverage(data_file=None, branch=False, config_file=_config_file(cov))
+    tracer.set_option("run:source", [])
+    tracer.set_option("run:source_pkgs", [])
+    tracer.set_option("run:include", list(files))
+    choose_core(tracer)
+    return tracer
+
+
+def _config_file(cov: Any) -> str | bool:
+    found = getattr(cov.config, "config_file", None)
+    return str(found) if found else False

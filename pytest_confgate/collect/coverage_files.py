@@ -1,0 +1,82 @@
+"""Which files coverage.py would measure, asked of coverage.py itself (for line probes).
+
+Line probes replace coverage.py's tracer, not its judgement: the files they instrument must be
+exactly the files the tracer would have recorded under the same configuration (``source``,
+``source_pkgs``, ``include``, ``omit``, the stdlib and third-party exclusions), and files that
+never ran must be reported at 0% as coverage.py reports them. Both answers come from
+coverage.py's own ``InOrOut`` (the class its tracer consults), built from the ``Coverage``
+object's configuration. If this coverage.py cannot give them, ``FileSelection.build`` says why
+and the caller traces with coverage.py instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+
+@dataclass
+class FileSelection:
+    """coverage.py's answer to "is this file measured?", plus the files that could have run."""
+
+    _inorout: Any
+    _canonical: Any
+    _cache: dict[str, bool] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, cov: Any) -> FileSelection | str:
+        """The selection of ``cov`` (a ``coverage.Coverage``), or why there cannot be one."""
+        config = cov.config
+        if getattr(config, "plugins", None):
+            return "coverage.py plugins are configured (their files need the tracer)"
+        if getattr(config, "dynamic_context", None) not in (None, "", "none"):
+            return "dynamic contexts are configured (they need the tracer)"
+        try:
+            from coverage.files import canonical_filename
+            from coverage.inorout import InOrOut
+            from coverage.plugin_support import Plugins
+
+            inorout = InOrOut(
+                config=config,
+                warn=lambda msg, slug=None, once=False: None,  # the tracer run warns, not us
+                debug=None,
+                include_namespace_packages=config.include_namespace_packages,
+            )
+            inorout.plugins = Plugins()
+        except Exception as exc:  # an internal API of coverage.py that may move: trace instead
+            return f"this coverage.py cannot tell which files it measures ({exc})"
+        return cls(inorout, canonical_filename)
+
+    def wants(self, filename: str, module: str) -> bool:
+        """Whether coverage.py's tracer would record ``filename``, imported as ``module``."""
+        known = self._cache.get(filename)
+        if known is None:
+            frame = SimpleNamespace(f_globals={"__name__": module})
+            canonical = self._canonical(filename)
+            known = self._inorout.check_include_omit_etc(canonical, frame) is None
+            self._cache[filename] = known
+        return known
+
+    def imported(self) -> dict[str, str]:
+        """Measured modules imported already, ``{canonical file: module name}``."""
+        found = {}
+        for name, module in list(sys.modules.items()):
+            filename = getattr(module, "__file__", None)
+            if not isinstance(filename, str) or not filename.endswith((".py", ".pyw")):
+                continue
+            if self.wants(filename, name):
+                found[self._canonical(filename)] = name
+        return found
+
+    def unexecuted_candidates(self) -> list[str]:
+        """Every file coverage.py would report at 0% if it never ran (its own search)."""
+        try:
+            return sorted({self._canonical(path) for path, _ in self._find()})
+        except Exception:  # the internal search failed: report the executed files only
+            return []
+
+    def _find(self) -> Any:
+        return self._inorout.find_possibly_unexecuted_files()
+

@@ -1,0 +1,248 @@
+"""Line probes made cheap: instrumented code cached on disk, fired probes jumped over.
+
+Two costs remain once the tracer is gone (SPEC 11), and this module removes both:
+
+- **Compiling.** Parsing, instrumenting and compiling every measured module on every run costs
+  more than the import it replaces. ``ProbeCache`` keeps the instrumented code object, as
+  ``.pyc`` files do, under a key of the source's hash, the file's path, the Python version and
+  the instrumenter's version, so a warm run only unmarshals it.
+- **Probes in hot loops.** A probe is a call (``set.add``) each time its line runs. Once a
+  line is recorded the call is useless, so ``Deinstrumenter.sweep`` rewrites each function
+  whose probes fired into a copy where those probes are a ``JUMP_FORWARD`` over the call
+  (the bytes keep their length, so no jump target, exception table or line table moves; the
+  approach of SlipCover on Python < 3.12) and points the live function objects at the copy.
+  A frame that is running keeps its code until it returns; recorded lines never change, so
+  when a sweep happens affects speed only, never the figures.
+"""
+
+from __future__ import annotations
+
+import dis
+import gc
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import CodeType, FunctionType
+
+FORMAT = 2
+"""Bumped whenever the instrumented code changes shape, so old cache entries are not used."""
+_JUMP_FORWARD = dis.opmap.get("JUMP_FORWARD")
+_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+_LOAD_GLOBAL, _LOAD_CONST, _POP_TOP = (
+    dis.opmap[n] for n in ("LOAD_GLOBAL", "LOAD_CONST", "POP_TOP")
+)
+_CALLS = {dis.opmap[n] for n in ("PRECALL", "CALL", "CALL_FUNCTION") if n in dis.opmap}
+
+
+def _cache_sizes() -> list[int]:
+    """Inline cache entries after each opcode (3.11+); none before."""
+    sizes = getattr(dis, "_inline_cache_entries", None)
+    if isinstance(sizes, list) and len(sizes) == 256:
+        return [int(n) for n in sizes]
+    if isinstance(sizes, dict):  # 3.13+: keyed by name
+        table = [0] * 256
+        for name, count in sizes.items():
+            if name in dis.opmap:
+                table[dis.opmap[name]] = int(count)
+        return table
+    return [0] * 256
+
+
+_CACHES = _cache_sizes()
+_FUNCTION_LIKE = 0x0002  # CO_NEWLOCALS: a function body, never a module or class body
+Sites = dict[int, list[tuple[int, int]]]
+"""Per line, the byte ranges ``[start, end)`` of its probe calls in one code object."""
+
+
+class ProbeCache:
+    """Instrumented code objects on disk, one file per (source, path, Python, format)."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def code(
+        self, source: bytes, path: str, build: Callable[[], CodeType], variant: str = ""
+    ) -> CodeType:
+        """The cached code for ``source`` at ``path``, else ``build()`` (and keep it).
+
+        ``variant`` tells apart two compilations of one source (asserts rewritten or not).
+        """
+        if self.folder is None:
+            return build()
+        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}:{variant}".encode()
+        key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
+        entry = self.folder / key[:2] / f"{key}.bin"
+        try:
+            # Our own cache under .confgate/ (git-ignored), keyed by the source's hash: the
+            # same trust as the .pyc files Python itself reads from __pycache__.
+            cached = marshal.loads(entry.read_bytes())  # noqa: S302
+            if isinstance(cached, CodeType):
+                return cached
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # absent or unreadable: build it again
+        code = build()
+        self._store(entry, marshal.dumps(code))
+        return code
+
+    @staticmethod
+    def _store(entry: Path, data: bytes) -> None:
+        """Write atomically; a cache that cannot be written only costs speed."""
+        try:
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            handle, name = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(name, entry)
+        except OSError:
+            return
+
+
+def probe_sites(code: CodeType, probe: str) -> Sites:
+    """Where each statement probe of ``code`` (not of nested code) sits, by line.
+
+    A probe compiles to ``LOAD_GLOBAL probe; LOAD_CONST line; [PRECALL;] CALL; POP_TOP``.
+    The raw bytes are scanned (``dis`` is ~20x slower); anything unexpected, or a probe
+    behind an ``EXTENDED_ARG``, is left alone: a probe that stays only costs speed.
+    """
+    if _JUMP_FORWARD is None or probe not in code.co_names:
+        return {}
+    wanted = code.co_names.index(probe)
+    ops = _decoded(code.co_code)
+    sites: Sites = {}
+    for index, (offset, op, arg, extended) in enumerate(ops):
+        if op != _LOAD_GLOBAL or extended or _global_index(arg) != wanted:
+            continue
+        found = _probe_end(ops[index + 1 : index + 6], code.co_consts)
+        if found is not None and (found[1] - offset - 2) // 2 <= 255:
+            sites.setdefault(found[0], []).append((offset, found[1]))
+    return sites
+
+
+def _decoded(raw: bytes) -> list[tuple[int, int, int, bool]]:
+    """(offset, opcode, argument, behind EXTENDED_ARG) of each instruction, caches skipped."""
+    out = []
+    offset, extended = 0, 0
+    while offset < len(raw):
+        op, arg = raw[offset], raw[offset + 1] | extended
+        if op == _EXTENDED_ARG:
+            extended = arg << 8
+            out.append((offset, op, arg, False))
+        else:
+            out.append((offset, op, arg, extended != 0))
+            extended = 0
+        offset += 2 + 2 * _CACHES[op]
+    return out
+
+
+def _probe_end(
+    following: list[tuple[int, int, int, bool]], consts: tuple[object, ...]
+) -> tuple[int, int] | None:
+    """(line, end offset) when ``following`` is ``LOAD_CONST line ... POP_TOP``."""
+    if not following or following[0][1] != _LOAD_CONST:
+        return None
+    line = consts[following[0][2]]
+    if not isinstance(line, int) or isinstance(line, bool):
+        return None
+    for offset, op, _arg, _extended in following[1:]:
+        if op == _POP_TOP:
+            return line, offset + 2
+        if op not in _CALLS:
+            return None
+    return None
+
+
+def _global_index(arg: int) -> int:
+    return arg >> 1 if sys.version_info >= (3, 11) else arg
+
+
+class Deinstrumenter:
+    """Tracks the functions of instrumented modules and strips the probes that fired."""
+
+    def __init__(self, probe: str) -> None:
+        self.probe = probe
+        self._codes: dict[CodeType, tuple[str, Sites, CodeType | None]] = {}
+        """Each instrumented function's code: its file, its probe sites, its parent function."""
+
+    def track(self, module_code: CodeType, filename: str) -> None:
+        """Remember the function code objects inside a freshly compiled module."""
+        self._walk(module_code, filename, None)
+
+    def _walk(self, code: CodeType, filename: str, parent: CodeType | None) -> None:
+        owner = code if code.co_flags & _FUNCTION_LIKE else None
+        if owner is not None:
+            self._codes[code] = (filename, probe_sites(code, self.probe), parent)
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                self._walk(const, filename, owner or parent)
+
+    def sweep(self, hits: dict[str, set[int]]) -> int:
+        """Swap in probe-free copies of functions whose probes fired; returns how many."""
+        spans: dict[CodeType, list[tuple[int, int]]] = {}
+        for code, (filename, sites, _parent) in self._codes.items():
+            fired = hits.get(filename, ())
+            found = [span for line, at in sites.items() if line in fired for span in at]
+            if found:
+                spans[code] = found
+        if not spans:
+            return 0
+        replaced = self._rebuild(spans)
+        for old, (filename, sites, parent) in list(self._codes.items()):
+            if old in spans:
+                fired = hits.get(filename, set())
+                sites = {line: at for line, at in sites.items() if line not in fired}
+            if old in replaced or parent in replaced:
+                del self._codes[old]
+                new_parent = replaced.get(parent, parent) if parent is not None else None
+                self._codes[replaced.get(old, old)] = (filename, sites, new_parent)
+        _repoint_functions(replaced)
+        return len(replaced)
+
+    def _rebuild(self, spans: dict[CodeType, list[tuple[int, int]]]) -> dict[CodeType, CodeType]:
+        """New code for the fired functions and every function enclosing them, inner first.
+
+        Parents are rebuilt too so that closures created from now on start probe-free.
+        """
+        todo: set[CodeType] = set()
+        for code in spans:
+            link: CodeType | None = code
+            while link is not None and link not in todo:
+                todo.add(link)
+                link = self._codes[link][2]
+        replaced: dict[CodeType, CodeType] = {}
+        for code in sorted(todo, key=self._depth, reverse=True):
+            consts = tuple(replaced.get(c, c) if isinstance(c, CodeType) else c
+                           for c in code.co_consts)
+            raw = _jumped_over(code.co_code, spans[code]) if code in spans else code.co_code
+            replaced[code] = code.replace(co_code=raw, co_consts=consts)
+        return replaced
+
+    def _depth(self, code: CodeType) -> int:
+        depth, link = 0, self._codes[code][2]
+        while link is not None:
+            depth, link = depth + 1, self._codes[link][2]
+        return depth
+
+
+def _jumped_over(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
+    code = bytearray(raw)
+    for start, end in spans:
+        code[start] = _JUMP_FORWARD  # type: ignore[assignment]  # probe_sites checked it
+        code[start + 1] = (end - start - 2) // 2
+    return bytes(code)
+
+
+def _repoint_functions(replaced: dict[CodeType, CodeType]) -> None:
+    """Point every live function object at its probe-free code (one pass over the heap).
+
+    ``gc.get_referrers`` would compare every reference with every replaced code object;
+    one walk over the tracked objects is linear.
+    """
+    for holder in gc.get_objects():
+        if type(holder) is FunctionType:
+            new = replaced.get(holder.__code__)
+            if new is not None:
+                holder.__code__ = new

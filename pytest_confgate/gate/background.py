@@ -1,0 +1,165 @@
+"""Lint and security beside the tests, in a helper process (SPEC 4, issue 19).
+
+They used to run in threads of the pytest process. A thread that runs Python while pytest
+imports conftest files is not harmless: coverage.py (any tracer, pytest-cov's too) re-imports
+``source`` packages when ``sys.path`` changes and then deletes every module imported
+meanwhile, by any thread (coverage.py issue 2247), so a run failed with ``KeyError:
+'conftest'`` or a module of ours vanishing. A helper process shares no ``sys.modules`` and no
+tracer, and its Python work (hashing files for the cache, parsing the tools' JSON) no longer
+competes with the tests for the GIL.
+
+``python -m pytest_confgate.gate.background`` reads one JSON request on stdin (metric configs,
+root, sources, cache folder, and the change the tamper analysis reads) and writes one JSON
+object of ``EvalMetric``s on stdout. The helper builds its own ``ChangeAnalysis`` from the
+change, so lint, security and ``test_integrity`` share one analysis there, as they did in
+threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from pytest_confgate.collect.tamper import ChangeAnalysis
+from pytest_confgate.config import MetricConfig
+from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
+from pytest_confgate.processes import kill_process_group, tail
+
+_SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
+"""Variables that would make coverage.py measure the helper itself."""
+_SLACK_S = 60.0
+"""Start-up and parsing time allowed beyond the slowest tool's own ``timeout_s``."""
+
+
+class BackgroundTools:
+    """One helper process running the background collectors; ``result(kind)`` waits for it."""
+
+    def __init__(self, configs: Sequence[Any], root: Path, sources: list[Path],
+                 cache_dir: Path | None, analysis: ChangeAnalysis | None = None) -> None:
+        self.kinds = [config.type for config in configs]
+        self._deadline_s = max(float(getattr(c, "timeout_s", 300.0)) for c in configs) + _SLACK_S
+        self._request = json.dumps({
+            "configs": [config.model_dump(mode="json") for config in configs],
+            "root": str(root),
+            "sources": [str(p) for p in sources],
+            "cache_dir": str(cache_dir) if cache_dir is not None else None,
+            "analysis": _analysis_request(analysis),
+        }).encode()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._results: dict[str, EvalMetric] | None = None
+        self._root = root
+
+    def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+        try:
+            self._proc = subprocess.Popen(  # an argv list, never a shell
+                [sys.executable, "-m", "pytest_confgate.gate.background"],
+                cwd=self._root,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            self._results = self._all_failed(f"could not start the helper process: {exc}")
+            return
+        stdin, self._proc.stdin = self._proc.stdin, None  # communicate() must not flush it
+        try:
+            if stdin is not None:
+                stdin.write(self._request)
+                stdin.close()
+        except OSError:
+            pass  # it died at once: its exit code and stderr say why in ``result``
+
+    def result(self, kind: str) -> EvalMetric:
+        """The metric ``kind``, once the helper has finished (an error metric if it failed)."""
+        if self._results is None:
+            self._results = self._wait()
+        return self._results.get(kind) or _error(kind, "the helper process returned nothing")
+
+    def close(self) -> None:
+        """Stop the helper (and the tools it started) if it is still running."""
+        if self._proc is not None and self._proc.poll() is None:
+            kill_process_group(self._proc)
+            self._proc.communicate()
+
+    def _wait(self) -> dict[str, EvalMetric]:
+        if self._proc is None:
+            return self._all_failed("the helper process was not started")
+        try:
+            out, err = self._proc.communicate(timeout=self._deadline_s)
+        except subprocess.TimeoutExpired:
+            self.close()
+            return self._all_failed(f"did not finish within {self._deadline_s:g} s")
+        if self._proc.returncode != 0:
+            why = tail(err.decode("utf-8", errors="replace")) or f"exit {self._proc.returncode}"
+            return self._all_failed(f"the helper process failed: {why}")
+        try:
+            raw = json.loads(out)
+            return {kind: EvalMetric.model_validate(raw[kind]) for kind in raw}
+        except (ValueError, TypeError, KeyError) as exc:
+            return self._all_failed(f"the helper process answered garbage ({exc})")
+
+    def _all_failed(self, reason: str) -> dict[str, EvalMetric]:
+        return {kind: _error(kind, reason) for kind in self.kinds}
+
+
+def _error(kind: str, reason: str) -> EvalMetric:
+    return EvalMetric(type=kind, status=MetricStatus.ERROR, reason=f"{kind}: {reason}")
+
+
+_CHANGES: TypeAdapter[ChangeSet | None] = TypeAdapter(ChangeSet | None)
+
+
+def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
+    if analysis is None:
+        return None
+    return {
+        "changes": _CHANGES.dump_python(analysis.changes, mode="json"),
+        "error": analysis.error,
+        "watch": list(analysis.watch),
+    }
+
+
+def _analysis_from(root: Path, raw: Mapping[str, Any] | None) -> ChangeAnalysis | None:
+    if raw is None:
+        return None
+    changes = _CHANGES.validate_python(raw["changes"])
+    return ChangeAnalysis(root, changes, raw["error"], watch=tuple(raw["watch"]))
+
+
+def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
+    """In the helper: run every requested collector at once, as the threads used to."""
+    from pytest_confgate.gate.collectors import BACKGROUND
+
+    adapter: TypeAdapter[Any] = TypeAdapter(MetricConfig)
+    configs = [adapter.validate_python(raw) for raw in request["configs"]]
+    root = Path(request["root"])
+    sources = [Path(p) for p in request["sources"]]
+    cache = Path(request["cache_dir"]) if request.get("cache_dir") else None
+    analysis = _analysis_from(root, request.get("analysis"))
+    with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
+        futures = {
+            c.type: pool.submit(BACKGROUND[c.type], c, root, sources, cache, analysis)
+            for c in configs
+        }
+        return {kind: future.result().model_dump(mode="json") for kind, future in futures.items()}
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.buffer.read())
+    sys.stdout.write(json.dumps(run_request(request)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Coverage right in every pytest-cov and xdist setup (issue 19, Build item 0).
+
+Each run is a real ``pytest`` subprocess, so pytest-cov and the gate start in the order a user
+gets, and each figure is checked against coverage.py's own: pytest-cov's JSON report of the
+same run, or ``coverage run -m pytest`` + ``coverage json`` on the same project.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import metric, read_report, write_config
+
+SLOW = 300  # seconds: a loaded 2-core machine starts xdist workers slowly
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("--confgate", *args, timeout=SLOW)
+
+
+def _calc_totals(report: dict[str, Any]) -> dict[str, int]:
+    """coverage.py JSON figures summed over the ``calc`` package's files only."""
+    totals = {"covered_lines": 0, "num_statements": 0, "num_branches": 0, "covered_branches": 0}
+    for name, data in report["files"].items():
+        if Path(name).as_posix().startswith("calc/"):
+            for key in totals:
+                totals[key] += data["summary"].get(key, 0)
+    return totals
+
+
+def _gate_totals(pytester: pytest.Pytester) -> dict[str, int]:
+    details = metric(read_report(pytester), "test_coverage")["details"]
+    keys = ("covered_lines", "num_statements", "num_branches", "covered_branches")
+    return {key: details.get(key, 0) for key in keys}
+
+
+def _coverage_run(pytester: pytest.Pytester, *options: str) -> dict[str, Any]:
+    """``coverage run [options] -m pytest`` + ``coverage json``: coverage.py's own figures."""
+    data = pytester.path / ".coverage-reference"
+    out = pytester.path / "reference.json"
+    base = [sys.executable, "-m", "coverage"]
+    subprocess.run(
+        [*base, "run", f"--data-file={data}", *options, "-m", "pytest", "-q", "-p", "no:confgate"],
+        cwd=pytester.path, check=True, capture_output=True, timeout=SLOW,
+    )
+    subprocess.run(
+        [*base, "json", f"--data-file={data}", "-o", str(out)],
+        cwd=pytester.path, check=True, capture_output=True, timeout=SLOW,
+    )
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    data.unlink()
+    out.unlink()
+    return report
+
+
+def _more_tests(pytester: pytest.Pytester) -> None:
+    for index in range(3):
+        pytester.path.joinpath("tests", f"test_more_{index}.py").write_text(
+            f"from calc import add\n\n\ndef test_add_{index}():\n    assert add({index}, 1)\n",
+            encoding="utf-8",
+        )
+
+
+COV_FORMS = {
+    "bare": ["--cov"],
+    "name": ["--cov=calc"],
+    "path": ["--cov=PATH"],
+}
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("form", sorted(COV_FORMS))
+def test_every_cov_form_gives_the_gate_status_and_pytest_covs_figures(
+    project: pytest.Pytester, form: str, workers: list[str]
+) -> None:
+    _more_tests(project)
+    cov = [a.replace("PATH", str(project.path / "calc")) for a in COV_FORMS[form]]
+    result = _run(project, *cov, "--cov-report=json:pytest-cov.json", *workers)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    theirs = json.loads((project.path / "pytest-cov.json").read_text(encoding="utf-8"))
+    assert _gate_totals(project) == _calc_totals(theirs)
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["measured_by"] == "pytest-cov"
+    assert details["covered_lines"] == 7
+
+
+def test_cov_branch_and_cov_append_keep_pytest_covs_figures(project: pytest.Pytester) -> None:
+    _more_tests(project)
+    args = ["--cov=calc", "--cov-branch"]
+    result = _run(project, *args, "--cov-report=json:first.json", "tests/test_more_0.py")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    first = _gate_totals(project)
+    assert first == _calc_totals(json.loads((project.path / "first.json").read_text()))
+    assert (first["covered_lines"], first["num_branches"], first["covered_branches"]) == (4, 2, 0)
+
+    result = _run(
+        project, *args, "--cov-append", "--cov-report=json:second.json", "tests/test_calc.py"
+    )
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    appended = _gate_totals(project)
+    assert appended == _calc_totals(json.loads((project.path / "second.json").read_text()))
+    assert (appended["covered_lines"], appended["covered_branches"]) == (7, 2)
+
+
+def test_a_full_run_uses_line_probes_with_coverage_runs_figures(project: pytest.Pytester) -> None:
+    project.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.run]\nsource = ["calc"]\n',
+        encoding="utf-8",
+    )
+    assert _run(project).ret == 0
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["engine"] == "line probes"
+    assert "num_branches" not in details
+    reference = _coverage_run(project)["totals"]
+    assert (details["covered_lines"], details["num_statements"]) == (
+        reference["covered_lines"], reference["num_statements"],
+    )
+
+
+def test_xdist_workers_use_line_probes_and_the_report_says_so(project: pytest.Pytester) -> None:
+    _more_tests(project)
+    assert _run(project, "-p", "no:xdist").ret == 0
+    serial = _gate_totals(project)
+    result = _run(project, "-n", "2")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["workers"] == ["gw0", "gw1"]
+    assert details["engine"] == "line probes"
+    assert _gate_totals(project) == serial
+
+
+def test_the_projects_branch_setting_is_honoured(project: pytest.Pytester) -> None:
+    project.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n',
+        encoding="utf-8",
+    )
+    result = _run(project)
+    assert result.ret == 0
+    details = metric(read_report(project), "test_coverage")["details"]
+    reference = _coverage_run(project)["totals"]
+    keys = ("covered_lines", "num_statements", "num_branches", "covered_branches")
+    assert {k: details[k] for k in keys} == {k: reference[k] for k in keys}
+    assert details["num_branches"] == 2
+    assert details["engine"] == "coverage.py"
+    # Lines and branches apart, so the fraction shown is never mistaken for the percentage.
+    result.stdout.fnmatch_lines(["*test_coverage*(coverage: 7/7 lines, 2/2 branches)*"])
+
+    write_config(project, "gate:\n  metrics: [{type: test_coverage, branch: false}]\n")
+    assert _run(project).ret == 0
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert "num_branches" not in details  # the gate's own setting wins over the project's
+
+
+def test_the_projects_omit_and_exclusions_are_honoured(project: pytest.Pytester) -> None:
+    project.path.joinpath("calc", "vendored.py").write_text(
+        "def unused():\n    return 1\n", encoding="utf-8"
+    )
+    project.path.joinpath("calc", "__init__.py").write_text(
+        project.path.joinpath("calc", "__init__.py").read_text(encoding="utf-8")
+        + "\n\ndef debug_only():  # skip coverage\n    return 'debug'\n",
+        encoding="utf-8",
+    )
+    project.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.run]\nomit = ["*/vendored.py"]\n\n'
+        '[tool.coverage.report]\nexclude_also = ["skip coverage"]\n',
+        encoding="utf-8",
+    )
+    assert _run(project).ret == 0
+    details = metric(read_report(project), "test_coverage")["details"]
+    reference = _calc_totals(_coverage_run(project, "--source=calc"))
+    assert details["covered_lines"] == reference["covered_lines"] == 7
+    assert details["num_statements"] == reference["num_statements"] == 7
+    assert "calc/vendored.py" not in details["missing"]
+
+
+def test_tests_inside_the_package_are_not_measured_linted_or_scanned(
+    project: pytest.Pytester,
+) -> None:
+    inner = project.path / "calc" / "tests"
+    inner.mkdir()
+    inner.joinpath("__init__.py").write_text("", encoding="utf-8")
+    inner.joinpath("test_inner.py").write_text(
+        "import os\nfrom calc import add\n\n\ndef test_inner():\n    assert add(2, 2) == 4\n",
+        encoding="utf-8",
+    )  # an unused import: ruff would count it if the test were linted
+    project.path.joinpath("calc", "conftest.py").write_text("X = 1\n", encoding="utf-8")
+    assert _run(project).ret == 0
+    report = read_report(project)
+    coverage = metric(report, "test_coverage")["details"]
+    assert coverage["files_measured"] == 1
+    assert coverage["num_statements"] == 7
+    lint = metric(report, "lint_score")["details"]
+    assert lint["violations"] == 0
+    assert lint["files_checked"] == 1
+    assert metric(report, "security_score")["details"]["files_scanned"] == 1
+
+
+def test_the_gate_runs_no_thread_in_the_pytest_process(project: pytest.Pytester) -> None:
+    """Threads that import while pytest imports conftests break under coverage.py (#2247)."""
+    project.path.joinpath("tests", "test_threads.py").write_text(
+        "import threading\n\n\ndef test_only_the_main_thread():\n"
+        "    assert [t.name for t in threading.enumerate()] == ['MainThread']\n",
+        encoding="utf-8",
+    )
+    result = _run(project, "--cov=calc")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert metric(read_report(project), "lint_score")["status"] == "ok"
+
+
+def test_modules_pytest_rewrites_are_probed_and_keep_their_rewritten_asserts(
+    project: pytest.Pytester,
+) -> None:
+    """A plugin package's modules (or `register_assert_rewrite` ones) belong to pytest's hook."""
+    project.path.joinpath("calc", "checks.py").write_text(
+        "def check_positive(x):\n    assert x > 0\n    return x\n", encoding="utf-8"
+    )
+    project.path.joinpath("conftest.py").write_text(
+        "import pytest\n\npytest.register_assert_rewrite('calc.checks')\n", encoding="utf-8"
+    )
+    project.path.joinpath("tests", "test_checks.py").write_text(
+        "import pytest\nfrom calc.checks import check_positive\n\n\n"
+        "def test_positive():\n    assert check_positive(2) == 2\n\n\n"
+        "def test_rewritten_message():\n"
+        "    with pytest.raises(AssertionError, match='assert -5 > 0'):\n"
+        "        check_positive(-5)\n",
+        encoding="utf-8",
+    )
+    result = _run(project)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["engine"] == "line probes"
+    reference = _calc_totals(_coverage_run(project, "--source=calc"))
+    assert (details["covered_lines"], details["num_statements"]) == (
+        reference["covered_lines"], reference["num_statements"],
+    )

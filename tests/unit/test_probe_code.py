@@ -1,0 +1,155 @@
+"""Cheaper line probes: cached instrumented code, and probes stripped once they fired."""
+
+from __future__ import annotations
+
+import dis
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from types import CodeType, ModuleType
+
+import pytest
+
+from pytest_confgate.collect.line_probes import PROBE, LineProbes
+from pytest_confgate.collect.probe_code import ProbeCache, probe_sites
+
+MODULE = textwrap.dedent(
+    """\
+    def pick(x):
+        if x:
+            return "yes"
+        return "no"
+
+
+    def make(flag):
+        def inner(y):
+            if y:
+                return flag
+            return None
+        return inner
+
+
+    def count(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+
+    def walk(n):
+        for i in range(n):
+            yield i
+        yield -1
+    """
+)
+
+
+def _probes_in(code: CodeType) -> int:
+    return sum(1 for i in dis.get_instructions(code) if i.argval == PROBE)
+
+
+@pytest.fixture
+def probed(tmp_path: Path) -> Iterator[tuple[LineProbes, ModuleType]]:
+    """``stripped_mod`` imported through line probes, in this process."""
+    path = tmp_path / "stripped_mod.py"
+    path.write_text(MODULE, encoding="utf-8")
+    probes = LineProbes.for_files([path])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import stripped_mod
+
+        yield probes, stripped_mod
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("stripped_mod", None)
+
+
+def test_a_fired_probe_is_jumped_over_and_the_others_still_record(
+    probed: tuple[LineProbes, ModuleType],
+) -> None:
+    probes, mod = probed
+    assert mod.pick(1) == "yes"
+    before = _probes_in(mod.pick.__code__)
+    assert probes.sweep() >= 1
+    assert _probes_in(mod.pick.__code__) == before - 2  # lines 2 and 3 fired
+    assert mod.pick(1) == "yes"
+    assert mod.pick(0) == "no"  # line 4 was never run: its probe is still there
+    (lines,) = probes.lines().values()
+    assert lines == [1, 2, 3, 4, 7, 15, 22]
+
+
+def test_closures_made_after_a_sweep_start_without_fired_probes(
+    probed: tuple[LineProbes, ModuleType],
+) -> None:
+    probes, mod = probed
+    early = mod.make("a")
+    assert early(True) == "a"
+    probes.sweep()
+    late = mod.make("b")
+    assert _probes_in(late.__code__) == 1  # only `return None` (line 11) never ran
+    assert _probes_in(early.__code__) == 1  # the live closure was repointed too
+    assert (late(True), late(False)) == ("b", None)
+    assert 11 in next(iter(probes.lines().values()))
+
+
+def test_a_suspended_generator_and_a_hot_loop_keep_working_across_sweeps(
+    probed: tuple[LineProbes, ModuleType],
+) -> None:
+    probes, mod = probed
+    walking = mod.walk(3)
+    assert next(walking) == 0
+    probes.sweep()
+    assert list(walking) == [1, 2, -1]  # its frame keeps the code it started with
+    assert mod.count(1000) == sum(range(1000))
+    probes.sweep()
+    assert _probes_in(mod.count.__code__) == 0
+    assert mod.count(10) == 45
+
+
+def test_probe_sites_skip_nothing_but_the_probe_statement() -> None:
+    code = compile("def f():\n    __confgate_probe__(2)\n    return 5\n", "m.py", "exec")
+    (function,) = (c for c in code.co_consts if isinstance(c, CodeType))
+    sites = probe_sites(function, PROBE)
+    assert list(sites) == [2]
+    ((start, end),) = sites[2]
+    ops = [i for i in dis.get_instructions(function) if start <= i.offset < end]
+    assert ops[0].argval == PROBE
+    assert ops[-1].opname == "POP_TOP"
+
+
+def test_the_cache_reuses_code_for_the_same_source_and_rebuilds_for_new(tmp_path: Path) -> None:
+    cache = ProbeCache(tmp_path / "probes")
+    builds: list[bytes] = []
+
+    def build(source: bytes) -> CodeType:
+        builds.append(source)
+        return compile(source, "m.py", "exec")
+
+    first = cache.code(b"X = 1\n", "/p/m.py", lambda: build(b"X = 1\n"))
+    again = cache.code(b"X = 1\n", "/p/m.py", lambda: build(b"X = 1\n"))
+    assert builds == [b"X = 1\n"]  # the second came from disk
+    assert again.co_consts == first.co_consts
+    cache.code(b"X = 2\n", "/p/m.py", lambda: build(b"X = 2\n"))
+    cache.code(b"X = 1\n", "/other/m.py", lambda: build(b"X = 1\n"))
+    assert len(builds) == 3  # a new source or another path is compiled again
+
+
+def test_a_broken_cache_entry_is_rebuilt_not_trusted(tmp_path: Path) -> None:
+    cache = ProbeCache(tmp_path / "probes")
+    cache.code(b"X = 1\n", "/p/m.py", lambda: compile("X = 1\n", "m.py", "exec"))
+    (entry,) = (tmp_path / "probes").rglob("*.bin")
+    entry.write_bytes(b"not marshal data")
+    rebuilt = cache.code(b"X = 1\n", "/p/m.py", lambda: compile("X = 1\n", "m.py", "exec"))
+    namespace: dict[str, object] = {}
+    exec(rebuilt, namespace)  # noqa: S102 -- our own compiled constant, not user text
+    assert namespace["X"] == 1
+
+
+def test_an_unwritable_cache_only_costs_speed(tmp_path: Path) -> None:
+    blocker = tmp_path / "probes"
+    blocker.write_text("a file where the folder should be", encoding="utf-8")
+    code = ProbeCache(blocker).code(b"X = 1\n", "/p/m.py", lambda: compile("X = 1", "m", "exec"))
+    assert isinstance(code, CodeType)
