@@ -38,8 +38,9 @@ def confgate_collect_metrics(
 ) -> list[EvalMetric] | None:
     """Return extra evidence, after the tests ran and before the policy decides.
 
-    Called once per gate evaluation. The metrics appear in the report beside the built-in
-    ones; to make one *block*, also return a condition from ``confgate_extra_conditions``.
+    Called once per gate evaluation, with copies of its arguments. The metrics appear in the
+    report beside the built-in ones; to make one *block*, also return a condition from
+    ``confgate_extra_conditions``.
     Example: ``return [EvalMetric(type="docs_built", value=1.0)]``.
     """
 
@@ -50,7 +51,8 @@ def confgate_extra_conditions(
 ) -> list[Condition] | None:
     """Return extra policy conditions; a failing blocking one fails the gate.
 
-    Called after all metrics (built-in and plugin) are known. Conditions can only add
+    Called after all metrics (built-in and plugin) are known, with copies of them (editing
+    an argument changes nothing; only the returned conditions count). Conditions can only add
     reasons to fail: a passing condition never overrides another's failure.
     Example: ``return [Condition(metric="docs_built", name="built", passed=False,
     message="docs_built: the docs did not build")]``.
@@ -61,8 +63,9 @@ def confgate_extra_conditions(
 def confgate_gate_finished(report: GateReport) -> None:
     """Called with the final report, after the decision and before it is written.
 
-    A notification: the report is frozen and the return value is ignored. Use it to send
-    the verdict elsewhere (a dashboard, a chat message).
+    A notification: each plugin gets its own deep copy, so editing it (appending a reason,
+    say) changes nothing, and the return value is ignored. Use it to send the verdict
+    elsewhere (a dashboard, a chat message); to add a reason, use ``confgate_extra_conditions``.
     """
 
 

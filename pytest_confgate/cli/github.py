@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from pytest_confgate.exit_codes import ExitCode
 
 if TYPE_CHECKING:
+    from pytest_confgate.github.run_report import RunSummary
     from pytest_confgate.models import GateReport
 
 ANNOTATIONS_CAP = 10  # github.publish.ANNOTATIONS_CAP, kept lazy so --help stays fast
@@ -39,7 +40,10 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         "(exit 0 pass, 1 fail or needs sign-off, 2 bad report)",
     )
     publish_command.add_argument(
-        "report", metavar="REPORT.json", help="a report `pytest --confgate` wrote"
+        "report",
+        metavar="REPORT.json",
+        help="a report `pytest --confgate` wrote, or `confgate run --report` (its last gate "
+        "report is published, and `escalated` says whether it waits for a human)",
     )
     publish_command.add_argument(
         "--comment",
@@ -86,10 +90,10 @@ def publish(
         annotation_commands,
         log_line,
         post_sticky_comment,
-        step_outputs,
         write_outputs,
         write_summary,
     )
+    from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
     from pytest_confgate.report.markdown import render_markdown
@@ -100,7 +104,9 @@ def publish(
     except GitHubError as exc:
         return unpublished.fail(None, f"the commit under review cannot be told: {exc}")
     try:
-        report = _load(Path(report_path))
+        run = load_run_report(Path(report_path), Path.cwd(), MAX_REPORT_BYTES)
+        report_file = run.gate_report if run else Path(report_path)
+        report = _load(report_file)
     except ReportError as exc:
         print(log_line(f"github publish: {exc}"), file=err)
         unpublished.fail(want.head, str(exc))
@@ -113,24 +119,41 @@ def publish(
         print(log_line(note), file=err)
     if recounted is not report:  # the `report` output must tell the final verdict
         report = recounted
-        write_json_report(report, Path(report_path))
+        write_json_report(report, report_file)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
-    summary = render_markdown(report)
+    summary = with_run(run, render_markdown(report))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     write_summary(environ, summary, err)
     if environ.get("GITHUB_OUTPUT"):
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), step_outputs(report, report_path))
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), _outputs(report, report_path, run))
     else:
         print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
     if comment:
-        body = render_markdown(report, limit_bytes=COMMENT_LIMIT)
+        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
+    if run is not None and not run.advanced:
+        state = "escalated to a human" if run.escalated else "did not advance"
+        print(log_line(f"the run {state}"), file=out)
+        return ExitCode.GATE_FAILED
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def _outputs(report: GateReport, report_path: str, run: RunSummary | None) -> dict[str, str]:
+    """The gate report's outputs; a run adds whether it escalated and whether it advanced."""
+    from pytest_confgate.github.publish import step_outputs
+
+    outputs = step_outputs(report, report_path)
+    if run is not None:
+        outputs["escalated"] = "true" if run.escalated else "false"
+        outputs["confidence"] = run.confidence or outputs["confidence"]
+        if not run.advanced:
+            outputs["auto_advance"] = "false"
+    return outputs
 
 
 def _load(path: Path) -> GateReport:

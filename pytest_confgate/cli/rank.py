@@ -4,6 +4,8 @@
 ``confgate rank feedback RANKING_ID --chose ID | --accepted-winner | --rejected-all`` stores
 what the user decided, which later rankings learn from. Exit 0 when ranked (whatever the
 answer), 2 for bad input (a candidate that does not exist, a bad config, an unknown ranking).
+``--apply`` (``--apply-branch NAME``) then checks the accepted winner out (``rank.apply``)
+and exits 1, having checked nothing out, when no winner was accepted.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ if TYPE_CHECKING:
 
 _USAGE = (
     "confgate rank CANDIDATE [CANDIDATE ...] [--baseline DIR|REF] [--jobs N] "
-    "[--format md|json|html] [-o FILE] [--config PATH] [--task TEXT|@FILE]\n"
+    "[--format md|json|html] [-o FILE] [--markdown FILE] [--config PATH] [--task TEXT|@FILE] "
+    "[--apply] [--apply-branch NAME]\n"
     "       confgate rank feedback RANKING_ID (--chose ID | --accepted-winner | --rejected-all)"
 )
 
@@ -54,6 +57,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
                       "kept in .confgate/rank-cache/")
     rank.add_argument("--format", choices=("md", "json", "html"), default="md", dest="fmt")
     rank.add_argument("-o", "--output", help="write the result here instead of stdout")
+    rank.add_argument("--markdown", metavar="FILE", help="also write the Markdown report here")
+    rank.add_argument("--apply", action="store_true",
+                      help="check the accepted winner out into the working tree (exit 1, "
+                      "nothing checked out, when no winner was accepted)")
+    rank.add_argument("--apply-branch", metavar="NAME",
+                      help="with --apply: check the winner out onto this new branch")
     rank.add_argument("--config", help="the confgate configuration (default: found in cwd)")
     rank.add_argument("--task", help="the task, for the evaluator agent (@FILE reads a file)")
     rank.add_argument("--chose", metavar="ID", help="feedback: you took this solution")
@@ -105,6 +114,9 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
     problem, agent = _agent(config)
     if problem:
         return _usage(problem)
+    apply = args.apply or args.apply_branch is not None
+    if apply and (problem := _apply_problem(args.apply_branch)):
+        return _usage(problem)  # before any candidate is evaluated
     command = tuple(config.rank.test_command or (sys.executable, "-m", "pytest"))
     python = command[0] if "python" in Path(command[0]).name else sys.executable
     settings = Settings(
@@ -123,12 +135,32 @@ def _rank(args: argparse.Namespace, config: ConfgateConfig, store: RankStore) ->
               "processes were killed and its temporary tree removed", file=sys.stderr)
         return 128 + signum
     _write(outcome, args.fmt, args.output)
+    if args.markdown:
+        _write(outcome, "md", args.markdown)
     winner = outcome.ranking.winner
     print(f"confgate rank: ranking {outcome.ranking_id}: winner "
           f"{winner.solution_id if winner else 'none'} (confidence "
           f"{outcome.ranking.confidence:.2f}); auto-accept: "
           f"{'yes' if outcome.auto_accept.accept else 'no'} ({outcome.auto_accept.reason})",
           file=sys.stderr)
+    return _apply(outcome, args.apply_branch) if apply else ExitCode.OK
+
+
+def _apply_problem(branch: str | None) -> str | None:
+    from pytest_confgate.rank.apply import apply_problem
+
+    return apply_problem(Path.cwd(), branch)
+
+
+def _apply(outcome: RankOutcome, branch: str | None) -> int:
+    from pytest_confgate.exceptions import CandidateError
+    from pytest_confgate.rank.apply import apply_winner
+
+    try:
+        print(f"confgate rank: {apply_winner(outcome, Path.cwd(), branch)}", file=sys.stderr)
+    except CandidateError as exc:
+        print(f"confgate rank: {exc}", file=sys.stderr)
+        return ExitCode.GATE_FAILED
     return ExitCode.OK
 
 

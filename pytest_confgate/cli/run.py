@@ -3,6 +3,11 @@
 Exit status: 0 the task advanced (the gate passed), 1 the gate blocked it, 3 it escalated to
 a human, 2 a usage or configuration error; an interrupted run exits 128 + the signal's
 number (130 for Ctrl-C, 143 for SIGTERM), as shells report it.
+
+``confgate run TASK --resume RUN_ID --decision approve|reject|retry [--note TEXT]`` answers
+an escalation: the decision goes into the run's record and the run goes on (``reject`` exits
+1; ``approve`` advances when the gate's last decision was pass; ``retry`` runs one more
+iteration).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from pytest_confgate.exit_codes import ExitCode
 if TYPE_CHECKING:
     from pytest_confgate.agents import Agent
     from pytest_confgate.config import ConfgateConfig
+    from pytest_confgate.overlays.run_record import RunRecord
 
 
 def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
@@ -31,6 +37,16 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     run.add_argument("task", nargs="?", help="the task under `tasks:` (default: every task)")
     run.add_argument("-c", "--config", help="the confgate configuration (default: found in cwd)")
     run.add_argument("--report", metavar="PATH", help="write the run's JSON report here")
+    run.add_argument(
+        "--resume", metavar="RUN_ID", help="answer the escalation of this run and go on"
+    )
+    run.add_argument(
+        "--decision",
+        choices=("approve", "reject", "retry"),
+        help="with --resume: approve (advance), reject (stop, exit 1) or retry (one more "
+        "iteration)",
+    )
+    run.add_argument("--note", metavar="TEXT", help="with --resume: why, kept in the record")
     run.set_defaults(handler=_run)
 
 
@@ -40,15 +56,41 @@ def _run(args: argparse.Namespace) -> int:
     from pytest_confgate.overlays.tasks import resolve_prompt
 
     root = Path.cwd()
+    problem = _resume_usage(args)
+    if problem:
+        print(f"confgate run: {problem}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
     try:
         loaded = load_config(root, args.config)
         names = _task_names(loaded.config, args.task, loaded.path)
         for name in names:  # every prompt is found before the first agent starts
             resolve_prompt(name, loaded.config.tasks[name], root, str(loaded.path))
         agents = _agents(loaded.config, names)
+        resumed = _reopen(root, args)
     except ConfgateError as exc:
         return usage_error("confgate run", exc)
-    return _run_tasks(loaded.config, loaded.path, root, names, agents, args)
+    return _run_tasks(loaded.config, loaded.path, root, names, agents, args, resumed)
+
+
+def _resume_usage(args: argparse.Namespace) -> str | None:
+    """What is wrong with the ``--resume`` / ``--decision`` / ``--note`` combination."""
+    if args.resume is None:
+        if args.decision or args.note is not None:
+            return "--decision and --note answer an escalation: add --resume RUN_ID"
+        return None
+    if not args.task:
+        return "--resume needs the task: confgate run TASK --resume RUN_ID --decision ..."
+    if not args.decision:
+        return "--resume needs --decision approve, reject or retry"
+    return None
+
+
+def _reopen(root: Path, args: argparse.Namespace) -> RunRecord | None:
+    from pytest_confgate.overlays.run_record import RunRecord
+
+    if not args.resume:
+        return None
+    return RunRecord.reopen(root, args.resume, args.task, args.decision)
 
 
 def _run_tasks(
@@ -58,6 +100,7 @@ def _run_tasks(
     names: list[str],
     agents: dict[str, Agent],
     args: argparse.Namespace,
+    resumed: RunRecord | None = None,
 ) -> int:
     from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.overlays.runner import RunInterrupted, TaskRunner, interrupts_as_exceptions
@@ -67,7 +110,11 @@ def _run_tasks(
     with interrupts_as_exceptions():
         try:
             for name in names:
-                code, report = TaskRunner(config, config_path, root, name, agents, sys.stdout).run()
+                runner = TaskRunner(config, config_path, root, name, agents, sys.stdout, resumed)
+                if resumed is not None:
+                    code, report = runner.resume(args.decision, args.note)
+                else:
+                    code, report = runner.run()
                 reports.append(report)
                 if code != ExitCode.OK:
                     break  # a later task builds on this one: never run it on unadvanced work

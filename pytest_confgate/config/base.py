@@ -8,9 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ConfigModel(BaseModel):
-    """Every configuration section: frozen, and an unknown key is an error (SPEC 3)."""
+    """Every configuration section: frozen, an unknown key is an error (SPEC 3), and nothing
+    is coerced (issue 17): ``threshold: "0.85"`` or ``enabled: "yes"`` is an error, not a
+    number or a boolean; an integer is still a valid number."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]

@@ -12,6 +12,13 @@ only these names::
 Any other name is an error at load, with a "did you mean"; evaluating a compiled condition
 over an iteration's evidence is ``overlays.exit_conditions``' job.
 
+Cost is bounded here, because the CEL engine holds the GIL while it runs and cannot be
+interrupted (issue 17): the condition's variables are numbers and booleans, never lists, so a
+comprehension (``all``, ``exists``, ``exists_one``, ``map``, ``filter``) can only walk a list
+written in the condition itself. At most ``MAX_COMPREHENSIONS`` of them, none inside another,
+and none whose body builds or indexes a list or map: what is left is linear in the text. The
+evaluator's measured deadline (``overlays.exit_conditions``) is the backstop.
+
 Leaf module: it imports only the exception tree, so the configuration can compile every
 condition while it loads. The CEL engine is the Rust-backed
 ``common-expression-language`` package, loaded without its interactive CLI (see ``_cel``).
@@ -63,6 +70,11 @@ _STRING = re.compile(
     re.DOTALL,
 )
 _PATH = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)(\s*\()?")
+_COMMENT = re.compile(r"//[^\n]*")
+MACROS = ("all", "exists", "exists_one", "map", "filter")
+MAX_COMPREHENSIONS = 2
+"""Comprehensions per condition; a condition reads scalars, so two is already generous."""
+_MACRO_CALL = re.compile(r"\.\s*(exists_one|exists|all|map|filter)\s*\(\s*([A-Za-z_]\w*)?")
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,9 @@ def compile_condition(
         )
     if not source.strip():
         raise ConditionError("exit condition is empty; write e.g. confidence_score >= 0.80")
-    references = _references(source)
+    code = _code_only(source)
+    local_names = _check_comprehensions(code, source)
+    references = tuple(r for r in _references(code) if r.split(".")[0] not in local_names)
     known = _known_names(metric_types)
     for name in references:
         _check_name(name, known)
@@ -111,11 +125,50 @@ def compile_condition(
     return ExitCondition(source, references, program)
 
 
-def _references(source: str) -> tuple[str, ...]:
-    """The dotted names ``source`` reads, outside string literals; function names excluded."""
-    stripped = _STRING.sub(lambda m: '""', source)
+def _code_only(source: str) -> str:
+    """``source`` with string literals emptied and ``//`` comments removed (same offsets
+    do not matter: only names and brackets are read from it)."""
+    return _COMMENT.sub("", _STRING.sub(lambda m: '""', source))
+
+
+def _check_comprehensions(code: str, source: str) -> frozenset[str]:
+    """Refuse what makes a comprehension costly; returns the names the macros bind."""
+    calls = list(_MACRO_CALL.finditer(code))
+    if len(calls) > MAX_COMPREHENSIONS:
+        raise ConditionError(
+            f"exit condition {source!r} has {len(calls)} comprehensions; at most "
+            f"{MAX_COMPREHENSIONS} are allowed: compare the values directly"
+        )
+    spans = [(call.end(1), _closing(code, code.index("(", call.end(1)))) for call in calls]
+    for start, end in spans:
+        if any(start < other.start() < end for other in calls):
+            raise ConditionError(
+                f"exit condition {source!r} has a comprehension nested in another; nested "
+                "comprehensions are not allowed (their cost multiplies)"
+            )
+        if any(bracket in code[start:end] for bracket in "[]{}"):
+            raise ConditionError(
+                f"exit condition {source!r}: a comprehension's body may not build or index "
+                "a list or map (its cost would grow with the square of the list)"
+            )
+    return frozenset(call.group(2) for call in calls if call.group(2))
+
+
+def _closing(code: str, opening: int) -> int:
+    """The index of the parenthesis that closes ``code[opening]`` (the end if none does)."""
+    depth = 0
+    for index in range(opening, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[index], 0)
+        if depth == 0:
+            return index
+    return len(code)
+
+
+def _references(code: str) -> tuple[str, ...]:
+    """The dotted names ``code`` reads (strings and comments removed); function names
+    excluded."""
     found: list[str] = []
-    for match in _PATH.finditer(stripped):
+    for match in _PATH.finditer(code):
         parts = [p.strip() for p in match.group(1).split(".")]
         if match.group(2):  # a call: the last part is a function or method name
             parts = parts[:-1]

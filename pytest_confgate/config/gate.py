@@ -48,7 +48,8 @@ class Waiver(ConfigModel):
     rule: Text
     paths: list[Glob] = Field(default_factory=lambda: ["**"])
     reason: Annotated[str, Field(min_length=3)]
-    expires: dt.date
+    expires: Annotated[dt.date, Field(strict=False)]
+    """A YAML date, or the same written as text (``'2025-06-30'``)."""
 
 
 class RiskRule(ConfigModel):

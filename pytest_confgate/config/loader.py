@@ -205,10 +205,20 @@ def _tag_not_allowed(node: Any, at: Path_) -> str:
     )
 
 
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_YAML11_BOOLEANS = frozenset({"yes", "no", "on", "off"})
+
+
 def _scalar(path: Path, loader: yaml.SafeLoader, node: yaml.ScalarNode, at: Path_) -> Any:
     line = node.start_mark.line + 1
     if node.tag not in type(loader).yaml_constructors:  # e.g. !!python/name:os.system
         raise ConfigError(f"{path}:{line}: {_tag_not_allowed(node, at)}")
+    if node.tag == _BOOL_TAG and node.value.lower() in _YAML11_BOOLEANS:
+        # YAML 1.1 reads yes/no/on/off as booleans, YAML 1.2 and people do not (issue 17).
+        raise ConfigError(
+            f"{path}:{line}: {_dotted(at) or '<top>'}: {node.value!r} is a boolean only in "
+            "YAML 1.1; write true or false (quote it if it is text)"
+        )
     try:
         return loader.construct_object(node, deep=True)
     except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError):

@@ -38,13 +38,16 @@ class ConfgateConfig(ConfigModel):
 
 JUDGE_NEEDS_EVALUATOR = "llm_judge metric requires evaluator_agent to be set."
 JUDGE_NOT_AUTHOR = "llm_judge evaluator_agent must differ from task agent."
+EVALUATOR_NOT_AUTHOR = "confidence evaluator_agent must differ from task agent."
+CHALLENGER_NOT_AUTHOR = "challenger_agent must differ from task agent."
 
 
 def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
     """Rules that span keys (SPEC 3): agents that exist, judges that are not the author.
 
-    Returned as (key path, message) so the loader can name the line; the two ``llm_judge``
-    messages are the seeds' exact words.
+    Returned as (key path, message) so the loader can name the line; the ``llm_judge``
+    messages are the seeds' exact words. Under ``confgate run`` every task's agents are
+    authors (issue 17): the gate's judges and evaluator judge each task's work too.
     """
     problems: list[tuple[KeyPath, str]] = []
     known = sorted(config.agents)
@@ -102,5 +105,64 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
         pair = task.overlays.paired_workflow
         agent((*at, "overlays", "paired_workflow", "driver_agent"), pair.driver_agent)
         agent((*at, "overlays", "paired_workflow", "challenger_agent"), pair.challenger_agent)
+        problems.extend(_independence(config, name, task))
     problems.extend(task_problems(config.tasks))
+    return _unique(problems)
+
+
+def _authors(task: TaskConfig) -> list[str]:
+    """Who writes a task's work under ``confgate run``: its agent, the pair's driver, and the
+    challenger too when the roles switch (it then drives)."""
+    pair = task.overlays.paired_workflow
+    names = [task.agent]
+    if pair.enabled:
+        names.append(pair.driver_agent or task.agent)
+        if pair.role_switch != "session":
+            names.append(pair.challenger_agent)
+    return [n for n in dict.fromkeys(names) if n is not None]
+
+
+def _independence(
+    config: ConfgateConfig, name: str, task: TaskConfig
+) -> list[tuple[KeyPath, str]]:
+    """Every judge, evaluator and challenger a task's run asks, against its authors."""
+    authors = _authors(task)
+    loop, pair = task.overlays.confidence_loop, task.overlays.paired_workflow
+    at: KeyPath = ("tasks", name, "overlays")
+    asked: list[tuple[KeyPath, str | None, str]] = [
+        (("gate", "metrics", i, "evaluator_agent"), m.evaluator_agent, JUDGE_NOT_AUTHOR)
+        for i, m in enumerate(config.gate.metrics)
+        if isinstance(m, LlmJudgeMetricConfig)
+    ]
+    asked += [
+        ((*at, "confidence_loop", "metrics", i, "evaluator_agent"), m.evaluator_agent,
+         JUDGE_NOT_AUTHOR)
+        for i, m in enumerate(loop.metrics if loop.enabled else [])
+        if isinstance(m, LlmJudgeMetricConfig)
+    ]
+    for where, block in ((("gate", "confidence"), config.gate.confidence),
+                         ((*at, "confidence_loop"), loop)):
+        if block.enabled and block.method != "formula":
+            asked.append(((*where, "evaluator_agent"), block.evaluator_agent,
+                          EVALUATOR_NOT_AUTHOR))
+    if pair.enabled:
+        asked.append(((*at, "paired_workflow", "challenger_agent"), pair.challenger_agent,
+                      CHALLENGER_NOT_AUTHOR))
+    problems = []
+    for path, who, message in asked:
+        if who is None or who not in authors:
+            continue
+        driver = pair.driver_agent or task.agent
+        if path[-1] == "challenger_agent" and (who != task.agent or who == driver):
+            continue  # only the task's agent; one that drives has its own (task_problems)
+        problems.append((path, f"{message} ({who!r} writes the work of task {name!r} under "
+                               "confgate run; choose another agent)"))
     return problems
+
+
+def _unique(problems: list[tuple[KeyPath, str]]) -> list[tuple[KeyPath, str]]:
+    """One message per key: the task-level check can repeat what the older one said."""
+    seen: dict[KeyPath, str] = {}
+    for path, message in problems:
+        seen.setdefault(path, message)
+    return list(seen.items())

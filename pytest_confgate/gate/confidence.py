@@ -134,6 +134,30 @@ def evaluate_confidence(
     )
 
 
+def rescored(
+    config: ConfidenceConfig, metrics: list[EvalMetric], earlier: list[ConfidenceResult | None]
+) -> ConfidenceResult | None:
+    """The advisory over ``metrics`` again, as ``confgate merge`` needs it for its shards'
+    evidence (None when it is off). The LLM is not asked again: for ``llm`` and ``hybrid``
+    the lowest score of the ``earlier`` results stands in (conservative); when one of them
+    has none, the formula does, and the breakdown says so.
+    """
+    if not config.enabled:
+        return None
+    given = [r.breakdown.get("llm_score") if r is not None else None for r in earlier]
+    scores = [float(v) for v in given if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    scorer = None
+    if config.method != "formula" and scores and len(scores) == len(earlier):
+        lowest = min(scores)
+        if 0.0 <= lowest <= 1.0:
+            note = {"source": "the lowest LLM score of the merged reports; not asked again"}
+
+            def scorer() -> LlmScore:
+                return LlmScore(lowest, note)
+
+    return evaluate_confidence(config, metrics, scorer)
+
+
 def _ask(llm: LlmScorer | None, breakdown: dict[str, Any]) -> float | None:
     if llm is None:
         breakdown["fallback"] = "no evaluator agent could be asked; the formula score stands in"

@@ -249,8 +249,10 @@ class GateRun:
             metrics=list(metrics), tests=tests, tier=tier, config=self.config
         )
         extra += self.plugins.problems + expired + self._unverified_change()
-        verdict = decide(self.gate, tier, metrics, tests, found, extra=extra)
-        confidence = self.agents.confidence(metrics)  # advisory: computed after the decision
+        # Advisory: it never changes the decision, only whether a pass may auto-advance.
+        confidence = self.agents.confidence(metrics)
+        met = confidence is not None and confidence.advisory is not None
+        verdict = decide(self.gate, tier, metrics, tests, found, confidence_met=met, extra=extra)
         _, needed, _ = self.gate.policy.tier(tier)
         report = GateReport(
             tool_version=_tool_version(),

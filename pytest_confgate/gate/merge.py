@@ -24,6 +24,7 @@ from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import CoverageMetricConfig, MetricConfig
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.exceptions import ConfigError, EvidenceError, ReportError
+from pytest_confgate.gate.confidence import rescored
 from pytest_confgate.gate.policy import decide
 from pytest_confgate.models import (
     SCHEMA_VERSION,
@@ -204,7 +205,8 @@ def merge_reports(
     """Combine the shards and apply the policy once.
 
     ``tests.duration_s`` is the slowest shard's (shards run side by side, so the longest
-    one is the wall time of the suite). ``confidence`` is not recomputed (advisory, SPEC 5).
+    one is the wall time of the suite). ``confidence`` is scored again over the merged
+    evidence (``confidence.rescored``), so ``auto_advance`` follows SPEC 6 here too.
     """
     gate = loaded.config.gate
     tests = sum_outcomes([report for _, report in shards])
@@ -218,7 +220,9 @@ def merge_reports(
     metrics += [agreed_metric(kind, shards) for kind in extra_types]
     extra = _carried_conditions(shards, configured)
     found = collect_signoffs(environ, gate.policy.signoff.approvers)
-    verdict = decide(gate, tier, metrics, tests, found, extra=extra)
+    confidence = rescored(gate.confidence, metrics, [r.confidence for _, r in shards])
+    met = confidence is not None and confidence.advisory is not None
+    verdict = decide(gate, tier, metrics, tests, found, confidence_met=met, extra=extra)
     _, needed, _ = gate.policy.tier(tier)
     first = shards[0][1]
     return GateReport(
@@ -236,6 +240,7 @@ def merge_reports(
         metrics=metrics,
         conditions=verdict.conditions,
         tests=tests,
+        confidence=confidence,
         signoffs=found.model_copy(update={"required": needed}),
         provenance=merged_provenance(shards),
     )

@@ -8,6 +8,7 @@ stricter must not silently vanish).
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Iterable
 from typing import Any
@@ -57,17 +58,19 @@ class PluginHost:
         return self._call("confgate_extra_conditions", Condition, kwargs)
 
     def gate_finished(self, report: GateReport) -> None:
-        """Notify every plugin; a failure here is named but cannot change the report."""
+        """Notify every plugin with its own deep copy: editing it in place (a reason appended,
+        a detail forged) cannot reach the report that is written or the next plugin."""
         for impl in self.manager.hook.confgate_gate_finished.get_hookimpls():
             try:
-                impl.function(report=report)
+                impl.function(report=report.model_copy(deep=True))
             except Exception as exc:
                 self._problem(impl.plugin_name, f"confgate_gate_finished raised {exc!r}")
 
     def _call(self, hook: str, kind: type[Any], kwargs: dict[str, Any]) -> list[Any]:
         results: list[Any] = []
         for impl in getattr(self.manager.hook, hook).get_hookimpls():
-            args = {name: kwargs[name] for name in impl.argnames if name in kwargs}
+            # Each plugin reads its own copy: only what it returns counts (hookspecs).
+            args = {name: copy.deepcopy(kwargs[name]) for name in impl.argnames if name in kwargs}
             try:
                 value = impl.function(**args)
             except Exception as exc:

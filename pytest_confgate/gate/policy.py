@@ -94,18 +94,23 @@ def metric_for(config: MetricConfig, metrics: list[EvalMetric]) -> EvalMetric | 
     return found[0] if found else None
 
 
-def recount_signoffs(verdict: Verdict, tier: str, signoffs: Signoffs) -> Verdict:
+def recount_signoffs(
+    verdict: Verdict, tier: str, signoffs: Signoffs, *, auto_advance_allowed: bool | None = None
+) -> Verdict:
     """The same verdict with sign-offs counted again from ``signoffs`` (``required`` of them).
 
     The Action runs the change's tests without a token, so reviews can only be read in its
     publish step; this replaces the sign-off condition and re-decides. Every other condition
     stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
-    ``auto_advance`` survives only on a verdict that passes both times.
+    ``auto_advance_allowed`` is SPEC 6's rest (the tier allows it and the confidence advisory
+    is met), when the caller knows it; without it, ``auto_advance`` survives only on a verdict
+    that passes both times.
     """
     conditions = [c for c in verdict.conditions if c.metric != "signoff"]
     if signoffs.required:
         conditions.append(_signoff_condition(tier, signoffs.required, signoffs))
-    return _verdict(conditions, auto_advance_allowed=verdict.auto_advance)
+    allowed = verdict.auto_advance if auto_advance_allowed is None else auto_advance_allowed
+    return _verdict(conditions, auto_advance_allowed=allowed)
 
 
 def _partial_judgement(config: MetricConfig, metric: EvalMetric | None) -> str | None:

@@ -41,14 +41,21 @@ def recount_from_reviews(
         if report.signoffs.required:
             return report, ["sign-offs not recounted from reviews: no token"]
         return report, ["risk tier not checked against the pull request's files: no token"]
-    report, notes = _with_floor(report, client, environ)
+    report, notes, may_advance = _with_floor(report, client, environ)
     required = report.signoffs.required
     if not required:
         return report, notes
     found = collect_signoffs(environ, report.signoffs.approvers).model_copy(
         update={"required": required, "approvers": report.signoffs.approvers}
     )
-    after = recount_signoffs(_verdict(report), report.risk_tier, found)
+    allowed = None  # the base's policy unknown: auto_advance only if it was already granted
+    if may_advance is not None:
+        allowed = may_advance and report.confidence is not None and (
+            report.confidence.advisory is not None
+        )
+    after = recount_signoffs(
+        _verdict(report), report.risk_tier, found, auto_advance_allowed=allowed
+    )
     updated = report.model_copy(
         update={
             "decision": after.decision,
@@ -67,9 +74,10 @@ def recount_from_reviews(
 
 def _with_floor(
     report: GateReport, client: GitHubClient, environ: Mapping[str, str]
-) -> tuple[GateReport, list[str]]:
+) -> tuple[GateReport, list[str], bool | None]:
     """The report at no less than the tier its files demand; approvers and sign-offs needed
-    from the base's policy. When that cannot be worked out, a failing condition says why."""
+    from the base's policy, and whether that tier may auto-advance (None: not known). When
+    that cannot be worked out, a failing condition says why."""
     repo = environ.get("GITHUB_REPOSITORY", "").strip()
     try:
         pull = pull_request(environ)
@@ -78,14 +86,14 @@ def _with_floor(
         floor = derive_floor(client, environ, pull, repo)
     except GitHubError as exc:
         if exc.status != 404:
-            return _unchecked(report, exc)
+            return *_unchecked(report, exc), None
         # GitHub knows no such pull request (or hides it from this token): nothing to judge
         # by, and the reviews of the same pull request will not count either.
-        return report, [f"risk tier not checked against the pull request's files: {exc}"]
+        return report, [f"risk tier not checked against the pull request's files: {exc}"], None
     except ConfgateError as exc:
-        return _unchecked(report, exc)
+        return *_unchecked(report, exc), None
     if floor is None:
-        return report, ["risk tier not checked: the event names no base commit"]
+        return report, ["risk tier not checked: the event names no base commit"], None
     tier, reason = report.risk_tier, report.risk_reason
     if tier_rank(floor.tier) > tier_rank(tier):
         why = (
@@ -103,7 +111,7 @@ def _with_floor(
     note = f"risk tier checked against the pull request's files: {floor.tier} ({floor.config})"
     if tier != report.risk_tier:
         note += f"; the report said {report.risk_tier}, it is judged at {tier}"
-    return report.model_copy(update=update), [note]
+    return report.model_copy(update=update), [note], may_advance
 
 
 def _unchecked(report: GateReport, exc: Exception) -> tuple[GateReport, list[str]]:

@@ -11,6 +11,10 @@
 - ``pulls``      -- a pull request's file list and a file's text at a commit (contents API);
 - ``publish``    -- what ``confgate github publish`` writes: job summary, outputs with random
   delimiters, escaped annotations on changed lines, the one sticky PR comment;
+- ``run_report`` -- a ``confgate run`` report to publish: its deciding gate report (inside the
+  run's folder), whether it escalated, and its section of the summary;
+- ``action_rank`` -- the Action's ``command: rank``: ``confgate rank`` run like the gate step
+  (no token), then summary, sticky comment and outputs from its files;
 - ``action_run`` -- the Action's gate step: old reports removed, the pytest argv from ``env:``
   values, tokens kept out of the tests' environment, the change's output kept from issuing
   workflow commands, pytest's status passed on.

@@ -162,8 +162,10 @@ def write_summary(environ: Mapping[str, str], text: str, err: TextIO) -> None:
         handle.write(text)
 
 
-def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
-    """Create or update the one PR comment that starts with ``MARKER``; returns notes to log.
+def post_sticky_comment(
+    body: str, environ: Mapping[str, str], marker: str = MARKER
+) -> list[str]:
+    """Create or update the one PR comment that starts with ``marker``; returns notes to log.
 
     Never fails the step: without a token, outside a pull request, or when GitHub refuses,
     the notes say why and the gate's decision stands.
@@ -179,7 +181,7 @@ def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
         if client is None:
             return ["no PR comment: no token (set the github-token input or GITHUB_TOKEN)"]
         path = f"repos/{repository}/issues/{number}/comments"
-        existing = _marked_comment(client.paginate(path))
+        existing = _marked_comment(client.paginate(path), marker)
         if existing is None:
             client.post(path, {"body": body})
             return [f"PR comment created on #{number}"]
@@ -189,7 +191,7 @@ def post_sticky_comment(body: str, environ: Mapping[str, str]) -> list[str]:
         return [f"no PR comment: {exc}"]
 
 
-def _marked_comment(comments: Iterable[Any]) -> int | None:
+def _marked_comment(comments: Iterable[Any], marker: str = MARKER) -> int | None:
     """Our comment: it starts with the marker and was written by a bot or a repo member.
 
     Anyone can paste the marker into a comment; editing a stranger's comment would rewrite
@@ -201,7 +203,7 @@ def _marked_comment(comments: Iterable[Any]) -> int | None:
         if not isinstance(item, dict):
             continue
         body, ident, user = item.get("body"), item.get("id"), item.get("user")
-        if not (isinstance(body, str) and body.startswith(MARKER) and isinstance(ident, int)):
+        if not (isinstance(body, str) and body.startswith(marker) and isinstance(ident, int)):
             continue
         if isinstance(user, dict) and user.get("type") == "Bot":
             marked.append((0, ident))

@@ -7,6 +7,7 @@ They sit above the gate: each iteration asks an agent for work and then runs the
 - ``gate_step``: the gate as a subprocess, its report loaded back;
 - ``confidence_loop``: the loop's advisory score and the evidence fed back to the agent;
 - ``paired``: the challenger's prompt, its answer parsed, the ``pair_session`` record;
+- ``resume``: where an escalated run goes on after a human's decision (``--resume``);
 - ``run_record``: the run directory ``.confgate/runs/<run-id>/`` and the ``--report`` JSON;
 - ``lock``: content hashes of approved artifacts, and changes to them found later;
 - ``exit_conditions``: a compiled CEL condition evaluated over one iteration's evidence;

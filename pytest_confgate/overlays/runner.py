@@ -17,7 +17,7 @@ conditions end the loop, they never promote by themselves (seed 000).
 from __future__ import annotations
 
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,7 @@ from pytest_confgate.overlays.paired import (
     parse_challenger_answer,
     roles_swapped,
 )
+from pytest_confgate.overlays.resume import resume_point
 from pytest_confgate.overlays.run_record import RunRecord
 from pytest_confgate.overlays.tasks import resolve_prompt
 
@@ -86,6 +87,7 @@ class TaskRunner:
         name: str,
         agents: Mapping[str, Agent],
         out: IO[str],
+        record: RunRecord | None = None,
     ) -> None:
         self.task = config.tasks[name]
         self.name, self.root, self.config_path, self.agents, self.out = (
@@ -100,17 +102,27 @@ class TaskRunner:
         shown = str(config_path) if config_path else "confgate.yml"
         self.prompt = resolve_prompt(name, self.task, root, shown)
         self.conditions = self._conditions()
-        self.record = RunRecord(root, name, paired=self.pair.enabled)
+        self.record = record or RunRecord(root, name, paired=self.pair.enabled)
         self.session: PairSession | None = None
         if self.pair.enabled:
             driver, challenger = self._pair_agents()
             self.session = PairSession(driver, challenger, self.pair.role_switch, driver)
+            self.session.restore(self.record.data.get("pair_session"))
         self.doing = "starting"
 
     def run(self) -> tuple[int, dict[str, Any]]:
         """Run every subtask's loop (or the task's one loop): (exit status, report)."""
+        return self._interruptible(self._run)
+
+    def resume(self, decision: str, note: str | None) -> tuple[int, dict[str, Any]]:
+        """Answer the escalation of the reopened run and go on (``--resume``, SPEC 8)."""
+        return self._interruptible(lambda: self._resume(decision, note))
+
+    def _interruptible(
+        self, work: Callable[[], tuple[int, dict[str, Any]]]
+    ) -> tuple[int, dict[str, Any]]:
         try:
-            return self._run()
+            return work()
         except (KeyboardInterrupt, RunInterrupted) as exc:
             signum = exc.signum if isinstance(exc, RunInterrupted) else signal.SIGINT
             self.record.interrupted(signal.Signals(signum).name, self.doing)
@@ -121,9 +133,14 @@ class TaskRunner:
         self.record.data["lock_changes"] = [c.to_json() for c in changes]
         for change in changes:
             self._say(f"warning: {change.message()}")
+        return self._subtasks_from(0)
+
+    def _subtasks_from(
+        self, start: int, reason: str = "max_iterations", turn: _Turn | None = None
+    ) -> tuple[int, dict[str, Any]]:
+        """Run the subtasks from index ``start`` on; ``turn`` is the one before them."""
         subtasks: list[str | None] = list(self.task.subtasks) or [None]
-        reason, turn = "max_iterations", None
-        for index, subtask in enumerate(subtasks):
+        for index, subtask in enumerate(subtasks[start:], start):
             reason, turn = self._loop(index, subtask)
             if reason == "max_iterations" and self.task.hil:
                 break
@@ -139,6 +156,10 @@ class TaskRunner:
             last = turn.gate.report.reasons if turn.gate.report else [str(turn.gate.error)]
             path = self.record.escalate(self._escalation_reason(), last)
             self._say(f"escalated to a human: {self.record.shown(path)}")
+            self._say(
+                f"answer with: confgate run {self.name} --resume {self.record.run_id} "
+                "--decision approve|reject|retry [--note TEXT]"
+            )
             code = ExitCode.ESCALATED
         else:
             code = ExitCode.OK if decision == "pass" else ExitCode.GATE_FAILED
@@ -154,14 +175,59 @@ class TaskRunner:
         self._say(f"{verdict} (exit reason: {reason}, gate: {decision}); run: {self.record.dir}")
         return int(code), self.record.report()
 
+    def _resume(self, decision: str, note: str | None) -> tuple[int, dict[str, Any]]:
+        if decision == "reject":
+            last = self.record.answer(decision, note)["last_decision"]
+            self._say(f"a human rejected run {self.record.run_id}")
+            return self._close("human_rejected", last, ExitCode.GATE_FAILED)
+        point = resume_point(self.record.data, self.task.subtasks, note)
+        self.record.answer(decision, note)
+        self._say(f"a human answered the escalation of run {self.record.run_id}: {decision}")
+        if decision == "approve" and point.decision != "pass":
+            self.record.data["escalated"] = True  # still open: retry or reject it
+            self._say(
+                f"approval cannot advance a task the gate holds (last decision "
+                f"{point.decision}); answer --decision retry or reject"
+            )
+            return self._close("max_iterations", point.decision, ExitCode.GATE_FAILED)
+        if decision == "approve":
+            if point.subtask_index + 1 >= max(len(self.task.subtasks), 1):
+                return self._close("human_approved", point.decision, ExitCode.OK)
+            return self._subtasks_from(point.subtask_index + 1)
+        nxt = point.iteration + 1
+        reason, turn = self._loop(point.subtask_index, point.subtask, nxt, point.feedback, nxt)
+        if turn.gate.decision != "pass" or (reason == "max_iterations" and self.task.hil):
+            return self._finish(reason, turn)
+        return self._subtasks_from(point.subtask_index + 1, reason, turn)
+
+    def _close(
+        self, reason: str, decision: str | None, code: ExitCode
+    ) -> tuple[int, dict[str, Any]]:
+        """End a resumed run without a new iteration (the human's word on the last one)."""
+        advanced = code is ExitCode.OK
+        self.record.finish(
+            exit_reason=reason, decision=decision, advanced=advanced, exit_status=int(code)
+        )
+        verdict = "advanced" if advanced else "stopped"
+        self._say(f"{verdict} (exit reason: {reason}, gate: {decision}); run: {self.record.dir}")
+        return int(code), self.record.report()
+
     def _escalation_reason(self) -> str:
         what = "the challenger's approval" if self.pair.enabled else "the confidence threshold"
         return f"max_iterations ({self._max_iterations()}) reached without {what}"
 
-    def _loop(self, subtask_index: int, subtask: str | None) -> tuple[str, _Turn]:
-        feedback: list[str] = []
+    def _loop(
+        self,
+        subtask_index: int,
+        subtask: str | None,
+        first: int = 1,
+        feedback: list[str] | None = None,
+        last: int | None = None,
+    ) -> tuple[str, _Turn]:
+        """Iterations ``first`` to ``last`` (default ``max_iterations``) of one subtask."""
+        feedback = feedback or []
         turn: _Turn | None = None
-        for iteration in range(1, self._max_iterations() + 1):
+        for iteration in range(first, (last or self._max_iterations()) + 1):
             turn = self._iterate(subtask_index, subtask, iteration, feedback)
             reason = self._exit_reason(turn, subtask_index, subtask)
             self.record.add_iteration(turn.entry)
@@ -240,7 +306,7 @@ class TaskRunner:
         facts = evidence.evidence_feedback(turn.iteration, turn.gate, turn.confidence)
         prompt, system = challenger_prompt(self.prompt, turn.output, self.task.artifact, facts)
         answer, error = self._ask(challenger, "challenger", step, prompt, system)
-        verdict = parse_challenger_answer(answer if answer is not None else "")
+        verdict = parse_challenger_answer(answer if answer is not None else "", turn.output)
         if error:
             verdict = ChallengerVerdict(False, "", f"the challenger failed: {error}")
         self._note_pair(turn, subtask, verdict)

@@ -14,7 +14,8 @@ The pipeline keeps IO at its edges::
     outcomes_plugin: loaded into every pytest run rank starts; each test's outcome by id
 
 ``service.run_ranking`` wires the stages together for the CLI; ``service.decide`` is stages
-4 and 5 on measured evidence. ``models`` holds the data passed between them.
+4 and 5 on measured evidence; ``apply`` checks an accepted winner's evaluated commit out
+(``--apply``). ``models`` holds the data passed between them.
 """
 
 from __future__ import annotations

@@ -72,6 +72,8 @@ class RankOutcome:
     baseline: Evidence | None
     cross_tests: Sequence[CrossCell]
     notes: Sequence[str] = field(default=())
+    sources: Mapping[str, CandidateSource] = field(default_factory=dict)
+    """Each candidate as evaluated (a ref's commit as resolved), for ``--apply``."""
 
 
 def run_ranking(
@@ -149,7 +151,8 @@ def _rank(
     ranking_id = f"{created:%Y%m%d-%H%M%S}-{token_hex(3)}"
     store.save_ranking(ranking_id, created.isoformat(timespec="seconds"), ranking, weights)
     return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,
-                       weights, evidence, baseline, cells)
+                       weights, evidence, baseline, cells,
+                       sources={source.solution_id: source for source in sources})
 
 
 def decide(

@@ -131,3 +131,18 @@ def test_run_is_listed_in_the_help(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "--report PATH" in out
     assert "-c CONFIG, --config CONFIG" in out
+
+
+def test_a_task_agent_that_would_judge_itself_stops_the_run_before_it_is_asked(
+    project: RunProject, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17's Why: the task's agent was asked to judge its own work (and edited a file)."""
+    architect = project.agent("architect", write_step({"calc.py": CODE_FULL}))
+    project.configure(
+        "design:\n  agent: architect\n  prompt: Go.\n",
+        extra="  confidence: {enabled: true, method: llm, evaluator_agent: architect}\n",
+    )
+    assert main(["run", "design"]) == 2
+    assert "confidence evaluator_agent must differ from task agent" in capsys.readouterr().err
+    assert architect.calls == 0
+    assert not (project.root / ".confgate").exists()

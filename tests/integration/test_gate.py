@@ -434,3 +434,40 @@ def test_coverage_path_remapping_in_the_projects_config_still_gives_figures(
     cov = metric(read_report(project), "test_coverage")
     assert cov["status"] == "ok"
     assert (cov["details"]["covered_lines"], cov["details"]["num_statements"]) == (7, 7)
+
+
+@pytest.mark.parametrize(
+    ("tier", "threshold", "signoffs", "advance"),
+    [
+        ("T1", 0.5, "", True),
+        ("T1", 0.99, "", True),
+        ("T2", 0.5, "alice", True),
+        ("T3", 0.5, "alice,bob", False),
+    ],
+    ids=["t1-confident", "t1-at-0.99", "t2-signed", "t3-never"],
+)
+def test_a_confident_pass_auto_advances_where_the_tier_allows(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+    tier: str, threshold: float, signoffs: str, advance: bool,
+) -> None:
+    """SPEC 6 / issue 17: ``auto_advance`` was always false, the advisory never reached decide."""
+    monkeypatch.setenv("CONFGATE_SIGNOFFS", signoffs)
+    write_config(project, f"gate:\n  risk_tier: {tier}\n  confidence: "
+                          f"{{enabled: true, threshold: {threshold}}}\n")
+    assert project.runpytest("--confgate").ret == 0
+    report = read_report(project)
+    assert report["decision"] == "pass"
+    assert report["confidence"]["advisory"] == "confidence threshold met"
+    assert report["auto_advance"] is advance
+
+
+def test_a_pass_below_the_confidence_threshold_does_not_auto_advance(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage}]\n"
+                          "  confidence: {enabled: true, mode: raw, threshold: 1.0}\n")
+    project.path.joinpath("calc", "extra.py").write_text("def f():\n    return 1\n")
+    assert project.runpytest("--confgate").ret == 0
+    report = read_report(project)
+    assert (report["decision"], report["confidence"]["advisory"]) == ("pass", None)
+    assert report["auto_advance"] is False

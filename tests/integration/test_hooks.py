@@ -121,3 +121,36 @@ def test_an_installed_plugin_is_found_through_the_entry_point_group(
     assert project.runpytest("--confgate").ret == 0
     extra = metric(read_report(project), "sample_plugin")
     assert extra["details"] == {"root": project.path.name}
+
+
+def test_gate_finished_cannot_change_the_report_it_is_shown(project: pytest.Pytester) -> None:
+    """Issue 17: a notification hook that appends a reason in place must not reach the report
+    that is written (a reason under PASS), nor flip anything else in it."""
+    _conftest(
+        project,
+        "@hookimpl\ndef confgate_gate_finished(report):\n"
+        "    report.reasons.append('injected by a notification hook')\n"
+        "    report.metrics[0].details['forged'] = True\n"
+        "    report.signoffs.approved_by.append('mallory')\n",
+    )
+    assert project.runpytest("--confgate").ret == 0
+    report = read_report(project)
+    assert report["decision"] == "pass"
+    assert report["reasons"] == []
+    assert "forged" not in report["metrics"][0]["details"]
+    assert report["signoffs"]["approved_by"] == []
+
+
+def test_extra_conditions_cannot_edit_the_metrics_it_reads(project: pytest.Pytester) -> None:
+    """Only the conditions a hook returns count: editing its arguments in place changes nothing."""
+    _conftest(
+        project,
+        "@hookimpl\ndef confgate_extra_conditions(metrics, config):\n"
+        "    metrics[0].details['forged'] = True\n"
+        "    config.gate.metrics.clear()\n"
+        "    return []\n",
+    )
+    assert project.runpytest("--confgate").ret == 0
+    report = read_report(project)
+    assert "forged" not in report["metrics"][0]["details"]
+    assert len(report["conditions"]) > 0

@@ -197,3 +197,59 @@ def test_agents_load_with_their_providers_defaults(tmp_path: Path) -> None:
 def test_confidence_is_off_by_default(tmp_path: Path) -> None:
     config = loads(tmp_path, "gate: {}\n")
     assert config.gate.confidence.enabled is False  # type: ignore[attr-defined]
+
+
+# -- issue 17.5: under `confgate run`, the running task's agent is the author ------------------
+
+JUDGED_GATE = "gate:\n  metrics:\n    - {type: test_pass_rate}\n" \
+              "    - {type: llm_judge, evaluator_agent: reviewer}\n"
+
+
+def test_the_gates_judge_may_not_be_a_tasks_agent(tmp_path: Path) -> None:
+    """The Why of issue 17: `gate.metrics` judged by `reviewer`, and `reviewer` runs a task:
+    every iteration's gate asked the author to judge its own work."""
+    found = problems(tmp_path, AGENTS + JUDGED_GATE + "tasks:\n  t: {agent: reviewer, prompt: p}\n")
+    assert len(found) == 1
+    assert ": gate.metrics[1].evaluator_agent: " in found[0]
+    assert JUDGE_NOT_AUTHOR in found[0]
+    assert "task 't'" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("task", "key"),
+    [
+        ("t:\n    agent: dev\n    prompt: p\n    overlays:\n      confidence_loop:\n"
+         "        {enabled: true, method: llm, evaluator_agent: dev}\n",
+         "tasks.t.overlays.confidence_loop.evaluator_agent"),
+        ("t:\n    agent: dev\n    prompt: p\n    overlays:\n      paired_workflow:\n"
+         "        {enabled: true, driver_agent: critic, challenger_agent: dev}\n",
+         "tasks.t.overlays.paired_workflow.challenger_agent"),
+        ("t:\n    agent: dev\n    prompt: p\n    overlays:\n      paired_workflow:\n"
+         "        {enabled: true, challenger_agent: critic, role_switch: subtask}\n"
+         "      confidence_loop:\n"
+         "        {enabled: true, method: hybrid, evaluator_agent: critic}\n",
+         "tasks.t.overlays.confidence_loop.evaluator_agent"),
+    ],
+    ids=["loop-evaluator", "challenger", "evaluator-is-a-switching-challenger"],
+)
+def test_no_evaluator_or_challenger_may_be_an_author_of_the_task(
+    tmp_path: Path, task: str, key: str
+) -> None:
+    found = problems(tmp_path, AGENTS + "tasks:\n  " + task)
+    assert len(found) == 1, found
+    assert f": {key}: " in found[0]
+    assert "must differ from task agent" in found[0]
+
+
+def test_the_gates_confidence_evaluator_may_not_be_a_tasks_agent(tmp_path: Path) -> None:
+    found = problems(tmp_path, AGENTS + "gate:\n  confidence:\n"
+                     "    {enabled: true, method: llm, evaluator_agent: critic}\n"
+                     "tasks:\n  t: {agent: critic, prompt: p}\n")
+    assert len(found) == 1
+    assert ": gate.confidence.evaluator_agent: " in found[0]
+    assert "must differ from task agent" in found[0]
+
+
+def test_independent_judges_and_challengers_load(tmp_path: Path) -> None:
+    loads(tmp_path, AGENTS + JUDGED_GATE + "tasks:\n  t:\n    agent: dev\n    prompt: p\n"
+          "    overlays:\n      paired_workflow: {enabled: true, challenger_agent: critic}\n")

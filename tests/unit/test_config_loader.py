@@ -1065,6 +1065,112 @@ def test_discovered_files_are_named_relative_to_the_current_directory(
     assert caught.value.problems[0].startswith("confgate.yml:1: gate.risk_tier: ")
 
 
+# -- issue 17.10: strict types, no YAML 1.1 booleans ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "phrase"),
+    [
+        ("gate:\n  confidence:\n    threshold: \"0.85\"\n", "gate.confidence.threshold",
+         "valid number"),
+        ("gate:\n  confidence:\n    enabled: \"yes\"\n", "gate.confidence.enabled",
+         "valid boolean"),
+        ("gate:\n  confidence:\n    enabled: \"true\"\n", "gate.confidence.enabled",
+         "valid boolean"),
+        ("gate:\n  metrics:\n    - {type: test_pass_rate, weight: \"2\"}\n",
+         "gate.metrics[0].weight", "valid number"),
+        ("gate:\n  metrics:\n    - {type: test_pass_rate, min_tests: \"3\"}\n",
+         "gate.metrics[0].min_tests", "valid integer"),
+        ("gate:\n  metrics:\n    - {type: test_pass_rate, min_tests: 2.0}\n",
+         "gate.metrics[0].min_tests", "valid integer"),
+        ("gate:\n  metrics:\n    - {type: test_pass_rate, min_tests: true}\n",
+         "gate.metrics[0].min_tests", "valid integer"),
+        ("gate:\n  confidence:\n    threshold: true\n", "gate.confidence.threshold",
+         "valid number"),
+    ],
+    ids=["threshold-string", "enabled-string-yes", "enabled-string-true", "weight-string",
+         "count-string", "count-float", "count-bool", "threshold-bool"],
+)
+def test_numbers_and_booleans_are_never_coerced(
+    tmp_path: Path, text: str, key: str, phrase: str
+) -> None:
+    path = write(tmp_path, "confgate.yml", text)
+    assert_problem(the_one_problem(tmp_path), path, 3, key, phrase)
+
+
+@pytest.mark.parametrize("word", ["yes", "no", "on", "off", "Yes", "OFF", "NO"])
+def test_yaml_1_1_booleans_are_refused_with_what_to_write(tmp_path: Path, word: str) -> None:
+    path = write(tmp_path, "confgate.yml", f"gate:\n  confidence:\n    enabled: {word}\n")
+    problem = the_one_problem(tmp_path)
+    assert_problem(problem, path, 3, "gate.confidence.enabled", "write true or false")
+    assert repr(word) in problem
+
+
+def test_a_yaml_1_1_boolean_where_text_belongs_says_to_quote_it(tmp_path: Path) -> None:
+    write(tmp_path, "confgate.yml", "tasks:\n  t:\n    agent: dev\n    prompt: yes\n")
+    assert "quote it if it is text" in the_one_problem(tmp_path)
+
+
+def test_true_false_integers_floats_and_quoted_dates_still_load(tmp_path: Path) -> None:
+    write(tmp_path, "confgate.yml", (
+        "gate:\n  confidence: {enabled: True, threshold: 1}\n"
+        "  metrics:\n    - {type: test_pass_rate, weight: 2, advisory: false}\n"
+        "  policy:\n    waivers:\n"
+        "      - {rule: S101, reason: test asserts, expires: '2999-01-01'}\n"
+    ))
+    config = load_config(tmp_path).config
+    assert config.gate.confidence.enabled is True
+    assert config.gate.confidence.threshold == 1.0
+    assert config.gate.metrics[0].weight == 2.0
+    assert str(config.gate.policy.waivers[0].expires) == "2999-01-01"
+
+
+def test_toml_strings_are_not_coerced_either(tmp_path: Path) -> None:
+    path = write(tmp_path, "pyproject.toml",
+                 '[tool.confgate.gate.confidence]\nenabled = true\nthreshold = "0.85"\n')
+    assert_problem(the_one_problem(tmp_path), path, 3, "gate.confidence.threshold",
+                   "valid number")
+
+
+_REPO = Path(__file__).resolve().parents[2]
+_SNIPPET = re.compile(r"```(yaml|yml|toml)\n(.*?)```", re.DOTALL)
+
+
+def _shipped_snippets() -> list[tuple[str, str, str]]:
+    """Every configuration block in README, docs and examples: (where, language, text)."""
+    import yaml
+
+    from pytest_confgate.config import ConfgateConfig
+
+    found = []
+    for doc in [_REPO / "README.md", *sorted((_REPO / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for match in _SNIPPET.finditer(text):
+            body = match.group(2)
+            keys = yaml.safe_load(body) if match.group(1) != "toml" else {"toml": 1}
+            if match.group(1) == "toml" or set(keys or {}) & set(ConfgateConfig.model_fields):
+                line = text[: match.start()].count("\n") + 1
+                found.append((f"{doc.name}:{line}", match.group(1), body))
+    for path in [_REPO / "confgate.yml", *sorted((_REPO / "examples").rglob("confgate.yml"))]:
+        found.append((str(path.relative_to(_REPO)), "yaml", path.read_text(encoding="utf-8")))
+    return found
+
+
+@pytest.mark.parametrize(("where", "language", "text"), _shipped_snippets(),
+                         ids=[w for w, _, _ in _shipped_snippets()])
+def test_every_shipped_configuration_still_loads(where: str, language: str, text: str) -> None:
+    """Strict types must not break what we tell people to write (issue 17.10). A snippet
+    may name an agent it does not define (it shows one section); nothing else may fail."""
+    from pytest_confgate.config.loader import parse_config_text
+
+    name = "pyproject.toml" if language == "toml" else "confgate.yml"
+    try:
+        parse_config_text(Path(name), text)
+    except ConfigError as exc:
+        real = [p for p in exc.problems if "is not defined under agents" not in p]
+        assert not real, f"{where}: {real}"
+
+
 def test_project_and_patch_coverage_entries_are_both_valid(tmp_path: Path) -> None:
     """Issue 16: `test_coverage` twice is fine when one judges all lines, one changed lines."""
     path = tmp_path / "confgate.yml"

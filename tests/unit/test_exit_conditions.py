@@ -132,3 +132,75 @@ def test_a_function_outside_the_allowed_set_is_refused_at_load() -> None:
     with pytest.raises(ConditionError, match="calls 'now', which is not allowed"):
         compile_condition("now() > 0")
     assert compile_condition("size('ab') == 2 && double(iteration) > 0.5").source
+
+
+# -- issue 17.9: bounded cost, and no number that is not a number --------------------------
+
+_DIGITS = "[" + ",".join(str(i % 10) for i in range(60)) + "]"
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [
+        (f"{_DIGITS}.all(a, {_DIGITS}.all(b, a + b >= 0))", "nested"),
+        (f"{_DIGITS}.map(a, {_DIGITS}.map(b, b)) == []", "nested"),
+        (f"{_DIGITS}.exists(a, [1, 2].exists(b, b > a))", "nested"),
+        (" && ".join(f"[1, 2].all(x{i}, x{i} > 0)" for i in range(3)), "at most 2"),
+        (f"{_DIGITS}.map(a, {_DIGITS}).all(b, size(b) > 0)", "build or index"),
+        ("[[1]].all(a, a[0] > 0)", "build or index"),
+        ("[1].all(a, {'k': a}.k > 0)", "build or index"),
+    ],
+    ids=["nested-all", "nested-map", "nested-exists", "too-many", "list-in-body",
+         "index-in-body", "map-in-body"],
+)
+def test_costly_comprehensions_are_refused_at_load(source: str, problem: str) -> None:
+    """The Why of issue 17: nested ``all()`` macros ran 46 s, a nested ``map`` past 60 s."""
+    with pytest.raises(ConditionError, match="comprehension") as caught:
+        compile_condition(source)
+    assert problem in str(caught.value)
+
+
+def test_a_macro_inside_a_string_or_a_comment_is_not_counted() -> None:
+    source = "'x.all(y, true).map(z, z)' != '' && iteration >= 1 // .exists(a, a)\n"
+    assert evaluate_condition(compile_condition(source), FULL) is True
+
+
+def test_one_plain_comprehension_over_a_literal_list_still_works() -> None:
+    condition = compile_condition("[0.8, 0.9].exists(t, confidence_score >= t)")
+    assert evaluate_condition(condition, FULL) is True
+
+
+def test_an_evaluation_past_the_deadline_is_an_error_not_met() -> None:
+    ticks = iter([0.0, 0.25])  # the evaluation "took" 250 ms on this clock
+
+    with pytest.raises(ConditionError, match=r"took 250 ms.*100 ms.*not counted as met"):
+        evaluate_condition(compile_condition("confidence_score >= 0.80"), FULL,
+                           clock=lambda: next(ticks))
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        ConditionInputs(iteration=1, confidence_score=True),  # type: ignore[arg-type]
+        ConditionInputs(iteration=1, confidence_score="0.9"),  # type: ignore[arg-type]
+        ConditionInputs(iteration=1, confidence_score=float("nan")),
+    ],
+    ids=["bool", "string", "nan"],
+)
+def test_booleans_and_strings_are_not_numbers(inputs: ConditionInputs) -> None:
+    """``True >= 0.85`` and ``"0.9" >= 0.85`` never hold: an error, never an exit."""
+    with pytest.raises(ConditionError, match="not a number"):
+        evaluate_condition(compile_condition("confidence_score >= 0.85"), inputs)
+
+
+def test_a_metric_value_that_is_text_is_no_evidence() -> None:
+    inputs = ConditionInputs(iteration=1, metrics={"test_coverage": "0.95"})  # type: ignore[dict-item]
+    met, errors = first_met([compile_condition("metrics.test_coverage >= 0.9")], inputs)
+    assert met is None
+    assert "not a number" in errors[0]
+
+
+@pytest.mark.parametrize("source", ["true >= 0.85", '"0.9" >= 0.85'])
+def test_literal_booleans_and_strings_do_not_compare_with_numbers(source: str) -> None:
+    with pytest.raises(ConditionError):
+        evaluate_condition(compile_condition(source), FULL)

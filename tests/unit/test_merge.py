@@ -21,6 +21,7 @@ from pytest_confgate.gate.merge import (
 )
 from pytest_confgate.models import (
     Condition,
+    ConfidenceResult,
     Decision,
     EvalMetric,
     GateReport,
@@ -205,3 +206,38 @@ def test_shards_of_different_runs_or_without_provenance_give_an_unbound_report()
     assert merge(other_run).provenance is None
     unbound = [("a.json", report()), ("b.json", report().model_copy(update={"provenance": None}))]
     assert merge(unbound).provenance is None
+
+
+def confident(method: str = "formula", **confidence: object) -> LoadedConfig:
+    config = ConfgateConfig.model_validate({"gate": {
+        "metrics": [{"type": "test_pass_rate"}, {"type": "lint_score"}],
+        "confidence": {"enabled": True, "threshold": 0.5, "method": method, **confidence},
+    }, "agents": {"r": {"provider": "command", "command": ["judge"]}}})
+    return LoadedConfig(config=config, path=None)
+
+
+def test_merge_scores_confidence_and_auto_advances_a_confident_t1_pass() -> None:
+    """Issue 17: merge decided without the advisory, so ``auto_advance`` was always false."""
+    merged = merge([("a.json", report(2)), ("b.json", report(3))], confident())
+    assert merged.decision is Decision.PASS
+    assert merged.confidence is not None
+    assert merged.confidence.score == pytest.approx((1.0 + 0.5) / 2)
+    assert merged.confidence.advisory == "confidence threshold met"
+    assert merged.auto_advance is True
+    t3 = merge([("a.json", report(2, tier="T3")), ("b.json", report(3, tier="T3"))], confident())
+    assert t3.auto_advance is False
+
+
+def test_merge_takes_the_lowest_llm_score_of_the_shards_and_asks_no_one() -> None:
+    def with_llm(score: float) -> GateReport:
+        result = ConfidenceResult(method="llm", mode="composite", score=score, scores={},
+                                  threshold=0.5, breakdown={"llm_score": score})
+        return report(2).model_copy(update={"confidence": result})
+
+    merged = merge([("a.json", with_llm(0.9)), ("b.json", with_llm(0.4))],
+                   confident("llm", evaluator_agent="r"))
+    assert merged.confidence is not None
+    assert merged.confidence.score == pytest.approx(0.4)
+    assert merged.confidence.advisory is None
+    assert merged.auto_advance is False
+    assert "not asked again" in merged.confidence.breakdown["llm"]["source"]

@@ -19,7 +19,7 @@ from fakes.github_server import FakeGitHubServer
 from fakes.reports import HEAD_SHA, gate_report
 
 from pytest_confgate.cli.github import publish
-from pytest_confgate.models import Decision, GateReport, Signoffs
+from pytest_confgate.models import ConfidenceResult, Decision, GateReport, Signoffs
 
 BASE = "b" * 40
 RULES = "gate:\n  risk_rules:\n    - {paths: ['src/auth/**'], tier: T3}\n"
@@ -192,3 +192,35 @@ def test_a_base_without_configuration_keeps_the_reports_own_approver_list(
     _, saved, _ = run(tmp_path, env, report)
 
     assert (saved.risk_tier, saved.signoffs.approvers) == ("T3", ["alice", "bob"])
+
+
+def _advisory(met: bool) -> ConfidenceResult:
+    return ConfidenceResult(method="formula", mode="composite", score=0.9 if met else 0.3,
+                            scores={}, threshold=0.5,
+                            advisory="confidence threshold met" if met else None)
+
+
+@pytest.mark.parametrize(
+    ("policy", "met", "advance"),
+    [("", True, True), ("", False, False),
+     ("  policy:\n    tiers: {T2: {auto_advance: false}}\n", True, False)],
+    ids=["confident", "not-confident", "tier-forbids-it"],
+)
+def test_a_change_signed_off_in_the_publish_step_auto_advances_per_spec_6(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer,
+    policy: str, met: bool, advance: bool,
+) -> None:
+    """Issue 17: the recount kept ``auto_advance`` false once the gate step said needs_signoff."""
+    github_server.add_content(
+        "o/r", BASE, "confgate.yml",
+        "gate:\n  risk_rules:\n    - {paths: ['src/**'], tier: T2}\n" + policy)
+    github_server.add_file("o/r", 7, "src/app.py")
+    github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=HEAD_SHA)
+    waiting = forged(risk_tier="T2", decision=Decision.NEEDS_SIGNOFF, auto_advance=False,
+                     signoffs=Signoffs(required=1), confidence=_advisory(met),
+                     reasons=["T2 needs 1 human sign-off; got 0"])
+    code, saved, _ = run(tmp_path, env, waiting)
+    assert (code, saved.decision) == (0, Decision.PASS)
+    assert saved.auto_advance is advance
+    assert parse_github_output((tmp_path / "out").read_text())["auto_advance"] == str(
+        advance).lower()
