@@ -5,8 +5,10 @@ Most evidence comes from one ``pytest --confgate`` run in the candidate's tree w
 configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff
 findings and bandit findings with severity. Each process gets its own coverage file, temp,
 cache and ``PYTHONPATH`` inside the candidate's temporary directory, so candidates share no
-state; every process runs in its own session and is killed with its group on a timeout or
-when the ranking is interrupted (``Processes.kill_all``).
+state; every process runs in its own session under the ``subreaper`` intermediary, so on a
+timeout or when the ranking is interrupted (``Processes.kill_all``) everything it started dies
+with it, also what left its group: the gate's own ruff and bandit run in sessions of their own,
+and one still running after the ranking's temporary tree was removed wrote it back (its cache).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_confgate import subreaper
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import EvalMetric, GateReport
@@ -88,7 +91,7 @@ class Finished:
 
 
 class Processes:
-    """Runs candidate processes and remembers them, so Ctrl-C can kill every group it started."""
+    """Runs candidate processes and remembers them, so Ctrl-C can kill all they started."""
 
     def __init__(self) -> None:
         self._live: set[subprocess.Popen[bytes]] = set()
@@ -98,18 +101,18 @@ class Processes:
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
             ) -> Finished:
         """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start."""
-        if self.cancelled:
-            raise TimeoutError("the ranking was interrupted")
-        proc = subprocess.Popen(  # an argv list, never a shell
-            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )
-        with self._lock:
+        with self._lock:  # checked and registered at once: ``kill_all`` sees it or it never runs
+            if self.cancelled:
+                raise TimeoutError("the ranking was interrupted")
+            proc = subprocess.Popen(  # an argv list, never a shell
+                subreaper.contained(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            )
             self._live.add(proc)
         try:
             out, err = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill(proc)
+            subreaper.stop(proc)
             proc.communicate()
             raise TimeoutError(f"{argv[0]} did not finish within {timeout_s:g} s") from None
         finally:
@@ -119,17 +122,25 @@ class Processes:
         return Finished(proc.returncode, *text)
 
     def kill_all(self) -> None:
-        """Kill every running process group (Ctrl-C): no candidate outlives the ranking."""
-        self.cancelled = True
+        """Stop every running process and all it started (Ctrl-C); none starts after this.
+
+        The intermediary kills and reaps its descendants before it exits, so a thread waiting
+        on one returns only when nothing it started can still write into the scratch tree.
+        """
         with self._lock:
+            self.cancelled = True
             live = list(self._live)
         for proc in live:
-            _kill(proc)
+            _stop(proc)
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Ask the intermediary to kill everything below it; without one, kill the group."""
     with contextlib.suppress(ProcessLookupError, PermissionError):  # it already ended
-        os.killpg(proc.pid, signal.SIGKILL)
+        if subreaper.supported():
+            proc.send_signal(signal.SIGTERM)  # not SIGKILL: it would orphan what left the group
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 @dataclass(frozen=True)

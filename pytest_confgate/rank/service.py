@@ -2,7 +2,7 @@
 
 The IO shell around the pure stages (SPEC 7). Every candidate (and the baseline) gets its own
 temporary directory; all of them, worktrees included, are removed when the ranking ends, also
-on an error or Ctrl-C, and Ctrl-C first kills every process group the ranking started.
+on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started (and theirs).
 """
 
 from __future__ import annotations
