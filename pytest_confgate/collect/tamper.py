@@ -66,6 +66,7 @@ from pytest_confgate.processes import ToolMissing, run_tool, tail
 
 __all__ = [
     "DIRECTIVES",
+    "PYTEST_FILES",
     "RULES",
     "WATCHED",
     "AddedSuppression",

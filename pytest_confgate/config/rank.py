@@ -52,6 +52,8 @@ class AutoAcceptConfig(ConfigModel):
     min_confidence: Fraction = 0.80
     category_minimums: CategoryMinimums = Field(default_factory=CategoryMinimums)
     min_score_gap: Fraction = 0.10
+    allow_single: bool = False
+    """Accept the only unblocked candidate of a ranking (nothing was compared with it)."""
 
 
 class RankTimeouts(ConfigModel):

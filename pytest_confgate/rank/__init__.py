@@ -3,12 +3,19 @@
 The pipeline keeps IO at its edges::
 
     candidates (checkouts) -> evaluate (stage 1, 2: one process per candidate)
+        + regression (the baseline's tests, unmodified, on the candidate)
+        + trees / code_metrics / dangerous (static metrics, dangerous operations; pure)
+        -> tampering (tamper findings, what added suppressions hide)
         -> crosstest (new tests x candidates) -> assessment (stage 3, optional LLM)
-        -> scoring (stage 4, pure) -> ranking (stage 5, pure) -> report (md, json, html)
+        -> blocking (stage 1, pure) -> scoring (stage 4, pure) -> ranking (stage 5, pure)
+        -> report, report_html (md, json, html)
     feedback_store (SQLite) <-> feedback (pure weight adjustment)
+    baseline_cache: the baseline's evidence, kept by content
+    outcomes_plugin: loaded into every pytest run rank starts; each test's outcome by id
 
-``service.run_ranking`` wires the stages together for the CLI; ``apply`` checks an accepted
-winner's evaluated commit out (``--apply``).
+``service.run_ranking`` wires the stages together for the CLI; ``service.decide`` is stages
+4 and 5 on measured evidence; ``apply`` checks an accepted winner's evaluated commit out
+(``--apply``). ``models`` holds the data passed between them.
 """
 
 from __future__ import annotations

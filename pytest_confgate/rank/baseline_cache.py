@@ -24,7 +24,7 @@ from pytest_confgate.rank.trees import RANK_STATE
 from pytest_confgate.report.json_report import write_text_atomic
 
 _EVIDENCE = TypeAdapter(Evidence)
-_FORMAT = 1
+_FORMAT = 2  # 2: outcomes by test id (the regression suite compares them)
 
 
 def baseline_key(tree: Path, settings: Settings) -> str:

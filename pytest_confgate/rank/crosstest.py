@@ -7,28 +7,29 @@ copy of the target's tree (same paths) and only those files run; the result is o
 pass matrix. Tests the target already has, byte for byte, are its own and are not re-run.
 
 Every source's files are laid over one copy of the target and run in one pytest process
-(``run_cross_tests``), with ``-rA`` naming each test's outcome so each cell is counted
-from its own files; sources whose files would overwrite each other go in separate runs. Each
-pytest start-up costs a real suite a second or more, so this is n runs instead of n x (n-1).
+(``run_cross_tests``); ``outcomes_plugin`` records each test's outcome by id, so each cell is
+counted from its own files. Sources whose files would overwrite each other go in separate
+runs. Each pytest start-up costs a real suite a second or more, so this is n runs instead of
+n x (n-1); only a source with a failing test in a shared run runs again alone, so another
+source's module cannot fail it by patching the target at import.
+
+``agreement`` weighs each failure by how many other candidates the same test passes on: a
+test that fails on every candidate but its author is more likely wrong than they are, while
+one that only this candidate fails is a concrete counterexample (with two candidates there is
+nobody else to ask, and a failure counts in full).
 """
 
 from __future__ import annotations
 
-import re
 import shutil
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_confgate.rank.candidates import IGNORED_NAMES
-from pytest_confgate.rank.evaluate import Processes, Settings, candidate_env
-from pytest_confgate.rank.models import CrossTest
+from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.models import PASSING, RAN, CrossTest
 from pytest_confgate.rank.trees import RANK_STATE
-
-_COUNT = re.compile(r"(\d+) (passed|failed|errors?|xpassed|xfailed|skipped)\b")
-_OUTCOME = re.compile(r"^(PASSED|FAILED|ERROR|XPASS) (?P<path>[^\s:]+?)(?:::|\s|$)")
-"""One line of pytest's ``-rA`` summary: the outcome and the test file it belongs to."""
-_NO_TESTS = 5  # pytest's exit status when nothing was collected
 
 
 @dataclass(frozen=True)
@@ -38,43 +39,75 @@ class CrossCell:
     source: str
     target: str
     files: tuple[str, ...]
-    passed: int = 0
-    failed: int = 0
-    errors: int = 0
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    """The source's tests on the target: node id -> outcome."""
     problem: str | None = None
+
+    @property
+    def passed(self) -> int:
+        """Tests that passed on the target."""
+        return sum(1 for outcome in self.outcomes.values() if outcome in PASSING)
+
+    @property
+    def failed(self) -> int:
+        """Tests that failed on the target."""
+        return sum(1 for outcome in self.outcomes.values() if outcome == "failed")
+
+    @property
+    def errors(self) -> int:
+        """Tests (or whole modules) that errored on the target."""
+        return sum(1 for outcome in self.outcomes.values() if outcome == "error")
 
     @property
     def ran(self) -> int:
         """Tests that gave a verdict on the target."""
         return self.passed + self.failed + self.errors
 
-
-def parse_summary(output: str) -> tuple[int, int, int] | None:
-    """(passed, failed, errors) from pytest's final summary line, or None when there is none."""
-    for line in reversed(output.strip().splitlines()):
-        found = dict.fromkeys(("passed", "failed", "errors"), 0)
-        matches = _COUNT.findall(line)
-        if not matches or " in " not in line:
-            continue
-        for count, word in matches:
-            key = "errors" if word.startswith("error") else word
-            if key in found:
-                found[key] += int(count)
-            elif key == "xpassed":
-                found["passed"] += int(count)
-        return found["passed"], found["failed"], found["errors"]
-    return None
+    @property
+    def failing(self) -> tuple[str, ...]:
+        """The ids that failed or errored on the target."""
+        return tuple(sorted(t for t, o in self.outcomes.items() if o in RAN and o not in PASSING))
 
 
-def agreement(cells: Iterable[CrossCell]) -> dict[str, CrossTest]:
-    """Per target: the other candidates' tests it passed, of those that gave a verdict."""
+def agreement(
+    cells: Iterable[CrossCell], clones: Mapping[str, str] | None = None
+) -> dict[str, CrossTest]:
+    """Per target: the other candidates' tests it passed, and its weighted disagreement.
+
+    ``clones`` maps a candidate to the one whose identical tree stands for it: copies of one
+    solution vote once, so duplicating a wrong answer cannot outvote a test that catches it.
+    """
+    voter = (lambda target: clones.get(target, target)) if clones else (lambda target: target)
+    usable = [cell for cell in cells if cell.problem is None]
+    passed_on: dict[tuple[str, str], set[str]] = {}
+    ran_on: dict[tuple[str, str], set[str]] = {}
+    for cell in usable:
+        for test, outcome in cell.outcomes.items():
+            if outcome in RAN:
+                ran_on.setdefault((cell.source, test), set()).add(voter(cell.target))
+                if outcome in PASSING:
+                    passed_on.setdefault((cell.source, test), set()).add(voter(cell.target))
     totals: dict[str, CrossTest] = {}
-    for cell in cells:
-        if cell.problem is not None:
-            continue
+    for cell in usable:
         before = totals.get(cell.target, CrossTest())
-        totals[cell.target] = CrossTest(before.passed + cell.passed, before.ran + cell.ran)
+        weight = sum(
+            _support(passed_on.get((cell.source, test), set()),
+                     ran_on[(cell.source, test)] - {voter(cell.target)})
+            for test in cell.failing
+        )
+        totals[cell.target] = CrossTest(
+            before.passed + cell.passed, before.ran + cell.ran,
+            before.disagreement + weight,
+            before.failing + tuple(f"{cell.source}: {test}" for test in cell.failing),
+        )
     return totals
+
+
+def _support(passed_on: set[str], others: set[str]) -> float:
+    """How far the other candidates back a test that failed here: the share it passes on."""
+    if not others:
+        return 1.0
+    return len(passed_on & others) / len(others)
 
 
 Source = tuple[str, Path, tuple[str, ...]]
@@ -85,10 +118,20 @@ def run_cross_tests(
     sources: Sequence[Source], target: tuple[str, Path], workdir: Path, settings: Settings,
     processes: Processes,
 ) -> list[CrossCell]:
-    """One cell per source: all their files run together on ``target`` where paths allow."""
+    """One cell per source: all their files run together on ``target`` where paths allow.
+
+    A source whose tests fail or error in a shared run runs again on its own, and that run
+    is its cell: another source's module, imported in the same process, could have patched
+    the target (a function's ``__code__`` swapped at import) to mark everyone else down.
+    """
     cells: list[CrossCell] = []
     for index, group in enumerate(_compatible_groups(sources)):
-        cells += _run_group(group, target, workdir / f"g{index}", settings, processes)
+        shared = _run_group(group, target, workdir / f"g{index}", settings, processes)
+        for position, (source, found) in enumerate(zip(group, shared, strict=True)):
+            if len(group) > 1 and found.failing:  # a problem counts nowhere: no re-run
+                found, = _run_group([source], target, workdir / f"g{index}-{position}",
+                                    settings, processes)
+            cells.append(found)
     return cells
 
 
@@ -121,36 +164,18 @@ def _run_group(
         for name in files:
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source_tree / name, tree / name)
-    env = candidate_env(settings, tree, workdir / "state")
-    argv = [*settings.test_command, "-q", "-rA", "--tb=no", "-p", "no:cacheprovider",
-            f"--rootdir={tree}", *chosen]
-    try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
-    except (OSError, TimeoutError) as exc:
-        return [CrossCell(s, target_id, files, problem=str(exc)) for s, _, files in group]
-    by_file = per_file_outcomes(done.stdout)
-    if not by_file and parse_summary(done.stdout) is None and done.returncode != _NO_TESTS:
-        problem = f"pytest exited {done.returncode} without a summary"
+    run = run_pytest(["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+                      f"--rootdir={tree}", *chosen],
+                     tree, workdir / "state", settings, processes)
+    if run.outcomes is None:
+        problem = run.problem or "pytest gave no outcomes"
         return [CrossCell(s, target_id, files, problem=problem) for s, _, files in group]
-    return [_cell(source, target_id, files, by_file) for source, _, files in group]
-
-
-def per_file_outcomes(output: str) -> dict[str, tuple[int, int, int]]:
-    """(passed, failed, errors) per test file from the ``-rA`` short summary."""
-    counts: dict[str, list[int]] = {}
-    for line in output.splitlines():
-        match = _OUTCOME.match(line)
-        if match is None:
-            continue
-        slot = {"PASSED": 0, "XPASS": 0, "FAILED": 1, "ERROR": 2}[match[1]]
-        counts.setdefault(match["path"], [0, 0, 0])[slot] += 1
-    return {path: (c[0], c[1], c[2]) for path, c in counts.items()}
+    return [_cell(source, target_id, files, run.outcomes) for source, _, files in group]
 
 
 def _cell(source: str, target: str, files: tuple[str, ...],
-          by_file: dict[str, tuple[int, int, int]]) -> CrossCell:
-    passed = failed = errors = 0
-    for name in files:
-        p, f, e = by_file.get(name, (0, 0, 0))
-        passed, failed, errors = passed + p, failed + f, errors + e
-    return CrossCell(source, target, files, passed, failed, errors)
+          outcomes: Mapping[str, str]) -> CrossCell:
+    """The outcomes of the tests in ``files`` (a module that failed to import counts once)."""
+    mine = {test: outcome for test, outcome in outcomes.items()
+            if test.split("::", 1)[0] in files}
+    return CrossCell(source, target, files, mine)

@@ -5,13 +5,17 @@ Most evidence comes from one ``pytest --confgate`` run in the candidate's tree w
 configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff
 findings and bandit findings with severity. Each process gets its own coverage file, temp,
 cache and ``PYTHONPATH`` inside the candidate's temporary directory, so candidates share no
-state; every process runs in its own session and is killed with its group on a timeout or
-when the ranking is interrupted (``Processes.kill_all``).
+state; every process runs in its own session under the ``subreaper`` intermediary, so on a
+timeout or when the ranking is interrupted (``Processes.kill_all``) everything it started dies
+with it, also what left its group: the gate's own ruff and bandit run in sessions of their own,
+and one still running after the ranking's temporary tree was removed wrote it back (its cache).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import re
 import signal
@@ -22,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_confgate import subreaper
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import EvalMetric, GateReport
@@ -43,6 +48,9 @@ _GATE_CONFIG = (
 )
 _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<msg>.*?)"
                         r"(?:  \[(?P<code>[\w-]+)\])?$")
+OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
+_PYTEST_BROKE = frozenset({3, 4})
+"""pytest's exit statuses for an internal error and a usage error: no run to read."""
 _SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
 _IMPORT_CHECK = (
     "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
@@ -72,6 +80,7 @@ class GateEvidence:
     lint_problem: str | None = None
     security: tuple[Issue, ...] | None = None
     security_problem: str | None = None
+    outcomes: dict[str, str] | None = None
 
     @classmethod
     def failed(cls, problem: str) -> GateEvidence:
@@ -89,7 +98,7 @@ class Finished:
 
 
 class Processes:
-    """Runs candidate processes and remembers them, so Ctrl-C can kill every group it started."""
+    """Runs candidate processes and remembers them, so Ctrl-C can kill all they started."""
 
     def __init__(self) -> None:
         self._live: set[subprocess.Popen[bytes]] = set()
@@ -99,23 +108,23 @@ class Processes:
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
             ) -> Finished:
         """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start."""
-        if self.cancelled:
-            raise TimeoutError("the ranking was interrupted")
-        proc = subprocess.Popen(  # an argv list, never a shell
-            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-        )
-        with self._lock:
+        with self._lock:  # checked and registered at once: ``kill_all`` sees it or it never runs
+            if self.cancelled:
+                raise TimeoutError("the ranking was interrupted")
+            proc = subprocess.Popen(  # an argv list, never a shell
+                subreaper.contained(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            )
             self._live.add(proc)
         try:
             out, err = exchange(
                 proc, deadline=time.perf_counter() + timeout_s, max_stdout=DEFAULT_MAX_OUTPUT_BYTES
             )
         except PastDeadline:
-            _stop(proc)
+            _stop_and_reap(proc)
             raise TimeoutError(f"{argv[0]} did not finish within {timeout_s:g} s") from None
         except PastOutputCap:
-            _stop(proc)
+            _stop_and_reap(proc)
             cap = describe_bytes(DEFAULT_MAX_OUTPUT_BYTES)
             raise OSError(f"{argv[0]} printed more than {cap} on stdout and was killed") from None
         finally:
@@ -125,26 +134,71 @@ class Processes:
         return Finished(proc.returncode, *text)
 
     def kill_all(self) -> None:
-        """Kill every running process group (Ctrl-C): no candidate outlives the ranking."""
-        self.cancelled = True
+        """Stop every running process and all it started (Ctrl-C); none starts after this.
+
+        The intermediary kills and reaps its descendants before it exits, so a thread waiting
+        on one returns only when nothing it started can still write into the scratch tree.
+        """
         with self._lock:
+            self.cancelled = True
             live = list(self._live)
         for proc in live:
-            _kill(proc)
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # it already ended
-        os.killpg(proc.pid, signal.SIGKILL)
+            _stop(proc)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the group and reap without reading on: what is left is no longer ours to read."""
-    _kill(proc)
+    """Ask the intermediary to kill everything below it; without one, kill the group."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # it already ended
+        if subreaper.supported():
+            proc.send_signal(signal.SIGTERM)  # not SIGKILL: it would orphan what left the group
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _stop_and_reap(proc: subprocess.Popen[bytes]) -> None:
+    """Stop it and all it started, and reap it without reading on: what is left is no longer
+    ours to read."""
+    subreaper.stop(proc)
     for stream in (proc.stdout, proc.stderr):
         if stream is not None:
             stream.close()
-    proc.wait()
+
+
+@dataclass(frozen=True)
+class PytestRun:
+    """One pytest run with ``outcomes_plugin``: outcomes by node id, or why there are none."""
+
+    finished: Finished | None
+    outcomes: dict[str, str] | None
+    problem: str | None = None
+
+
+def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
+               processes: Processes) -> PytestRun:
+    """``test_command`` plus ``arguments`` in ``tree``, recording each test's outcome by id.
+
+    No outcomes file (pytest crashed before the session ended, or timed out) is a problem;
+    so is an exit status pytest gives only for an internal error or a usage error.
+    """
+    from pytest_confgate.rank.outcomes_plugin import ENV
+
+    state.mkdir(parents=True, exist_ok=True)
+    record = state / "outcomes.json"
+    record.unlink(missing_ok=True)
+    env = {**candidate_env(settings, tree, state), ENV: str(record)}
+    argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
+    try:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
+    except (OSError, TimeoutError) as exc:
+        return PytestRun(None, None, str(exc))
+    try:
+        loaded = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        loaded = None
+    if not isinstance(loaded, dict) or done.returncode in _PYTEST_BROKE:
+        tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
+        return PytestRun(done, None, f"pytest exited {done.returncode}: {tail}")
+    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()})
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
@@ -176,7 +230,7 @@ def collect_evidence(
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
     build_problem = _build(tree, settings, env, processes)
-    gate = _gate(tree, state, settings, env, processes)
+    gate = _gate(tree, state, settings, processes)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
         types = _type_check(tree, settings, env, processes)
@@ -193,6 +247,7 @@ def collect_evidence(
         lint_problem=gate.lint_problem,
         security=gate.security,
         security_problem=gate.security_problem,
+        outcomes=gate.outcomes,
         duration_s=time.perf_counter() - started,
     )
 
@@ -243,29 +298,29 @@ def _is_module(path: Path) -> bool:
     )
 
 
-def _gate(tree: Path, state: Path, settings: Settings, env: Mapping[str, str],
-          processes: Processes) -> GateEvidence:
-    """One ``pytest --confgate`` run: tests, coverage, lint and security of this tree."""
+def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> GateEvidence:
+    """One ``pytest --confgate`` run: tests (by id too), coverage, lint and security."""
     config = state / "confgate-rank.yml"
     source = "" if settings.sources is None else f"source: {list(settings.sources)!r}\n"
     config.write_text(source + _GATE_CONFIG, encoding="utf-8")
     report = tree / RANK_STATE / "report.json"
-    argv = [
-        *settings.test_command, "--confgate", f"--confgate-config={config}",
-        f"--rootdir={tree}", f"--confgate-report={report}", "-p", "no:cacheprovider", "-q",
-    ]
-    try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
-    except (OSError, TimeoutError) as exc:
-        return GateEvidence.failed(str(exc))
+    run = run_pytest(
+        ["--confgate", f"--confgate-config={config}", f"--rootdir={tree}",
+         f"--confgate-report={report}", "-p", "no:cacheprovider", "-q"],
+        tree, state / "gate", settings, processes,
+    )
+    if run.finished is None:
+        return GateEvidence.failed(run.problem or "pytest did not run")
     try:
         from pytest_confgate.report.writers import load_report
 
-        return _from_report(load_report(report))
+        found = _from_report(load_report(report))
     except ReportError as exc:
+        done = run.finished
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         problem = f"pytest exited {done.returncode} without a gate report ({exc}): {tail}"
         return GateEvidence.failed(problem)
+    return dataclasses.replace(found, outcomes=run.outcomes)
 
 
 def _from_report(report: GateReport) -> GateEvidence:

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
 """The seed's five categories, in the seed's order (also the order of its reasons)."""
+PASSING = frozenset({"passed", "xpassed"})
+"""Test outcomes that count as a pass (an ``xfail`` test that passed still passed)."""
+RAN = frozenset({"passed", "xpassed", "failed", "error"})
+"""Test outcomes that gave a verdict."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +82,33 @@ class ChangeStats:
     files_changed: int = 0
     source_files_changed: int = 0
     new_test_files: tuple[str, ...] = ()
+    """Test files the baseline does not have: the only ones whose tests count as new."""
+    edited_test_files: tuple[str, ...] = ()
+    """Baseline test files the candidate changed or deleted (they run from the baseline)."""
 
     @property
     def lines_changed(self) -> int:
         """Added plus removed lines, as ``git diff --stat`` counts them."""
         return self.lines_added + self.lines_removed
+
+
+@dataclass(frozen=True)
+class Regression:
+    """The baseline's own test files, unmodified, run on a candidate: outcomes by test id."""
+
+    outcomes: Mapping[str, str] = field(default_factory=dict)
+    """Node id -> ``passed``, ``failed``, ``error``, ``skipped``, ... (``outcomes_plugin``)."""
+    problem: str | None = None
+    """Why the run gave no outcomes (it crashed, timed out); the candidate is then blocked."""
+
+    def failures(self, expected: Mapping[str, str]) -> list[tuple[str, str]]:
+        """(test id, outcome here) for each test that passed on the baseline and not here;
+        a test this run does not report is ``missing``."""
+        return [
+            (test_id, self.outcomes.get(test_id, "missing"))
+            for test_id, outcome in sorted(expected.items())
+            if outcome in PASSING and self.outcomes.get(test_id) not in PASSING
+        ]
 
 
 @dataclass(frozen=True)
@@ -104,6 +130,28 @@ class Evidence:
     code: CodeMetrics | None = None
     changes: ChangeStats | None = None
     duration_s: float = 0.0
+    outcomes: Mapping[str, str] | None = None
+    """The tree's own test run, by node id (None: the run wrote none)."""
+    regression: Regression | None = None
+    """With a baseline: its test files run on this tree (None for the baseline itself)."""
+    tamper: tuple[Issue, ...] | None = None
+    """With a baseline: what the tree does to the tests and tools that judge it
+    (``collect.tamper``); ``rule`` is the finding's rule. None: not analysed."""
+    tamper_problem: str | None = None
+    dangerous: tuple[Issue, ...] = ()
+    """Dangerous operations in changed source code that the baseline does not have."""
+
+    def new_tests(self) -> tuple[int, int]:
+        """(passed, ran) of the tests in test files the baseline does not have.
+
+        Tests a candidate added to, or rewrote in, the baseline's own test files are not new.
+        Without outcomes by id, each new test file counts as one test that ran.
+        """
+        files = set(self.changes.new_test_files) if self.changes is not None else set()
+        if self.outcomes is None:
+            return len(files), len(files)
+        mine = [o for test, o in self.outcomes.items() if test.split("::", 1)[0] in files]
+        return sum(1 for o in mine if o in PASSING), sum(1 for o in mine if o in RAN)
 
 
 @dataclass(frozen=True)
@@ -112,6 +160,10 @@ class CrossTest:
 
     passed: int = 0
     ran: int = 0
+    disagreement: float = 0.0
+    """Failed tests, each weighted by the share of the other candidates it passes on."""
+    failing: tuple[str, ...] = ()
+    """The other candidates' test ids that failed or errored here."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +196,8 @@ class Evaluation:
     confidence: float
     strengths: tuple[Note, ...] = ()
     weaknesses: tuple[Note, ...] = ()
+    multiplier: float = 1.0
+    """What the safety gate left of the weighted sum (0.5: a dangerous operation or secret)."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +241,20 @@ class Ranking:
     winner: RankedSolution | None
     confidence: float
     comparisons: tuple[Comparison, ...] = field(default=())
+    tie: tuple[str, ...] = ()
+    """The candidates that share rank 1 when two or more do (then there is no winner)."""
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """What every candidate is measured against: weights, baseline, configured checks."""
+
+    weights: Mapping[str, float]
+    baseline: Evidence | None = None
+    type_check: bool = False
+    llm_expected: bool = False
+    reference_duration_s: float | None = None
+    """The baseline's test time, else the fastest unblocked candidate's."""
 
 
 @dataclass(frozen=True)

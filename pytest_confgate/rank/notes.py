@@ -8,52 +8,93 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_confgate.rank.models import Evidence, Issue, Note, new_issues
+from pytest_confgate.rank.models import PASSING, CrossTest, Evidence, Issue, Note, new_issues
 
 Parts = Mapping[str, Mapping[str, float]]
+Found = tuple[list[Note], list[Note]]
+_LISTED = 3
+_ALWAYS_NAMED = frozenset({
+    "suppression_added", "tool_ignore_added", "collection_narrowed", "test_hook_changed",
+})
+"""Tamper findings that do not block but are always named, blocked candidate or not."""
 
 
 def notes_for(
-    evidence: Evidence, baseline: Evidence | None, parts: Parts, block_reasons: list[str]
+    evidence: Evidence, baseline: Evidence | None, parts: Parts, block_reasons: list[str],
+    cross: CrossTest | None = None,
 ) -> tuple[tuple[Note, ...], tuple[Note, ...]]:
-    """(strengths, weaknesses); a blocked candidate's first weaknesses are its block reasons."""
+    """(strengths, weaknesses); a blocked candidate's first weaknesses are its block reasons.
+
+    What a candidate did to its judges (suppressions, tool and test configuration, edited
+    baseline tests) and dangerous operations are named whether or not it is blocked.
+    """
     weaknesses = [Note("correctness", f"Blocked: {reason}") for reason in block_reasons]
     if block_reasons:
-        return (), tuple(weaknesses)
+        return (), (*weaknesses, *_always_named(evidence))
     strengths: list[Note] = []
     for add in (_correctness, _quality, _efficiency, _completeness, _safety):
         good, bad = add(evidence, baseline, parts)
         strengths += good
         weaknesses += bad
+    good, bad = _cross_notes(cross)
+    strengths += good
+    weaknesses += bad
+    weaknesses += _always_named(evidence)
     return tuple(strengths), tuple(weaknesses)
 
 
-Found = tuple[list[Note], list[Note]]
+def _always_named(evidence: Evidence) -> list[Note]:
+    notes = [
+        Note("safety", f"{finding.rule}: {finding.message} ({finding.path}:{finding.line})")
+        for finding in evidence.tamper or () if finding.rule in _ALWAYS_NAMED
+    ]
+    notes += [
+        Note("safety", f"Dangerous operation ({op.rule}): {op.message} at {op.path}:{op.line}")
+        for op in evidence.dangerous
+    ]
+    edited = evidence.changes.edited_test_files if evidence.changes is not None else ()
+    if edited:
+        notes.append(Note("correctness", f"Edits baseline test files ({', '.join(edited)}): "
+                          "they ran from the baseline, unmodified, and add no new tests"))
+    return notes
+
+
+def _cross_notes(cross: CrossTest | None) -> Found:
+    if cross is None or not cross.ran:
+        return [], []
+    if not cross.failing:
+        return [Note("correctness", "Passes every test the other candidates added")], []
+    shown = ", ".join(cross.failing[:_LISTED])
+    more = f" (+{len(cross.failing) - _LISTED} more)" if len(cross.failing) > _LISTED else ""
+    return [], [Note("correctness", f"Fails {len(cross.failing)} of the {cross.ran} tests the "
+                     f"other candidates added: {shown}{more}")]
+
+
+def tests_pass_text(evidence: Evidence, baseline: Evidence | None) -> str | None:
+    """"All N tests pass" counting only baseline tests run unmodified and new tests that ran."""
+    tests = evidence.tests
+    if tests is None:
+        return None
+    regression = evidence.regression
+    if baseline is None or baseline.outcomes is None or evidence.outcomes is None or (
+        regression is None
+    ):
+        return f"All {tests.ran} tests pass"
+    expected = {t for t, o in baseline.outcomes.items() if o in PASSING}
+    kept = sum(1 for t in expected if regression.outcomes.get(t) in PASSING)
+    new = evidence.new_tests()[0]
+    added = f"{new} new test{'s' if new != 1 else ''}" if new else "no new test"
+    return (f"All {kept + new} tests pass: {kept} baseline test{'s' if kept != 1 else ''} "
+            f"run unmodified and {added}")
 
 
 def _correctness(evidence: Evidence, baseline: Evidence | None, parts: Parts) -> Found:
     good: list[Note] = []
     bad: list[Note] = []
     part = parts["correctness"]
-    tests = evidence.tests
-    if tests is not None and part.get("tests_pass") == 1.0:
-        added = ""
-        if baseline is not None and baseline.tests is not None:
-            more = tests.total - baseline.tests.total
-            added = f" with {more} new test{'s' if more != 1 else ''} added" if more > 0 else ""
-        good.append(Note("correctness", f"All {tests.ran} tests pass{added}"))
-    if part.get("no_regressions") == 0.0 and baseline and baseline.tests and tests:
-        bad.append(
-            Note("correctness", f"Fewer tests than the baseline ({tests.total} vs "
-                 f"{baseline.tests.total})")
-        )
-    cross = part.get("cross_tests")
-    if cross == 1.0:
-        good.append(Note("correctness", "Passes every test the other candidates added"))
-    elif cross is not None:
-        bad.append(
-            Note("correctness", f"Passes only {cross:.0%} of the tests the other candidates added")
-        )
+    text = tests_pass_text(evidence, baseline)
+    if text is not None and part.get("tests_pass") == 1.0:
+        good.append(Note("correctness", text))
     llm = part.get("llm_preference")
     if llm is not None and llm < 0.5:
         bad.append(Note("correctness", f"The evaluator preferred it in {llm:.0%} of comparisons"))
@@ -124,9 +165,13 @@ def _safety(evidence: Evidence, baseline: Evidence | None, parts: Parts) -> Foun
         problem = evidence.security_problem or "no result"
         return [], [Note("safety", f"Security scan unavailable: {problem}")]
     fresh = new_issues(evidence.security, baseline.security if baseline else None)
-    if not fresh:
-        return [Note("safety", "No new security findings")], []
+    part = parts["safety"]
     bad: list[Note] = []
+    if part.get("no_dangerous_ops", 1.0) * part.get("no_secrets", 1.0) < 1.0:
+        bad.append(Note("safety", "Score halved: a dangerous operation, a secret or a change to "
+                        "how it is tested or checked (below)"))
+    if not fresh and not bad:
+        return [Note("safety", "No new security findings")], []
     for severity in ("HIGH", "MEDIUM", "LOW"):
         found = [issue for issue in fresh if issue.severity == severity]
         if found:
@@ -139,5 +184,13 @@ def _findings(n: int, severity: str) -> str:
 
 
 def _where(issues: list[Issue]) -> str:
-    shown = ", ".join(f"{i.rule} at {i.path}:{i.line}" for i in issues[:3])
+    shown = ", ".join(f"{i.rule} at {i.path}:{i.line}{_hidden(i)}" for i in issues[:3])
     return shown + (f" (+{len(issues) - 3} more)" if len(issues) > 3 else "")
+
+
+def _hidden(issue: Issue) -> str:
+    """Say when a suppression the candidate added was hiding the finding."""
+    for directive in ("nosec", "noqa"):
+        if f"(hidden by a `# {directive}`" in issue.message:
+            return f" (behind an added `# {directive}`)"
+    return ""

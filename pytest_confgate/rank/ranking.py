@@ -1,9 +1,13 @@
 """Stage 5 (pure): sort, compare pairwise, ranking confidence, winner, auto-acceptance.
 
 Formulas are the seed's (``rankSolutions``, ``calculateRankingConfidence``,
-``calculateCategoryConsistency``, ``shouldAutoAccept``) and SPEC 7's additions: a candidate
-blocked in stage 1 sorts last and is never the winner. Ties in score sort by solution id, so
-the ranking never depends on the order candidates were given in.
+``calculateCategoryConsistency``, ``shouldAutoAccept``) and SPEC 7's and issue 15's
+additions: a candidate blocked in stage 1 sorts last and is never the winner, nor is one
+whose score the safety gate halved (a human must look); scores within
+``TIE`` of each other share a rank, and a tie for first means no winner (nothing about a
+candidate's name can break it: the tied keep the order they were given in); auto-acceptance
+compares ``min_confidence`` with the ranking's confidence and never takes the only unblocked
+candidate of a ranking unless ``allow_single`` says so.
 """
 
 from __future__ import annotations
@@ -26,32 +30,61 @@ WINNER_CONFIDENCE = 0.6
 GAP_FOR_FULL_CONFIDENCE = 0.1
 _EPSILON = 1e-9
 """Float noise allowed when a gap is compared with its threshold (0.95 - 0.85 is a 0.1 gap)."""
+TIE = 1e-9
+"""Scores this close are equal: they share a rank, and equal leaders mean no winner."""
 
 
 def rank_solutions(
     evaluations: Iterable[Evaluation], extra_comparisons: Sequence[Comparison] = ()
 ) -> Ranking:
-    """Seed ``rankSolutions``: best first, strengths and weaknesses, confidence, winner."""
-    ordered = sorted(evaluations, key=lambda e: (e.blocked, -e.score, e.solution_id))
+    """Seed ``rankSolutions``: best first, strengths and weaknesses, confidence, winner.
+
+    The sort is stable and keyed on blocked and score only: equal scores keep the order the
+    candidates were given in and share a rank (1, 1, 3), so no name decides an order.
+    """
+    given = list(evaluations)
+    position = {id(e): index for index, e in enumerate(given)}
+    by_score = sorted(given, key=lambda e: (e.blocked, -e.score))
+    ranked = sorted(zip(shared_ranks(by_score), by_score, strict=True),
+                    key=lambda pair: (pair[0], position[id(pair[1])]))
+    ranks = [rank for rank, _ in ranked]
+    ordered = [evaluation for _, evaluation in ranked]
     solutions = tuple(
         RankedSolution(
             evaluation=evaluation,
-            rank=index + 1,
+            rank=rank,
             strengths=identify_strengths(evaluation, ordered),
             weaknesses=tuple(note.text for note in evaluation.weaknesses),
         )
-        for index, evaluation in enumerate(ordered)
+        for rank, evaluation in zip(ranks, ordered, strict=True)
     )
     confidence = calculate_ranking_confidence(ordered)
+    tie = tuple(s.solution_id for s in solutions if s.rank == 1 and not s.evaluation.blocked)
+    tie = tie if len(tie) > 1 else ()
     first = solutions[0] if solutions else None
-    clear = first is not None and not first.evaluation.blocked and confidence >= WINNER_CONFIDENCE
+    clear = (first is not None and not first.evaluation.blocked and not tie
+             and first.evaluation.multiplier >= 1.0 and confidence >= WINNER_CONFIDENCE)
     comparisons = (*pairwise_comparisons(ordered), *extra_comparisons)
     return Ranking(
         solutions=solutions,
         winner=first if clear else None,
         confidence=confidence,
         comparisons=comparisons,
+        tie=tie,
     )
+
+
+def shared_ranks(ordered: Sequence[Evaluation]) -> list[int]:
+    """Competition ranks (1, 1, 3): a solution within ``TIE`` of the one before shares its
+    rank, as long as both are blocked or both are not."""
+    ranks: list[int] = []
+    for index, evaluation in enumerate(ordered):
+        previous = ordered[index - 1] if index else None
+        same = previous is not None and previous.blocked == evaluation.blocked and (
+            abs(previous.score - evaluation.score) <= TIE
+        )
+        ranks.append(ranks[-1] if same else index + 1)
+    return ranks
 
 
 def identify_strengths(evaluation: Evaluation, everyone: Sequence[Evaluation]) -> tuple[str, ...]:
@@ -62,7 +95,7 @@ def identify_strengths(evaluation: Evaluation, everyone: Sequence[Evaluation]) -
         return tuple(texts)
     for name in CATEGORIES:
         mine = evaluation.categories[name]
-        if all(mine > rival.categories[name] for rival in rivals):
+        if all(mine > rival.categories[name] + TIE for rival in rivals):
             texts.append(f"Best {name} of all candidates ({mine:.2f})")
     return tuple(texts)
 
@@ -76,7 +109,8 @@ def pairwise_comparisons(ordered: Sequence[Evaluation]) -> list[Comparison]:
                 left = a.score if name == "overall" else a.categories[name]
                 right = b.score if name == "overall" else b.categories[name]
                 diff = left - right
-                winner = a.solution_id if diff > 0 else b.solution_id if diff < 0 else "tie"
+                winner = (a.solution_id if diff > TIE else b.solution_id if diff < -TIE
+                          else "tie")
                 reasoning = (
                     f"{a.solution_id} {left:.2f} vs {b.solution_id} {right:.2f}"
                     + (" (equal)" if winner == "tie" else f": {winner} is better")
@@ -89,7 +123,9 @@ def pairwise_comparisons(ordered: Sequence[Evaluation]) -> list[Comparison]:
 
 def calculate_category_consistency(first: Evaluation, second: Evaluation) -> float:
     """Seed: the share of the five categories in which ``first`` strictly beats ``second``."""
-    wins = sum(1 for name in CATEGORIES if first.categories[name] > second.categories[name])
+    wins = sum(
+        1 for name in CATEGORIES if first.categories[name] > second.categories[name] + TIE
+    )
     return wins / len(CATEGORIES)
 
 
@@ -102,30 +138,50 @@ def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
         return 0.0
     if len(ordered) == 1:
         return 1.0
-    gap = ordered[0].score - ordered[1].score
-    gap_confidence = min(1.0, gap / GAP_FOR_FULL_CONFIDENCE)
+    first, second = ordered[0], ordered[1]
+    gap = first.score - second.score
+    gap_confidence = max(0.0, min(1.0, gap / GAP_FOR_FULL_CONFIDENCE))
     mean_confidence = sum(e.confidence for e in ordered) / len(ordered)
-    consistency = calculate_category_consistency(ordered[0], ordered[1])
+    if gap <= TIE and first.blocked == second.blocked:
+        consistency = 0.0  # tied leaders: neither beats the other, whichever is listed first
+    else:  # against the weakest showing among those tied for second: order cannot matter
+        runners_up = [e for e in ordered[1:] if abs(e.score - second.score) <= TIE
+                      and e.blocked == second.blocked]
+        consistency = min(calculate_category_consistency(first, e) for e in runners_up)
     return gap_confidence * 0.4 + mean_confidence * 0.3 + consistency * 0.3
 
 
 def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept:
-    """Seed ``shouldAutoAccept``: the first unmet criterion, in the seed's order and words."""
+    """Seed ``shouldAutoAccept``: the first unmet criterion, in the seed's words.
+
+    Issue 15 changes two things: ``min_confidence`` is compared with the ranking's confidence
+    (the seed's ``calculateRankingConfidence``; the candidate's evidence completeness is not
+    how sure the ranking is), checked right after ``enabled`` so a refusal for confidence
+    always names it; and the only unblocked candidate of a ranking is not accepted unless
+    ``allow_single`` (nothing was compared, and its own tests are all that vouch for it).
+    """
     if not config.enabled:
         return AutoAccept(False, "Auto-acceptance disabled")
+    if ranking.confidence < config.min_confidence:
+        return AutoAccept(
+            False,
+            f"Confidence {to_fixed(ranking.confidence)} below threshold "
+            f"{js_number(config.min_confidence)}",
+        )
     winner = ranking.winner
     if winner is None:
-        return AutoAccept(False, "No clear winner")
+        return AutoAccept(False, _no_winner(ranking))
+    unblocked = [s for s in ranking.solutions if not s.evaluation.blocked]
+    if len(unblocked) == 1 and not config.allow_single:
+        return AutoAccept(
+            False,
+            "Only one unblocked candidate: nothing to compare it with "
+            "(set auto_accept.allow_single: true to accept a lone candidate)",
+        )
     evaluation = winner.evaluation
     if winner.score < config.min_score:
         return AutoAccept(
             False, f"Score {to_fixed(winner.score)} below threshold {js_number(config.min_score)}"
-        )
-    if evaluation.confidence < config.min_confidence:
-        return AutoAccept(
-            False,
-            f"Confidence {to_fixed(evaluation.confidence)} below threshold "
-            f"{js_number(config.min_confidence)}",
         )
     for name in CATEGORIES:
         minimum: float = getattr(config.category_minimums, name)
@@ -141,6 +197,19 @@ def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept
                 False, f"Score gap {to_fixed(gap)} below minimum {js_number(config.min_score_gap)}"
             )
     return AutoAccept(True, "All criteria met")
+
+
+def _no_winner(ranking: Ranking) -> str:
+    if ranking.tie:
+        score = ranking.solutions[0].score
+        return f"No clear winner: {', '.join(ranking.tie)} tie at {to_fixed(score)}"
+    first = ranking.solutions[0] if ranking.solutions else None
+    if first is not None and first.evaluation.blocked:
+        return "No clear winner: every candidate is blocked (stage 1)"
+    if first is not None and first.evaluation.multiplier < 1.0:
+        return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
+                "operation, a secret or a change to how it is tested or checked")
+    return "No clear winner"
 
 
 def to_fixed(value: float, digits: int = 2) -> str:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pytest_confgate.rank.models import CATEGORIES, Evidence, RankedSolution, new_issues
+from pytest_confgate.rank.blocking import regression_failures
+from pytest_confgate.rank.models import CATEGORIES, RAN, Evidence, RankedSolution, new_issues
 from pytest_confgate.rank.service import RankOutcome
 
 
@@ -19,6 +20,7 @@ def ranking_json(outcome: RankOutcome) -> dict[str, Any]:
         "created_at": outcome.created_at,
         "solutions": [_solution(s, outcome) for s in ranking.solutions],
         "winner": ranking.winner.solution_id if ranking.winner else None,
+        "tie": list(ranking.tie),
         "confidence": ranking.confidence,
         "auto_accept": {"accept": outcome.auto_accept.accept, "reason": outcome.auto_accept.reason},
         "weights": dict(outcome.weights),
@@ -35,6 +37,7 @@ def cross_test_matrix(outcome: RankOutcome) -> dict[str, dict[str, dict[str, Any
         matrix.setdefault(cell.source, {})[cell.target] = {
             "passed": cell.passed, "failed": cell.failed, "errors": cell.errors,
             "ran": cell.ran, "files": list(cell.files), "problem": cell.problem,
+            "failing": list(cell.failing),
         }
     return matrix
 
@@ -50,6 +53,7 @@ def _solution(solution: RankedSolution, outcome: RankOutcome) -> dict[str, Any]:
         "strengths": list(solution.strengths),
         "weaknesses": list(solution.weaknesses),
         "block_reasons": list(evaluation.block_reasons),
+        "score_multiplier": evaluation.multiplier,
         "confidence": evaluation.confidence,
         "components": {k: dict(v) for k, v in evaluation.components.items()},
         "evidence": _evidence(outcome.evidence.get(solution.solution_id), outcome.baseline),
@@ -80,6 +84,27 @@ def _evidence(evidence: Evidence | None, baseline: Evidence | None) -> dict[str,
         "code": dataclasses.asdict(evidence.code) if evidence.code else None,
         "changes": dataclasses.asdict(evidence.changes) if evidence.changes else None,
         "duration_s": round(evidence.duration_s, 3),
+        **_judges(evidence, baseline),
+    }
+
+
+def _judges(evidence: Evidence, baseline: Evidence | None) -> dict[str, Any]:
+    """What the candidate did to the tests and tools that judge it, and what it runs."""
+    regression = evidence.regression
+    failures = regression_failures(evidence, baseline) if baseline is not None else None
+    return {
+        "regression": None if regression is None else {
+            "ran": sum(1 for o in regression.outcomes.values() if o in RAN),
+            "failures": None if failures is None else [
+                {"test": test, "outcome": outcome} for test, outcome in failures
+            ],
+            "problem": regression.problem,
+        },
+        "tamper": None if evidence.tamper is None else [
+            dataclasses.asdict(finding) for finding in evidence.tamper
+        ],
+        "tamper_problem": evidence.tamper_problem,
+        "dangerous_operations": [dataclasses.asdict(op) for op in evidence.dangerous],
     }
 
 
@@ -91,6 +116,9 @@ def ranking_markdown(outcome: RankOutcome) -> str:
     if winner is not None:
         lines.append(f"### Winner: {_md(winner.solution_id)} (Score: {winner.score:.2f}, "
                      f"Confidence: {ranking.confidence:.0%})")
+    elif ranking.tie:
+        lines.append(f"### No clear winner: tie between {_md(', '.join(ranking.tie))} (Score: "
+                     f"{ranking.solutions[0].score:.2f}, Confidence: {ranking.confidence:.0%})")
     else:
         lines.append(f"### No clear winner (Confidence: {ranking.confidence:.0%})")
     lines += ["", *_table(outcome), ""]
@@ -102,6 +130,7 @@ def ranking_markdown(outcome: RankOutcome) -> str:
         lines += [f"- {_md(s.solution_id)}: {_md('; '.join(s.evaluation.block_reasons))}"
                   for s in blocked]
         lines.append("")
+    lines += _others(outcome)
     lines += _cross_tests(outcome)
     accept = outcome.auto_accept
     lines += ["### Auto-acceptance", "",
@@ -157,6 +186,21 @@ def _why(outcome: RankOutcome, winner: RankedSolution) -> list[str]:
     lines += ["", "**Trade-offs:**"]
     lines += [f"- {text}" for text in trade_offs] or ["- none"]
     return [*lines, ""]
+
+
+def _others(outcome: RankOutcome) -> list[str]:
+    """Every weakness of the candidates that are not the winner, beyond their block reasons:
+    a suppression or a dangerous operation is named wherever the candidate ranks."""
+    winner = outcome.ranking.winner
+    found = []
+    for solution in outcome.ranking.solutions:
+        if winner is not None and solution.solution_id == winner.solution_id:
+            continue
+        listed = {f"Blocked: {reason}" for reason in solution.evaluation.block_reasons}
+        texts = [text for text in solution.weaknesses if text not in listed]
+        if texts:
+            found.append(f"- {_md(solution.solution_id)}: {_md('; '.join(texts))}")
+    return ["### Weaknesses of the others", "", *found, ""] if found else []
 
 
 def _cross_tests(outcome: RankOutcome) -> list[str]:

@@ -21,6 +21,7 @@ def ranking_html(outcome: RankOutcome) -> str:
     ranking = outcome.ranking
     winner = ranking.winner
     title = (f"Winner: {escape(winner.solution_id)} (score {winner.score:.2f})" if winner
+             else f"No clear winner: tie between {escape(', '.join(ranking.tie))}" if ranking.tie
              else "No clear winner")
     rows = "".join(
         f"<tr><td>{s.rank}</td><td>{escape(s.solution_id)}</td><td>{s.score:.2f}</td>"

@@ -2,44 +2,61 @@
 
 The seed's rubric helpers (``boolean_to_score``, ``ratio_to_score``, ``inverse_score``) turn
 each measured criterion into a component in [0, 1]; a category is the mean of its available
-components, and the overall score is the seed's weighted sum (``calculateOverallScore``).
-Components and their anchors (value at or under the first -> 1.0, at or over the second -> 0.0):
+components, and the overall score is the seed's weighted sum (``calculateOverallScore``)
+times the safety gate. Components and their anchors (value at or under the first -> 1.0, at
+or over the second -> 0.0); the calibration behind them is in ``docs/ranking.md``:
 
 - correctness: tests pass ratio, build, lint clean (no *new* finding), type check (when
-  configured), no regressions (test count >= the baseline's), cross-tests (share of the other
-  candidates' new tests this one passes), LLM preference (stage 3, when configured);
+  configured), no regressions (every baseline test that passed on the baseline passes here,
+  by id) and LLM preference (stage 3, when configured), averaged; then multiplied by
+  cross-tests inverse(weighted failures of the other candidates' new tests, 0, 2);
 - quality: complexity = mean(inverse(avg, 5, 15), inverse(max, 10, 30)) (seed: < 10 per
   function), function length inverse(max, 50, 150) (seed: < 50 lines), duplication
   1 - share, file size (share of files <= 500 lines), size of the change
   inverse(lines changed, 200, 2000) (baseline only), LLM preference;
-- efficiency: test run time inverse(t, 1.5 r + 0.5 s, 4 r + 2 s) where r is the baseline's
-  (else the fastest candidate's) time, loop nesting inverse(max depth, 2, 4);
-- completeness: coverage ratio_to_score(coverage, 0.80), coverage kept inverse(drop, 0, 0.05)
-  and tests added (baseline only, when source changed);
-- safety: no new HIGH finding x no hard-coded secret (bandit B105-B107) x
-  inverse(new MEDIUM + 0.25 new LOW, 0, 4); security evidence that is missing scores 0.
+- efficiency: test run time inverse(t, 1.5 r + 2 s, 4 r + 10 s) where r is the baseline's
+  (else the fastest candidate's) time (the seconds absorb start-up noise), loop nesting
+  inverse(max depth, 2, 4);
+- completeness: coverage ratio_to_score(coverage, 0.80), coverage kept inverse(drop, 0, 0.25)
+  and tests added (baseline only, when source changed: a new test file's tests ran);
+- safety: no dangerous operation (no new HIGH finding, no operation ``rank.dangerous`` finds,
+  no tamper finding in test or tool configuration) x no hard-coded secret (bandit B105-B107)
+  x inverse(new MEDIUM + 0.25 new LOW, 0, 4) x inverse(suppressions added, 0, 4); security
+  evidence that is missing scores 0.
 
-A candidate failing stage 1 (build, tests, lint, type check) scores 0 in every category.
+The safety gate: a dangerous operation or a secret halves the overall score whatever the
+weights (``SAFETY_GATE``), so it stays clearly below a clean solution even after feedback
+has lowered the safety weight.
+
+A candidate failing stage 1 (``blocking``) scores 0 everywhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from pytest_confgate.rank.blocking import BLOCKING_TAMPER, block_reasons, regression_failures
 from pytest_confgate.rank.models import (
     CATEGORIES,
     CrossTest,
     Evaluation,
     Evidence,
-    Issue,
     LlmPreference,
+    ScoringContext,
     new_issues,
 )
 from pytest_confgate.rank.notes import notes_for
 
 COVERAGE_TARGET = 0.80
+COVERAGE_DROP_WORST = 0.25
+"""A drop of a quarter of the coverage scores 0; one line of a 21-line project costs 0.19."""
+CROSS_TEST_WORST = 2.0
+"""Weighted failures of the other candidates' tests at which ``cross_tests`` reaches 0."""
+SUPPRESSIONS_WORST = 4
+SAFETY_GATE = 0.5
+"""What is left of the overall score with a dangerous operation or a secret."""
 SECRET_RULES = frozenset({"B105", "B106", "B107"})
+SUPPRESSION_ADDED = "suppression_added"
 
 
 def boolean_to_score(value: bool) -> float:
@@ -64,49 +81,6 @@ def inverse_score(value: float, baseline: float, worst: float) -> float:
 def overall_score(categories: Mapping[str, float], weights: Mapping[str, float]) -> float:
     """Seed ``calculateOverallScore``: the weighted sum of the five category scores."""
     return sum(categories[name] * weights[name] for name in CATEGORIES)
-
-
-@dataclass(frozen=True)
-class ScoringContext:
-    """What every candidate is measured against: weights, baseline, configured checks."""
-
-    weights: Mapping[str, float]
-    baseline: Evidence | None = None
-    type_check: bool = False
-    llm_expected: bool = False
-    reference_duration_s: float | None = None
-    """The baseline's test time, else the fastest unblocked candidate's."""
-
-
-def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
-    """Stage 1 (blocking): why this candidate scores 0, in the seed's order of checks."""
-    reasons: list[str] = []
-    base = context.baseline
-    if context.type_check:
-        if evidence.type_errors is None:
-            reasons.append(f"type check did not run: {evidence.type_problem or 'no result'}")
-        else:
-            fresh = new_issues(evidence.type_errors, base.type_errors if base else None)
-            if fresh:
-                reasons.append(f"{_count(len(fresh), 'new type error')}: {_first(fresh)}")
-    if evidence.lint is None:
-        reasons.append(f"lint did not run: {evidence.lint_problem or 'no result'}")
-    else:
-        fresh = new_issues(evidence.lint, base.lint if base else None)
-        if fresh:
-            reasons.append(f"{_count(len(fresh), 'new lint finding')}: {_first(fresh)}")
-    if not evidence.builds:
-        reasons.append(f"build failed: {evidence.build_problem or 'unknown error'}")
-    tests = evidence.tests
-    if tests is None:
-        reasons.append(f"tests did not run: {evidence.tests_problem or 'no result'}")
-    elif tests.ran == 0:
-        reasons.append("no test ran")
-    elif tests.failed or tests.errors:
-        reasons.append(
-            f"tests fail: {tests.failed} failed, {tests.errors} errors, {tests.passed} passed"
-        )
-    return reasons
 
 
 def components(
@@ -137,9 +111,27 @@ def category_scores(parts: Mapping[str, Mapping[str, float]]) -> dict[str, float
             scores[name] = 0.0
         elif name == "safety":
             scores[name] = safety_score(values)
+        elif name == "correctness":
+            scores[name] = correctness_score(values)
         else:
             scores[name] = sum(values.values()) / len(values)
     return scores
+
+
+def correctness_score(parts: Mapping[str, float]) -> float:
+    """The mean of the checks, times agreement with the other candidates' tests: failing
+    a test that the others pass is a concrete counterexample, not one vote among six."""
+    checks = [value for name, value in parts.items() if name != "cross_tests"]
+    mean = sum(checks) / len(checks) if checks else 0.0
+    return mean * parts.get("cross_tests", 1.0)
+
+
+def safety_gate(parts: Mapping[str, float]) -> float:
+    """1.0, or ``SAFETY_GATE`` when a dangerous operation or a hard-coded secret was found."""
+    if not parts:
+        return 1.0
+    flagged = parts.get("no_dangerous_ops", 1.0) * parts.get("no_secrets", 1.0)
+    return SAFETY_GATE + (1.0 - SAFETY_GATE) * flagged
 
 
 def evaluation_confidence(
@@ -154,6 +146,9 @@ def evaluation_confidence(
     sources = [1.0, _has(evidence.tests), _has(evidence.lint)]
     if context.type_check:
         sources.append(_has(evidence.type_errors))
+    if context.baseline is not None:
+        sources += [_has(regression_failures(evidence, context.baseline)),
+                    _has(evidence.tamper)]
     if not blocked:
         sources += [_has(evidence.coverage), _has(evidence.security)]
         if context.llm_expected:
@@ -172,8 +167,9 @@ def evaluate(
     blocked = bool(reasons)
     parts = components(evidence, context, cross, llm)
     categories = dict.fromkeys(CATEGORIES, 0.0) if blocked else category_scores(parts)
-    score = 0.0 if blocked else overall_score(categories, context.weights)
-    strengths, weaknesses = notes_for(evidence, context.baseline, parts, reasons)
+    multiplier = 0.0 if blocked else safety_gate(parts["safety"])
+    score = multiplier * overall_score(categories, context.weights)
+    strengths, weaknesses = notes_for(evidence, context.baseline, parts, reasons, cross)
     return Evaluation(
         solution_id=evidence.solution_id,
         blocked=blocked,
@@ -184,6 +180,7 @@ def evaluate(
         confidence=evaluation_confidence(evidence, context, llm, blocked),
         strengths=strengths,
         weaknesses=weaknesses,
+        multiplier=multiplier,
     )
 
 
@@ -202,14 +199,13 @@ def _correctness(
     if context.type_check:
         fresh = new_issues(evidence.type_errors, base.type_errors if base else None)
         parts["type_check"] = boolean_to_score(evidence.type_errors is not None and not fresh)
-    if base is not None and base.tests is not None:
-        parts["no_regressions"] = boolean_to_score(
-            tests is not None and tests.total >= base.tests.total
-        )
-    if cross is not None and cross.ran:
-        parts["cross_tests"] = cross.passed / cross.ran
+    if base is not None:
+        failures = regression_failures(evidence, base)
+        parts["no_regressions"] = boolean_to_score(failures is not None and not failures)
     if llm is not None:
         parts["llm_preference"] = llm.preference
+    if cross is not None and cross.ran:
+        parts["cross_tests"] = inverse_score(cross.disagreement, 0.0, CROSS_TEST_WORST)
     return parts
 
 
@@ -237,7 +233,7 @@ def _efficiency(evidence: Evidence, context: ScoringContext) -> dict[str, float]
     reference = context.reference_duration_s
     if evidence.tests is not None and reference is not None:
         parts["runtime"] = inverse_score(
-            evidence.tests.duration_s, 1.5 * reference + 0.5, 4 * reference + 2.0
+            evidence.tests.duration_s, 1.5 * reference + 2.0, 4 * reference + 10.0
         )
     if evidence.code is not None and evidence.code.functions:
         parts["loop_nesting"] = inverse_score(evidence.code.max_loop_depth, 2, 4)
@@ -250,44 +246,41 @@ def _completeness(evidence: Evidence, context: ScoringContext) -> dict[str, floa
     parts = {"coverage": ratio_to_score(coverage, COVERAGE_TARGET) if coverage is not None else 0.0}
     if base is not None and base.coverage is not None:
         drop = base.coverage - coverage if coverage is not None else 1.0
-        parts["coverage_kept"] = inverse_score(drop, 0.0, 0.05)
+        parts["coverage_kept"] = inverse_score(drop, 0.0, COVERAGE_DROP_WORST)
     changes = evidence.changes
     if base is not None and changes is not None and changes.source_files_changed:
-        more = evidence.tests is not None and base.tests is not None and (
-            evidence.tests.total > base.tests.total
-        )
-        parts["tests_added"] = boolean_to_score(bool(changes.new_test_files) or more)
+        parts["tests_added"] = boolean_to_score(evidence.new_tests()[1] > 0)
     return parts
 
 
 def _safety(evidence: Evidence, context: ScoringContext) -> dict[str, float]:
+    tamper = evidence.tamper or ()
+    suppressions = sum(1 for finding in tamper if finding.rule == SUPPRESSION_ADDED)
+    judged = [f for f in tamper if f.rule not in BLOCKING_TAMPER and f.rule != SUPPRESSION_ADDED]
     if evidence.security is None:
         return {"no_dangerous_ops": 0.0, "no_secrets": 0.0, "security_clean": 0.0}
     base = context.baseline
     fresh = new_issues(evidence.security, base.security if base else None)
     medium = sum(1 for issue in fresh if issue.severity == "MEDIUM")
     low = sum(1 for issue in fresh if issue.severity == "LOW")
-    return {
-        "no_dangerous_ops": boolean_to_score(all(issue.severity != "HIGH" for issue in fresh)),
+    high = any(issue.severity == "HIGH" for issue in fresh)
+    parts = {
+        "no_dangerous_ops": boolean_to_score(not (high or evidence.dangerous or judged)),
         "no_secrets": boolean_to_score(all(issue.rule not in SECRET_RULES for issue in fresh)),
         "security_clean": inverse_score(medium + 0.25 * low, 0.0, 4.0),
     }
+    if evidence.tamper is not None:
+        parts["no_suppressions"] = inverse_score(suppressions, 0, SUPPRESSIONS_WORST)
+    return parts
 
 
 def safety_score(parts: Mapping[str, float]) -> float:
     """Safety is a product of its gates: one dangerous operation makes a change unsafe."""
-    return parts["no_dangerous_ops"] * parts["no_secrets"] * parts["security_clean"]
+    score = 1.0
+    for value in parts.values():
+        score *= value
+    return score
 
 
 def _has(value: object) -> float:
     return 1.0 if value is not None else 0.0
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _first(issues: tuple[Issue, ...]) -> str:
-    issue = issues[0]
-    more = f" (+{len(issues) - 1} more)" if len(issues) > 1 else ""
-    return f"{issue.rule} at {issue.path}:{issue.line} {issue.message}{more}"

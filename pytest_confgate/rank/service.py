@@ -2,7 +2,7 @@
 
 The IO shell around the pure stages (SPEC 7). Every candidate (and the baseline) gets its own
 temporary directory; all of them, worktrees included, are removed when the ranking ends, also
-on an error or Ctrl-C, and Ctrl-C first kills every process group the ranking started.
+on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started (and theirs).
 """
 
 from __future__ import annotations
@@ -20,17 +20,28 @@ from secrets import token_hex
 
 from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
+from pytest_confgate.config.rank import AutoAcceptConfig
 from pytest_confgate.rank import trees
 from pytest_confgate.rank.assessment import assess
 from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests
 from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
-from pytest_confgate.rank.models import AutoAccept, Comparison, Evidence, LlmPreference, Ranking
+from pytest_confgate.rank.models import (
+    AutoAccept,
+    Comparison,
+    Evidence,
+    LlmPreference,
+    Ranking,
+    ScoringContext,
+)
 from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
-from pytest_confgate.rank.scoring import ScoringContext, block_reasons, evaluate
+from pytest_confgate.rank.regression import run_regression
+from pytest_confgate.rank.scoring import evaluate
+from pytest_confgate.rank.tampering import inspect
 
 Progress = Callable[[str], None]
 
@@ -100,18 +111,28 @@ def _rank(
         key = source.solution_id if index < len(sources) else _BASELINE
         paths[key] = (stack.enter_context(checked_out(source, work)), work / "state")
     files = {key: trees.read_tree(tree) for key, (tree, _) in paths.items()}
+    clones = same_trees(files, [s.solution_id for s in sources])
     progress(f"evaluating {len(sources)} candidates"
              + (f" against baseline {base_source.solution_id}" if base_source else "")
-             + f" with {request.jobs} jobs")
+             + f" with {request.jobs} jobs"
+             + (f" ({len(sources) - len(set(clones.values()))} identical to another, "
+                "evaluated once)" if len(set(clones.values())) < len(sources) else ""))
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
-            evidence = _evaluate_all(pool, paths, files, settings, processes, progress,
+            jobs = Jobs(pool, paths, files, settings, processes, progress, root)
+            evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
             baseline = evidence.pop(_BASELINE, None)
-            context = _context(config, weights, baseline, evidence, agent is not None)
-            unblocked = sorted(k for k, e in evidence.items() if not block_reasons(e, context))
-            cells = _cross_test_all(pool, paths, files, unblocked, baseline, root, settings,
-                                    processes, progress)
+            if baseline is not None:
+                evidence = _inspect_all(jobs, evidence, baseline)
+            evidence = {
+                s.solution_id: dataclasses.replace(evidence[clones[s.solution_id]],
+                                                   solution_id=s.solution_id)
+                for s in sources
+            }
+            context = scoring_context(config, weights, baseline, evidence, agent is not None)
+            unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
+            cells = _cross_test_all(jobs, unblocked, clones, baseline is not None)
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
             # Then wait for them: a thread still writing into the scratch tree while it is
@@ -122,12 +143,10 @@ def _rank(
     llm_comparisons: list[Comparison] = []
     if agent is not None and len(unblocked) > 1:
         progress(f"asking {agent.name} to compare {len(unblocked)} candidates pairwise")
-        texts = _solution_texts(files, unblocked, baseline is not None)
+        texts = _solution_texts(files, sorted(unblocked), baseline is not None)
         llm, llm_comparisons = assess(agent, request.task, texts)
-    cross = agreement(cells)
-    evaluations = [evaluate(e, context, cross.get(k), llm.get(k)) for k, e in evidence.items()]
-    ranking = rank_solutions(evaluations, llm_comparisons)
-    answer = should_auto_accept(ranking, config.rank.auto_accept)
+    ranking, answer = decide(evidence, context, cells, config.rank.auto_accept,
+                             (llm, llm_comparisons), clones)
     created = datetime.now(timezone.utc)
     ranking_id = f"{created:%Y%m%d-%H%M%S}-{token_hex(3)}"
     store.save_ranking(ranking_id, created.isoformat(timespec="seconds"), ranking, weights)
@@ -136,38 +155,102 @@ def _rank(
                        sources={source.solution_id: source for source in sources})
 
 
+def decide(
+    evidence: Mapping[str, Evidence], context: ScoringContext, cells: Sequence[CrossCell],
+    auto_accept: AutoAcceptConfig,
+    llm: tuple[Mapping[str, LlmPreference], Sequence[Comparison]] = ({}, ()),
+    clones: Mapping[str, str] | None = None,
+) -> tuple[Ranking, AutoAccept]:
+    """Stages 4 and 5 from measured evidence (pure): what ``confgate rank`` answers.
+
+    Only unblocked candidates' tests count in cross-testing, on unblocked candidates: a
+    candidate that broke the baseline's tests writes tests for the behaviour it broke.
+    Ranking a subset of the candidates is calling this with their evidence.
+    """
+    preferences, comparisons = llm
+    unblocked = {k for k, e in evidence.items() if not block_reasons(e, context)}
+    counted = [c for c in cells if c.source in unblocked and c.target in unblocked]
+    cross = agreement(counted, clones)
+    evaluations = [
+        evaluate(e, context, cross.get(k), preferences.get(k)) for k, e in evidence.items()
+    ]
+    ranking = rank_solutions(evaluations, comparisons)
+    return ranking, should_auto_accept(ranking, auto_accept)
+
+
+def same_trees(files: Mapping[str, Mapping[str, str]], ids: Sequence[str]) -> dict[str, str]:
+    """Candidate -> the first candidate (in the order given) with byte-identical files.
+
+    Identical trees get identical evidence, evaluated once: an exact tie is then exact.
+    """
+    first: dict[tuple[tuple[str, str], ...], str] = {}
+    return {key: first.setdefault(tuple(sorted(files[key].items())), key) for key in ids}
+
+
 _BASELINE = "\x00baseline"  # cannot collide with a directory name or a git ref
 
 
-def _evaluate_all(
-    pool: ThreadPoolExecutor, paths: Mapping[str, tuple[Path, Path]],
-    files: Mapping[str, Mapping[str, str]], settings: Settings, processes: Processes,
-    progress: Progress, cache: Path | None,
-) -> dict[str, Evidence]:
+@dataclass(frozen=True)
+class Jobs:
+    """What the concurrent stages share: the pool, every tree and how it is evaluated."""
+
+    pool: ThreadPoolExecutor
+    paths: Mapping[str, tuple[Path, Path]]
+    """Candidate (or ``_BASELINE``) -> (checked-out tree, its private state directory)."""
+    files: Mapping[str, Mapping[str, str]]
+    settings: Settings
+    processes: Processes
+    progress: Progress
+    scratch: Path
+    """The ranking's temporary directory (cross-test trees go here)."""
+
+
+def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[str, Evidence]:
     lock = threading.Lock()
     done = [0]
-    base_files = files.get(_BASELINE)
+    base_files = jobs.files.get(_BASELINE)
+    settings, processes = jobs.settings, jobs.processes
 
     def job(key: str) -> Evidence:
-        tree, state = paths[key]
+        tree, state = jobs.paths[key]
         name = "baseline" if key == _BASELINE else key
         if key == _BASELINE and cache is not None:
-            found = _cached_baseline(tree, state, settings, processes, cache, progress)
+            found = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
         else:
             found = collect_evidence(name, tree, state, settings, processes)
         reference = None if key == _BASELINE else base_files
+        if reference is not None:
+            base_tree = jobs.paths[_BASELINE][0]
+            found = dataclasses.replace(found, regression=run_regression(
+                tree, base_tree, (reference, jobs.files[key]), found.outcomes,
+                state / "regression", settings, processes))
         found = dataclasses.replace(
             found,
-            code=trees.code_metrics(files[key], reference),
-            changes=trees.change_stats(files[key], reference) if reference is not None else None,
+            code=trees.code_metrics(jobs.files[key], reference),
+            changes=trees.change_stats(jobs.files[key], reference) if reference is not None
+            else None,
+            dangerous=() if key == _BASELINE else trees.dangerous_operations(
+                jobs.files[key], reference),
         )
         with lock:
             done[0] += 1
-            progress(f"[{done[0]}/{len(paths)}] {name}: {_status(found)} "
-                     f"({found.duration_s:.1f} s)")
+            jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} "
+                          f"({found.duration_s:.1f} s)")
         return found
 
-    futures: dict[str, Future[Evidence]] = {key: pool.submit(job, key) for key in paths}
+    futures: dict[str, Future[Evidence]] = {key: jobs.pool.submit(job, key) for key in keys}
+    return {key: future.result() for key, future in futures.items()}
+
+
+def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidence
+                 ) -> dict[str, Evidence]:
+    """Tamper findings and the findings behind added suppressions, for every candidate."""
+    base_tree = jobs.paths[_BASELINE][0]
+    sources = jobs.settings.sources
+    futures = {
+        key: jobs.pool.submit(inspect, found, jobs.paths[key][0], baseline, base_tree, sources)
+        for key, found in evidence.items()
+    }
     return {key: future.result() for key, future in futures.items()}
 
 
@@ -192,8 +275,12 @@ def _status(evidence: Evidence) -> str:
     return f"{tests.passed} passed, {tests.failed} failed, {tests.errors} errors"
 
 
-def _context(config: ConfgateConfig, weights: Mapping[str, float], baseline: Evidence | None,
-             evidence: Mapping[str, Evidence], llm: bool) -> ScoringContext:
+def scoring_context(
+    config: ConfgateConfig, weights: Mapping[str, float], baseline: Evidence | None,
+    evidence: Mapping[str, Evidence], llm: bool = False,
+) -> ScoringContext:
+    """What every candidate is scored against; the reference run time is the baseline's,
+    else the fastest unblocked candidate's."""
     probe = ScoringContext(weights=weights, baseline=baseline, type_check=config.rank.type_check)
     if baseline is not None and baseline.tests is not None:
         reference: float | None = baseline.tests.duration_s
@@ -205,34 +292,42 @@ def _context(config: ConfgateConfig, weights: Mapping[str, float], baseline: Evi
 
 
 def _cross_test_all(
-    pool: ThreadPoolExecutor, paths: Mapping[str, tuple[Path, Path]],
-    files: Mapping[str, Mapping[str, str]], targets: Sequence[str], baseline: Evidence | None,
-    root: Path, settings: Settings, processes: Processes, progress: Progress,
+    jobs: Jobs, unblocked: Sequence[str], clones: Mapping[str, str], has_baseline: bool
 ) -> list[CrossCell]:
-    ids = sorted(k for k in paths if k != _BASELINE)
+    """Unblocked candidates' new tests on the other unblocked candidates; a target identical
+    to another is run once and its cells copied."""
+    files = jobs.files
+    ids = list(unblocked)
     new_tests = {
-        key: trees.new_test_files(files[key], files[_BASELINE]) if baseline is not None
+        key: trees.new_test_files(files[key], files[_BASELINE]) if has_baseline
         else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
         for key in ids
     }
-    jobs: dict[str, list[tuple[str, Path, tuple[str, ...]]]] = {}
-    for target in targets:
+    runs: dict[str, list[tuple[str, Path, tuple[str, ...]]]] = {}
+    for target in dict.fromkeys(clones.get(t, t) for t in ids):
         for source in ids:
             chosen = [p for p in new_tests[source] if files[target].get(p) != files[source][p]]
-            if source != target and chosen:
-                jobs.setdefault(target, []).append((source, paths[source][0], tuple(chosen)))
-    if not jobs:
+            if clones.get(source, source) != target and chosen:
+                runs.setdefault(target, []).append((source, jobs.paths[source][0], tuple(chosen)))
+    if not runs:
         return []
-    pairs = sum(len(sources) for sources in jobs.values())
-    progress(f"cross-testing: {pairs} candidates' new tests on the others, one run per target")
+    pairs = sum(len(sources) for sources in runs.values())
+    jobs.progress(f"cross-testing: {pairs} candidates' new tests on the others, one run per "
+                  "target")
     futures = []
-    for index, (target, sources) in enumerate(sorted(jobs.items())):
-        work = root / f"x{index}"
+    for index, (target, sources) in enumerate(runs.items()):
+        work = jobs.scratch / f"x{index}"
         work.mkdir()
-        futures.append(pool.submit(
-            run_cross_tests, sources, (target, paths[target][0]), work, settings, processes,
+        futures.append(jobs.pool.submit(
+            run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
+            jobs.processes,
         ))
-    return [cell for future in futures for cell in future.result()]
+    cells = [cell for future in futures for cell in future.result()]
+    return [
+        dataclasses.replace(cell, target=twin)
+        for cell in cells for twin in ids
+        if clones.get(twin, twin) == cell.target and clones.get(cell.source) != clones.get(twin)
+    ]
 
 
 def _solution_texts(files: Mapping[str, Mapping[str, str]], ids: Sequence[str],

@@ -13,7 +13,8 @@ from pathlib import Path, PurePosixPath
 
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.code_metrics import measure
-from pytest_confgate.rank.models import ChangeStats, CodeMetrics
+from pytest_confgate.rank.dangerous import new_operations
+from pytest_confgate.rank.models import ChangeStats, CodeMetrics, Issue
 
 MAX_FILE_BYTES = 2_000_000
 RANK_STATE = ".confgate-rank"
@@ -82,12 +83,20 @@ def change_stats(tree: Tree, baseline: Tree) -> ChangeStats:
         files_changed=changed,
         source_files_changed=source_changed,
         new_test_files=tuple(new_test_files(tree, baseline)),
+        edited_test_files=tuple(
+            p for p in sorted(baseline) if is_test_file(p) and tree.get(p) != baseline[p]
+        ),
     )
 
 
 def new_test_files(tree: Tree, reference: Tree) -> list[str]:
-    """Test files of ``tree`` that ``reference`` lacks or has with other content."""
-    return [p for p in sorted(tree) if is_test_file(p) and reference.get(p) != tree[p]]
+    """Test files of ``tree`` that ``reference`` does not have at all.
+
+    A candidate's edits to the baseline's test files are never new tests: the baseline's
+    versions run on every candidate instead (``regression``), and an edit that rewrites the
+    expected behaviour must not count against candidates that kept it.
+    """
+    return [p for p in sorted(tree) if is_test_file(p) and p not in reference]
 
 
 def distinct_test_files(tree: Tree, others: list[Tree]) -> list[str]:
@@ -100,11 +109,19 @@ def distinct_test_files(tree: Tree, others: list[Tree]) -> list[str]:
 
 def code_metrics(tree: Tree, baseline: Tree | None) -> CodeMetrics:
     """Stage 2 metrics over the changed source files (all source files without a baseline)."""
-    measured = {
+    return measure(_measured(tree, baseline))
+
+
+def dangerous_operations(tree: Tree, baseline: Tree | None) -> tuple[Issue, ...]:
+    """Dangerous operations in the changed source files that the baseline's versions lack."""
+    return new_operations(tree, baseline, _measured(tree, baseline))
+
+
+def _measured(tree: Tree, baseline: Tree | None) -> dict[str, str]:
+    return {
         path: text for path, text in tree.items()
         if is_source_file(path) and (baseline is None or baseline.get(path) != text)
     }
-    return measure(measured)
 
 
 def unified_diff(tree: Tree, baseline: Tree, limit: int = 40_000) -> str:

@@ -94,18 +94,37 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout
 
 
-def build_task(repo: Path) -> dict[str, str]:
-    """Create the repository; returns branch -> what the candidate is."""
-    (repo / "shop").mkdir(parents=True)
-    (repo / "tests").mkdir()
-    (repo / "shop" / "__init__.py").write_text('"""A tiny shop."""\n')
-    (repo / "shop" / "pricing.py").write_text(BASE_PRICING)
-    (repo / "tests" / "test_total.py").write_text(BASE_TEST)
-    # The project's own lint rules, so the task does not depend on ruff's defaults.
-    (repo / "ruff.toml").write_text('[lint]\nselect = ["E", "F"]\n')
+def write_files(repo: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (path -> text) under ``repo``, folders included."""
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+
+
+def commit_main(repo: Path, files: dict[str, str]) -> None:
+    """``git init`` with ``main`` holding ``files``: the baseline."""
+    write_files(repo, files)
     git(repo, "init", "-q", "-b", "main")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "baseline")
+
+
+def commit_branch(repo: Path, branch: str, files: dict[str, str], message: str = "") -> None:
+    """A branch off ``main`` that writes ``files`` (path -> text), committed."""
+    git(repo, "checkout", "-q", "-b", branch, "main")
+    write_files(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message or f"candidate {branch}")
+
+
+def build_task(repo: Path) -> dict[str, str]:
+    """Create the repository; returns branch -> what the candidate is."""
+    commit_main(repo, {
+        "shop/__init__.py": '"""A tiny shop."""\n', "shop/pricing.py": BASE_PRICING,
+        "tests/test_total.py": BASE_TEST,
+        # The project's own lint rules, so the task does not depend on ruff's defaults.
+        "ruff.toml": '[lint]\nselect = ["E", "F"]\n',
+    })
     variants = {
         "a": (BASE_PRICING + CLEAN, 50.0),
         "b": (BASE_PRICING + convoluted(), 40.0),
@@ -114,10 +133,8 @@ def build_task(repo: Path) -> dict[str, str]:
               + SHELL, 20.0),
     }
     for branch, (pricing, price) in variants.items():
-        git(repo, "checkout", "-q", "-b", branch, "main")
-        (repo / "shop" / "pricing.py").write_text(pricing)
-        (repo / "tests" / f"test_discount_{branch}.py").write_text(candidate_test(branch, price))
-        git(repo, "add", "-A")
-        git(repo, "commit", "-q", "-m", f"candidate {branch}")
+        test = candidate_test(branch, price)
+        commit_branch(repo, branch, {"shop/pricing.py": pricing,
+                                     f"tests/test_discount_{branch}.py": test})
     git(repo, "checkout", "-q", "main")
     return {"a": "clean", "b": "convoluted", "c": "failing", "d": "shell=True"}

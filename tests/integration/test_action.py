@@ -683,7 +683,9 @@ def candidates(tmp_path: Path) -> Path:
 
     repo = tmp_path / "task"
     build_task(repo)
-    (repo / "confgate.yml").write_text("rank:\n  auto_accept:\n    enabled: true\n")
+    # c is blocked, so a is the only unblocked candidate: accepted alone only with allow_single.
+    (repo / "confgate.yml").write_text(
+        "rank:\n  auto_accept:\n    enabled: true\n    allow_single: true\n")
     git(repo, "add", "confgate.yml")
     git(repo, "commit", "-q", "-m", "accept")
     return repo

@@ -18,7 +18,9 @@ from rank_task import build_task, git
 
 from pytest_confgate.cli import main
 
-ACCEPTING = "rank:\n  auto_accept:\n    enabled: true\n"
+ACCEPTING = "rank:\n  auto_accept:\n    enabled: true\n    allow_single: true\n"
+"""c is blocked (its own test fails), so a is the only unblocked candidate: accepting it
+alone needs ``allow_single`` (issue 15)."""
 MOVER = """\
 import subprocess, sys
 subprocess.run(["git", "-C", sys.argv[1], "branch", "-f", "a", "c"], check=False)

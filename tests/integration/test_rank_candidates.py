@@ -76,10 +76,13 @@ def test_rank_picks_the_clean_solution_and_explains_the_others(
     assert result["confidence"] >= 0.6
     assert result["winner"] == "a"
     assert result["auto_accept"] == {"accept": True, "reason": "All criteria met"}
-    # every other candidate's new tests pass on a (the cross-test matrix)
+    # every other unblocked candidate's new tests pass on a (the cross-test matrix)
     matrix = result["cross_tests"]
-    assert {src: matrix[src]["a"]["passed"] for src in "bcd"} == {"b": 2, "c": 2, "d": 2}
-    assert "c" not in matrix["a"]  # a blocked candidate is not cross-tested
+    assert {src: matrix[src]["a"]["passed"] for src in "bd"} == {"b": 2, "d": 2}
+    assert "c" not in matrix  # a blocked candidate's tests do not count,
+    assert "c" not in matrix["a"]  # and it is not cross-tested
+    assert by_id["d"]["score_multiplier"] == 0.5  # subprocess with shell=True halves its score
+    assert by_id["d"]["score"] < by_id["b"]["score"]
     assert "[5/5]" in err  # progress while evaluating
     assert git(task, "worktree", "list").count("\n") == 1  # worktrees removed
     assert list(Path(tempfile.gettempdir()).iterdir()) == []  # temp dirs removed

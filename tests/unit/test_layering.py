@@ -19,8 +19,10 @@ PURE = [
     "gate/tiers.py",
     "gate/machinery.py",
     "trust/formula.py",
+    "rank/blocking.py",
     "rank/scoring.py",
     "rank/ranking.py",
+    "rank/dangerous.py",
     "agents/screen.py",
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}

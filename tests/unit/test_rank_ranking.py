@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_confgate.config.rank import AutoAcceptConfig
-from pytest_confgate.rank.models import CATEGORIES, Evaluation
+from pytest_confgate.rank.models import CATEGORIES, AutoAccept, Evaluation
 from pytest_confgate.rank.ranking import (
     calculate_category_consistency,
     calculate_ranking_confidence,
@@ -96,6 +96,13 @@ def test_a_blocked_candidate_sorts_last_and_is_never_the_winner() -> None:
     assert [s.solution_id for s in mixed.solutions] == ["a", "c"]
 
 
+def test_a_ranking_of_blocked_candidates_says_why_there_is_no_winner() -> None:
+    ranking = rank_solutions([evaluation("c", 0.0, (0.0,) * 5, blocked=True),
+                              evaluation("d", 0.0, (0.0,) * 5, blocked=True)])
+    answer = should_auto_accept(ranking, AutoAcceptConfig(enabled=True, min_confidence=0.0))
+    assert answer == AutoAccept(False, "No clear winner: every candidate is blocked (stage 1)")
+
+
 def test_pairwise_comparisons_cover_every_pair_and_category_with_ties() -> None:
     ranking = rank_solutions([evaluation("a", 0.9, (1.0, 0.5, 0.5, 0.5, 0.5)),
                               evaluation("b", 0.8, (0.5, 0.5, 0.9, 0.5, 0.5))])
@@ -105,35 +112,97 @@ def test_pairwise_comparisons_cover_every_pair_and_category_with_ties() -> None:
 
 
 ENABLED = AutoAcceptConfig(enabled=True)
+SINGLE = AutoAcceptConfig(enabled=True, allow_single=True)
 
 
 @pytest.mark.parametrize(
     ("config", "evaluations", "accept", "reason"),
     [
         (AutoAcceptConfig(), [evaluation("a", 1.0)], False, "Auto-acceptance disabled"),
-        (ENABLED, [evaluation("a", 0.80, confidence=0.1), evaluation("b", 0.79, confidence=0.1)],
+        (ENABLED.model_copy(update={"min_confidence": 0.0}),
+         [evaluation("a", 0.80, confidence=0.1), evaluation("b", 0.79, confidence=0.1)],
          False, "No clear winner"),
-        (ENABLED, [evaluation("a", 0.80)], False, "Score 0.80 below threshold 0.85"),
-        (ENABLED, [evaluation("a", 0.90, confidence=0.75)], False,
-         "Confidence 0.75 below threshold 0.8"),
-        (ENABLED, [evaluation("a", 0.90, (0.89, 1.0, 1.0, 1.0, 1.0))], False,
+        (SINGLE, [evaluation("a", 0.80)], False, "Score 0.80 below threshold 0.85"),
+        (ENABLED, [evaluation("a", 0.90), evaluation("b", 0.86, confidence=0.75)], False,
+         "Confidence 0.42 below threshold 0.8"),
+        (SINGLE, [evaluation("a", 0.90, (0.89, 1.0, 1.0, 1.0, 1.0))], False,
          "correctness score 0.89 below minimum 0.9"),
-        (ENABLED, [evaluation("a", 0.90, (1.0, 1.0, 1.0, 1.0, 0.94))], False,
+        (SINGLE, [evaluation("a", 0.90, (1.0, 1.0, 1.0, 1.0, 0.94))], False,
          "safety score 0.94 below minimum 0.95"),
-        (ENABLED, [evaluation("a", 0.95), evaluation("b", 0.90, (0.9, 0.9, 0.9, 0.9, 0.9))],
+        (ENABLED.model_copy(update={"min_confidence": 0.5}),
+         [evaluation("a", 0.95), evaluation("b", 0.90, (0.9, 0.9, 0.9, 0.9, 0.9))],
          False, "Score gap 0.05 below minimum 0.1"),
         (ENABLED, [evaluation("a", 0.95), evaluation("b", 0.85, (0.9, 0.9, 0.9, 0.9, 0.9))],
          True, "All criteria met"),
-        (ENABLED, [evaluation("a", 0.90)], True, "All criteria met"),
+        (SINGLE, [evaluation("a", 0.90)], True, "All criteria met"),
     ],
     ids=["disabled", "no-winner", "score", "confidence", "correctness-floor", "safety-floor",
-         "gap", "gap-of-exactly-0.10-passes", "single-solution"],
+         "gap", "gap-of-exactly-0.10-passes", "single-solution-allowed"],
 )
 def test_should_auto_accept_gives_the_seeds_reasons(
     config: AutoAcceptConfig, evaluations: list[Evaluation], accept: bool, reason: str
 ) -> None:
     answer = should_auto_accept(rank_solutions(evaluations), config)
     assert (answer.accept, answer.reason) == (accept, reason)
+
+
+def test_min_confidence_is_compared_with_the_rankings_confidence_not_the_evidence() -> None:
+    # Issue 15: every candidate's evidence is complete (1.0), the ranking is not sure (0.76):
+    # gap 0.1 -> 0.4, mean evidence 1.0 -> 0.3, a beats b in one category of five -> 0.06.
+    ranking = rank_solutions([evaluation("a", 0.95, (1.0, 1.0, 1.0, 1.0, 1.0)),
+                              evaluation("b", 0.85, (1.0, 1.0, 1.0, 1.0, 0.0))])
+    assert ranking.confidence == pytest.approx(0.76)
+    strict = AutoAcceptConfig(enabled=True, min_confidence=0.99)
+    answer = should_auto_accept(ranking, strict)
+    assert answer == AutoAccept(False, "Confidence 0.76 below threshold 0.99")
+
+
+def test_a_refusal_for_confidence_names_it_even_without_a_winner() -> None:
+    ranking = rank_solutions([evaluation("a", 0.90), evaluation("b", 0.90)])
+    answer = should_auto_accept(ranking, AutoAcceptConfig(enabled=True, min_confidence=0.99))
+    assert answer.reason.startswith("Confidence 0.30 below threshold 0.99")
+
+
+@pytest.mark.parametrize(
+    "evaluations",
+    [[evaluation("lone", 0.99)],
+     [evaluation("lone", 0.99), evaluation("blocked", 0.0, (0.0,) * 5, blocked=True)]],
+    ids=["alone", "the-other-is-blocked"],
+)
+def test_the_only_unblocked_candidate_is_not_accepted_unless_allowed(
+    evaluations: list[Evaluation]
+) -> None:
+    ranking = rank_solutions(evaluations)
+    assert ranking.winner is not None
+    assert ranking.winner.solution_id == "lone"
+    refused = should_auto_accept(ranking, ENABLED)
+    assert not refused.accept
+    assert refused.reason.startswith("Only one unblocked candidate")
+    assert "allow_single" in refused.reason
+    assert should_auto_accept(ranking, SINGLE) == AutoAccept(True, "All criteria met")
+
+
+@pytest.mark.parametrize("names", [("zz-correct", "aa-buggy"), ("aa-correct", "zz-buggy")])
+def test_an_exact_tie_shares_rank_one_and_has_no_winner_whatever_the_names(
+    names: tuple[str, str]
+) -> None:
+    correct, buggy = names
+    ranking = rank_solutions([evaluation(correct, 0.93), evaluation(buggy, 0.93 + 1e-12),
+                              evaluation("third", 0.5, (0.5,) * 5)])
+    assert [(s.solution_id, s.rank) for s in ranking.solutions] == [
+        (correct, 1), (buggy, 1), ("third", 3)]
+    assert ranking.winner is None
+    assert ranking.tie == (correct, buggy)
+    answer = should_auto_accept(ranking, ENABLED.model_copy(update={"min_confidence": 0.0}))
+    assert answer.reason == f"No clear winner: {correct}, {buggy} tie at 0.93"
+    assert {c.winner for c in ranking.comparisons
+            if {c.solution_a, c.solution_b} == set(names)} == {"tie"}
+
+
+def test_scores_further_apart_than_the_tolerance_do_not_tie() -> None:
+    ranking = rank_solutions([evaluation("a", 0.93), evaluation("b", 0.93 + 2e-9)])
+    assert [(s.solution_id, s.rank) for s in ranking.solutions] == [("b", 1), ("a", 2)]
+    assert ranking.tie == ()
 
 
 @pytest.mark.parametrize(
@@ -168,8 +237,27 @@ def test_ranking_does_not_depend_on_the_order_candidates_are_given_in(
     shuffled = list(evaluations)
     rnd.shuffle(shuffled)  # type: ignore[attr-defined]
     first, second = rank_solutions(evaluations), rank_solutions(shuffled)
-    assert [s.solution_id for s in first.solutions] == [s.solution_id for s in second.solutions]
-    assert first.confidence == second.confidence
+    assert {s.solution_id: s.rank for s in first.solutions} == {
+        s.solution_id: s.rank for s in second.solutions}
+    assert set(first.tie) == set(second.tie)
+    assert (first.winner is None) == (second.winner is None)
+    if first.winner is not None and second.winner is not None:
+        assert first.winner.solution_id == second.winner.solution_id
+    assert first.confidence == pytest.approx(second.confidence, abs=1e-12)
     assert 0.0 <= first.confidence <= 1.0
     if first.winner is not None:
         assert not first.winner.evaluation.blocked
+
+
+def test_a_candidate_the_safety_gate_halved_is_never_the_winner() -> None:
+    flagged = Evaluation(
+        solution_id="risky", blocked=False, block_reasons=(),
+        categories=dict.fromkeys(CATEGORIES, 1.0) | {"safety": 0.0}, components={},
+        score=0.45, confidence=1.0, multiplier=0.5,
+    )
+    alone = rank_solutions([flagged])
+    assert alone.winner is None
+    with_blocked = rank_solutions([flagged, evaluation("c", 0.0, (0.0,) * 5, blocked=True)])
+    assert with_blocked.winner is None
+    answer = should_auto_accept(with_blocked, SINGLE)
+    assert answer.reason.startswith("No clear winner: risky ranks first but has a dangerous")

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.models import (
     CATEGORIES,
     ChangeStats,
@@ -14,12 +15,12 @@ from pytest_confgate.rank.models import (
     Evidence,
     Issue,
     LlmPreference,
+    Regression,
     TestCounts,
     new_issues,
 )
 from pytest_confgate.rank.scoring import (
     ScoringContext,
-    block_reasons,
     boolean_to_score,
     category_scores,
     evaluate,
@@ -67,7 +68,8 @@ def test_overall_score_is_the_seeds_weighted_sum(categories: tuple[float, ...],
     assert overall_score(scores, SEED_WEIGHTS) == pytest.approx(expected, abs=1e-12)
 
 
-def test_category_scores_average_components_and_multiply_safety_gates() -> None:
+def test_category_scores_average_components_and_multiply_gates() -> None:
+    """Correctness is the mean of its checks times cross-test agreement; safety a product."""
     parts = {
         "correctness": {"tests_pass": 1.0, "build": 1.0, "cross_tests": 0.4},
         "quality": {"complexity": 0.5, "function_length": 1.0},
@@ -76,7 +78,7 @@ def test_category_scores_average_components_and_multiply_safety_gates() -> None:
         "safety": {"no_dangerous_ops": 1.0, "no_secrets": 1.0, "security_clean": 0.5},
     }
     assert category_scores(parts) == pytest.approx(
-        {"correctness": 0.8, "quality": 0.75, "efficiency": 0.0, "completeness": 0.75,
+        {"correctness": 1.0 * 0.4, "quality": 0.75, "efficiency": 0.0, "completeness": 0.75,
          "safety": 0.5}
     )
 
@@ -107,6 +109,27 @@ def clean(sid: str = "a", **changes: object) -> Evidence:
 
 
 CONTEXT = ScoringContext(weights=SEED_WEIGHTS, reference_duration_s=0.2)
+BASE_OUTCOMES = {"tests/test_a.py::test_one": "passed", "tests/test_a.py::test_two": "passed",
+                 "tests/test_a.py::test_broken": "failed"}
+
+
+def baseline(**changes: object) -> Evidence:
+    """A baseline whose own run passed two tests by id (and has one that fails already)."""
+    return clean("baseline", outcomes=BASE_OUTCOMES, **changes)
+
+
+def candidate(sid: str = "a", **changes: object) -> Evidence:
+    """A candidate whose regression run passed the baseline's tests and that tampers nothing."""
+    base: dict[str, object] = {
+        "regression": Regression(outcomes=dict(BASE_OUTCOMES)), "tamper": (),
+        "outcomes": {**BASE_OUTCOMES, "tests/test_new.py::test_added": "passed"},
+        "changes": ChangeStats(source_files_changed=1, new_test_files=("tests/test_new.py",)),
+    }
+    base.update(changes)
+    return clean(sid, **base)
+
+
+BASED = ScoringContext(weights=SEED_WEIGHTS, baseline=baseline(), reference_duration_s=0.2)
 
 
 def test_a_clean_candidate_scores_one_everywhere() -> None:
@@ -139,8 +162,8 @@ def test_stage_one_failures_block_with_score_zero(changes: dict[str, object], re
 
 def test_lint_findings_the_baseline_already_has_do_not_block() -> None:
     old = (issue("E501", message="Line too long (120 > 88)"),)
-    context = ScoringContext(weights=SEED_WEIGHTS, baseline=clean("base", lint=old))
-    assert block_reasons(clean(lint=old), context) == []
+    context = ScoringContext(weights=SEED_WEIGHTS, baseline=baseline(lint=old))
+    assert block_reasons(candidate(lint=old), context) == []
 
 
 def test_new_type_errors_block_only_when_the_type_check_is_configured() -> None:
@@ -178,28 +201,32 @@ def test_quality_components_follow_their_anchors() -> None:
 
 
 def test_baseline_deltas_add_regression_coverage_and_change_size_components() -> None:
-    baseline = clean("base", tests=TestCounts(passed=5, duration_s=0.2), coverage=0.92)
     changes = ChangeStats(lines_added=500, lines_removed=100, source_files_changed=1)
-    context = ScoringContext(weights=SEED_WEIGHTS, baseline=baseline, reference_duration_s=0.2)
-    result = evaluate(clean(changes=changes, coverage=0.9), context)
-    assert result.components["correctness"]["no_regressions"] == 0.0  # 4 tests < 5
+    context = ScoringContext(weights=SEED_WEIGHTS, baseline=baseline(coverage=0.92),
+                             reference_duration_s=0.2)
+    result = evaluate(candidate(changes=changes, coverage=0.9), context)
+    assert result.components["correctness"]["no_regressions"] == 1.0
     assert result.components["completeness"] == pytest.approx(
-        {"coverage": 1.0, "coverage_kept": 1 - 0.02 / 0.05, "tests_added": 0.0}
+        {"coverage": 1.0, "coverage_kept": 1 - 0.02 / 0.25, "tests_added": 0.0}
     )
     assert result.components["quality"]["change_size"] == pytest.approx(1 - 400 / 1800)
 
 
-def test_cross_tests_and_llm_preference_join_correctness() -> None:
-    result = evaluate(clean(), CONTEXT, CrossTest(passed=3, ran=4), LlmPreference(0.5, 1.0))
-    assert result.categories["correctness"] == pytest.approx((1 + 1 + 1 + 0.75 + 0.5) / 5)
+def test_cross_tests_multiply_correctness_and_llm_preference_joins_its_mean() -> None:
+    cross = CrossTest(passed=3, ran=4, disagreement=0.5, failing=("b: t.py::x",))
+    result = evaluate(clean(), CONTEXT, cross, LlmPreference(0.5, 1.0))
+    assert result.components["correctness"]["cross_tests"] == pytest.approx(0.75)
+    assert result.categories["correctness"] == pytest.approx((1 + 1 + 1 + 0.5) / 4 * 0.75)
+    assert "Fails 1 of the 4 tests the other candidates added: b: t.py::x" in [
+        n.text for n in result.weaknesses]
 
 
 def test_runtime_scores_against_the_reference_with_slack() -> None:
-    slow = clean(tests=TestCounts(passed=4, duration_s=2.0))
+    slow = clean(tests=TestCounts(passed=4, duration_s=4.0))
     context = ScoringContext(weights=SEED_WEIGHTS, reference_duration_s=0.5)
-    # inverse(2.0, 1.5*0.5+0.5 = 1.25, 4*0.5+2 = 4.0)
+    # inverse(4.0, 1.5*0.5+2 = 2.75, 4*0.5+10 = 12.0)
     result = evaluate(slow, context)
-    assert result.components["efficiency"]["runtime"] == pytest.approx(1 - 0.75 / 2.75)
+    assert result.components["efficiency"]["runtime"] == pytest.approx(1 - 1.25 / 9.25)
 
 
 fractions = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
@@ -226,3 +253,163 @@ def test_scores_stay_in_the_unit_interval(
     assert 0.0 <= result.score <= 1.0
     assert 0.0 <= result.confidence <= 1.0
     assert all(0.0 <= value <= 1.0 for value in result.categories.values())
+
+
+# --- issue 15: evidence an agent cannot game ------------------------------------------------
+
+
+def finding(rule: str, message: str, path: str = "tests/test_a.py", line: int = 4) -> Issue:
+    return Issue(rule, path, message, line)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [("test_removed", "test tests/test_a.py::test_two was removed"),
+     ("skip_added", "@pytest.mark.skip added: tests/test_a.py::test_two no longer runs as before"),
+     ("test_skipped", "test tests/test_a.py::test_two ran on the base (passed); now skipped"),
+     ("assertions_weakened", "test tests/test_a.py::test_two makes fewer live checks: 2 -> 0")],
+    ids=["deleted", "skip-mark", "skipped-outcome", "weakened"],
+)
+def test_deleting_skipping_or_weakening_a_baseline_test_blocks_and_names_it(
+    rule: str, message: str
+) -> None:
+    # Before issue 15 this candidate ranked first with "All 8 tests pass with 1 new test
+    # added": the count was unchanged, and tamper evidence was not looked at.
+    result = evaluate(candidate(tamper=(finding(rule, message),)), BASED)
+    assert result.blocked
+    assert result.score == 0.0
+    assert result.block_reasons == (f"{rule}: {message} (tests/test_a.py:4)",)
+    assert f"Blocked: {rule}: {message} (tests/test_a.py:4)" in [n.text for n in result.weaknesses]
+
+
+def test_a_baseline_test_that_does_not_pass_unmodified_blocks_by_test_id() -> None:
+    # The candidate changed shared behaviour and rewrote the test to match: its own suite is
+    # green, the baseline's test, run as the baseline has it, is not.
+    ran = Regression(outcomes={"tests/test_a.py::test_one": "failed",
+                               "tests/test_a.py::test_broken": "failed"})
+    result = evaluate(candidate(regression=ran), BASED)
+    assert result.block_reasons == (
+        "2 baseline tests that passed on the baseline do not pass here, run unmodified: "
+        "tests/test_a.py::test_one (failed), tests/test_a.py::test_two (missing)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("regression", "reason"),
+    [(None, "the baseline's tests could not run on it: it was not run"),
+     (Regression(problem="pytest did not finish within 300 s"),
+      "the baseline's tests could not run on it: pytest did not finish within 300 s")],
+    ids=["not-run", "crashed"],
+)
+def test_a_regression_suite_that_did_not_run_blocks(
+    regression: Regression | None, reason: str
+) -> None:
+    assert block_reasons(candidate(regression=regression), BASED) == [reason]
+
+
+def test_a_tamper_analysis_that_failed_blocks() -> None:
+    broken = candidate(tamper=None, tamper_problem="permission denied")
+    assert block_reasons(broken, BASED) == ["tamper analysis failed: permission denied"]
+
+
+def test_skips_count_as_missing_not_as_tests_kept() -> None:
+    # `no_regressions` compared counts, and skipped tests counted.
+    skipped = Regression(outcomes={**BASE_OUTCOMES, "tests/test_a.py::test_two": "skipped"})
+    result = evaluate(candidate(regression=skipped), BASED)
+    assert result.blocked
+    assert "tests/test_a.py::test_two (skipped)" in result.block_reasons[0]
+
+
+def test_tests_pass_counts_only_baseline_tests_run_unmodified_and_new_tests() -> None:
+    # Its own run had 5 tests: 2 of the baseline, 1 new, 2 it added to a baseline file.
+    own = {**BASE_OUTCOMES, "tests/test_new.py::test_added": "passed",
+           "tests/test_a.py::test_mine": "passed", "tests/test_a.py::test_mine_too": "passed"}
+    changes = ChangeStats(source_files_changed=1, new_test_files=("tests/test_new.py",),
+                          edited_test_files=("tests/test_a.py",))
+    result = evaluate(candidate(outcomes=own, tests=TestCounts(passed=5), changes=changes), BASED)
+    texts = [n.text for n in result.strengths]
+    assert "All 3 tests pass: 2 baseline tests run unmodified and 1 new test" in texts
+    assert ("Edits baseline test files (tests/test_a.py): they ran from the baseline, "
+            "unmodified, and add no new tests") in [n.text for n in result.weaknesses]
+
+
+def test_tests_added_to_a_baseline_test_file_are_not_new_tests() -> None:
+    changes = ChangeStats(source_files_changed=1, edited_test_files=("tests/test_a.py",))
+    own = {**BASE_OUTCOMES, "tests/test_a.py::test_mine": "passed"}
+    result = evaluate(candidate(outcomes=own, changes=changes), BASED)
+    assert result.components["completeness"]["tests_added"] == 0.0
+
+
+def test_added_suppressions_are_named_and_cost_a_little() -> None:
+    added = (finding("suppression_added", "adds `# noqa`: what it silences is no longer "
+                     "reported", "shop/pricing.py", 7),)
+    result = evaluate(candidate(tamper=added), BASED)
+    assert not result.blocked
+    assert result.components["safety"]["no_suppressions"] == pytest.approx(0.75)
+    assert result.multiplier == 1.0  # nothing it hid was dangerous
+    assert ("suppression_added: adds `# noqa`: what it silences is no longer reported "
+            "(shop/pricing.py:7)") in [n.text for n in result.weaknesses]
+
+
+def test_a_blocked_candidate_still_names_its_suppressions() -> None:
+    tamper = (finding("test_removed", "test tests/test_a.py::test_two was removed"),
+              finding("suppression_added", "adds `# nosec`: what it silences is no longer "
+                      "reported", "shop/pricing.py", 9))
+    result = evaluate(candidate(tamper=tamper), BASED)
+    assert result.blocked
+    assert any(n.text.startswith("suppression_added: adds `# nosec`") for n in result.weaknesses)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"dangerous": (Issue("dynamic-code", "shop/calc.py", "eval() runs code that is not a "
+                          "literal: eval(text)", 3, "HIGH"),)},
+     {"security": (Issue("B307", "shop/calc.py", "Use of possibly insecure function - consider "
+                         "using safer ast.literal_eval. (hidden by a `# nosec` this candidate "
+                         "added)", 3, "HIGH"),)},
+     {"tamper": (finding("tool_ignore_added", "ruff: S307 added to ignore", "ruff.toml", 2),)}],
+    ids=["dangerous-operation", "finding-behind-an-added-nosec", "tool-config"],
+)
+def test_dangerous_operations_and_changed_judges_zero_safety_and_halve_the_score(
+    changes: dict[str, object]
+) -> None:
+    # `eval(...)  # nosec` had a perfect safety score; `os.system("rm -rf /")` too.
+    clean_one = evaluate(candidate(), BASED)
+    flagged = evaluate(candidate(**changes), BASED)
+    assert flagged.components["safety"]["no_dangerous_ops"] == 0.0
+    assert flagged.categories["safety"] == 0.0
+    assert flagged.multiplier == 0.5
+    assert flagged.score == pytest.approx(0.5 * 0.9 * clean_one.score)
+    assert flagged.score < clean_one.score - 0.3
+
+
+def test_the_safety_gate_holds_whatever_the_weights() -> None:
+    low_safety = {**SEED_WEIGHTS, "safety": 0.05, "correctness": 0.45}
+    context = ScoringContext(weights=low_safety, baseline=baseline(), reference_duration_s=0.2)
+    op = Issue("shell", "shop/x.py", "os.system runs a shell command: os.system('rm -rf /')", 3,
+               "HIGH")
+    assert evaluate(candidate(dangerous=(op,)), context).score <= 0.5
+
+
+def test_failing_one_test_another_candidate_added_scores_clearly_below() -> None:
+    # Scores bunched near the top: one of four cross-tests failed cost 0.025.
+    clean_one = evaluate(candidate(), BASED, CrossTest(passed=4, ran=4))
+    wrong = evaluate(candidate(), BASED,
+                     CrossTest(passed=3, ran=4, disagreement=1.0, failing=("b: t.py::edge",)))
+    assert clean_one.score - wrong.score >= 0.15
+
+
+@given(disagreement=st.floats(min_value=0.0, max_value=5.0))
+def test_cross_test_disagreement_lowers_correctness_continuously(disagreement: float) -> None:
+    step = 0.01
+    a = evaluate(candidate(), BASED, CrossTest(4, 4, disagreement)).score
+    b = evaluate(candidate(), BASED, CrossTest(4, 4, disagreement + step)).score
+    assert 0.0 <= a - b <= 0.4 * step / 2.0 + 1e-12
+
+
+def test_one_uncovered_line_in_a_small_project_is_no_cliff() -> None:
+    # 20 of 21 lines covered against a fully covered baseline set coverage_kept to 0.05.
+    context = ScoringContext(weights=SEED_WEIGHTS, baseline=baseline(coverage=1.0),
+                             reference_duration_s=0.2)
+    result = evaluate(candidate(coverage=20 / 21), context)
+    assert result.components["completeness"]["coverage_kept"] >= 0.8

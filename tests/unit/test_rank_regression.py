@@ -1,0 +1,154 @@
+"""The regression suite: the baseline's test files, unmodified, on a candidate (real pytest)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_confgate.config.rank import RankTimeouts
+from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.models import Regression
+from pytest_confgate.rank.regression import rerun_plan, run_regression
+from pytest_confgate.rank.trees import read_tree
+
+SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
+                    type_check=False, timeouts=RankTimeouts(tests_s=120))
+CODE = "def fmt(seconds):\n    return f'{seconds // 86400}d'\n"
+TESTS = ("from durations import fmt\n\n\ndef test_week():\n    assert fmt(604800) == '7d'\n\n\n"
+         "def test_day():\n    assert fmt(86400) == '1d'\n")
+
+BROKEN = "def fmt(seconds):\n    return ''\n"
+PATCHER = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
+           "\n\ndurations.fmt.__code__ = _right.__code__\n")
+"""Imported beside the baseline's tests, swaps ``BROKEN``'s code for a right one."""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def regression(tmp_path: Path, candidate: dict[str, str],
+               own: dict[str, str] | None = None) -> Regression:
+    base = write(tmp_path / "base", {"durations.py": CODE, "tests/test_fmt.py": TESTS})
+    head = write(tmp_path / "head", candidate)
+    return run_regression(head, base, (read_tree(base), read_tree(head)), own,
+                          tmp_path / "work", SETTINGS, Processes())
+
+
+def test_the_baseline_tests_run_as_the_baseline_has_them(tmp_path: Path) -> None:
+    # The candidate changed the shared behaviour and rewrote the test to match.
+    weeks = "def fmt(seconds):\n    return '1w' if seconds == 604800 else f'{seconds // 86400}d'\n"
+    rewritten = TESTS.replace("'7d'", "'1w'")
+    result = regression(tmp_path, {"durations.py": weeks, "tests/test_fmt.py": rewritten})
+    assert result.outcomes == {"tests/test_fmt.py::test_week": "failed",
+                               "tests/test_fmt.py::test_day": "passed"}
+    expected = {"tests/test_fmt.py::test_week": "passed", "tests/test_fmt.py::test_day": "passed"}
+    assert result.failures(expected) == [("tests/test_fmt.py::test_week", "failed")]
+
+
+def test_a_deleted_test_file_comes_back_and_a_new_conftest_cannot_skip_it(
+    tmp_path: Path
+) -> None:
+    skipper = ("import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+               "    for item in items:\n        item.add_marker(pytest.mark.skip)\n")
+    result = regression(tmp_path, {"durations.py": CODE, "tests/conftest.py": skipper})
+    assert result.outcomes == {"tests/test_fmt.py::test_week": "passed",
+                               "tests/test_fmt.py::test_day": "passed"}
+
+
+def test_a_new_test_package_init_cannot_patch_the_code_under_test(tmp_path: Path) -> None:
+    # ``tests/__init__.py`` runs when pytest imports tests/test_fmt.py as ``tests.test_fmt``.
+    result = regression(tmp_path, {"durations.py": BROKEN, "tests/__init__.py": PATCHER})
+    assert result.outcomes == {"tests/test_fmt.py::test_week": "failed",
+                               "tests/test_fmt.py::test_day": "failed"}
+
+
+def test_a_module_that_no_longer_imports_leaves_its_tests_missing(tmp_path: Path) -> None:
+    result = regression(tmp_path, {"durations.py": "def format_duration(s):\n    return ''\n"})
+    assert result.outcomes == {"tests/test_fmt.py": "error"}
+    expected = {"tests/test_fmt.py::test_week": "passed"}
+    assert result.failures(expected) == [("tests/test_fmt.py::test_week", "missing")]
+
+
+def test_outcomes_cover_skips_xfails_deselection_and_errors(tmp_path: Path) -> None:
+    tree = write(tmp_path / "t", {"tests/test_all.py": (
+        "import pytest\n\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError\n\n\n"
+        "def test_ok():\n    pass\n\n\ndef test_fails():\n    assert 0\n\n\n"
+        "def test_error(broken):\n    pass\n\n\n@pytest.mark.skip\ndef test_skip():\n    pass\n\n\n"
+        "@pytest.mark.xfail\ndef test_xfail():\n    assert 0\n\n\n"
+        "@pytest.mark.xfail\ndef test_xpass():\n    pass\n\n\ndef test_gone():\n    pass\n")})
+    run = run_pytest(["-q", "-p", "no:cacheprovider", "--deselect", "tests/test_all.py::test_gone",
+                      "tests/test_all.py"], tree, tmp_path / "state", SETTINGS, Processes())
+    assert run.problem is None
+    assert run.outcomes == {
+        f"tests/test_all.py::test_{name}": outcome for name, outcome in [
+            ("ok", "passed"), ("fails", "failed"), ("error", "error"), ("skip", "skipped"),
+            ("xfail", "xfailed"), ("xpass", "xpassed"), ("gone", "deselected")]
+    }
+
+
+def test_a_run_that_cannot_start_is_a_problem_not_an_empty_pass(tmp_path: Path) -> None:
+    broken = Settings(test_command=(sys.executable, "-m", "pytest", "--no-such-option"),
+                      python=sys.executable, type_check=False,
+                      timeouts=RankTimeouts(tests_s=120))
+    tree = write(tmp_path / "t", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_pytest(["tests/test_a.py"], tree, tmp_path / "state", broken, Processes())
+    assert run.outcomes is None
+    assert run.problem is not None
+    assert "pytest exited 4" in run.problem
+
+
+OWN = {"tests/test_fmt.py::test_week": "passed", "tests/test_fmt.py::test_day": "passed"}
+
+
+def test_modules_the_candidate_left_alone_are_not_run_again(tmp_path: Path) -> None:
+    # Only its source changed: its own run is what the baseline's untouched file gives, and
+    # the broken code shows there.
+    result = regression(tmp_path, {"durations.py": CODE, "tests/test_fmt.py": TESTS},
+                        own={**OWN, "tests/test_fmt.py::test_day": "failed"})
+    assert result.outcomes == {**OWN, "tests/test_fmt.py::test_day": "failed"}
+    assert not (tmp_path / "work").exists()  # nothing ran
+
+
+def test_a_new_test_module_cannot_patch_the_code_the_baseline_tests_judge(
+    tmp_path: Path
+) -> None:
+    # In the candidate's own run its new module is imported beside the baseline's and swaps
+    # the broken function's code for a right one: every test passes there.
+    patcher = PATCHER + "\n\ndef test_new():\n    pass\n"
+    head = write(tmp_path / "head", {"durations.py": BROKEN, "tests/test_fmt.py": TESTS,
+                                     "tests/test_zz_new.py": patcher})
+    own = run_pytest(["-q", "-p", "no:cacheprovider"], head, tmp_path / "own", SETTINGS,
+                     Processes()).outcomes
+    assert own == {**OWN, "tests/test_zz_new.py::test_new": "passed"}
+    result = regression(tmp_path, {"durations.py": BROKEN, "tests/test_fmt.py": TESTS,
+                                   "tests/test_zz_new.py": patcher}, own=own)
+    assert sorted(result.failures(OWN)) == [("tests/test_fmt.py::test_day", "failed"),
+                                            ("tests/test_fmt.py::test_week", "failed")]
+
+
+@pytest.mark.parametrize(
+    ("changes", "plan"),
+    [({"tests/test_new.py": "x"}, None),
+     ({"tests/test_fmt.py": "edited"}, ["tests/test_fmt.py"]),
+     ({"tests/test_fmt.py": None}, ["tests/test_fmt.py"]),
+     ({"tests/conftest.py": "new"}, None),
+     ({"tests/data/expected.json": "{}"}, None),
+     ({"tests/helpers.py": "edited"}, None),
+     ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-k not week'\n"}, None),
+     ({"durations.py": "edited"}, [])],
+    ids=["new-test-file", "edited-module", "deleted-module", "new-conftest", "new-data-file",
+         "edited-helper",
+         "pytest-config", "source-only"],
+)
+def test_the_rerun_plan(changes: dict[str, str | None], plan: list[str] | None) -> None:
+    baseline = {"durations.py": CODE, "tests/test_fmt.py": TESTS, "tests/test_other.py": "o",
+                "tests/helpers.py": "h", "pyproject.toml": "[project]\n"}
+    candidate = {**baseline, **changes}
+    head = {path: text for path, text in candidate.items() if text is not None}
+    assert rerun_plan(baseline, head) == plan

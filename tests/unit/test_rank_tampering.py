@@ -1,0 +1,102 @@
+"""What a candidate does to its judges: tamper findings and what added suppressions hide.
+
+Real ruff and bandit run on real trees; the tamper analysis is ``collect.tamper``'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_confgate.rank.models import Evidence
+from pytest_confgate.rank.tampering import inspect
+
+BASE_CODE = '"""Parsing."""\n\n\ndef parse(text):\n    return int(text)\n'
+BASE_TEST = ("from calc.parse import parse\n\n\ndef test_parse():\n    assert parse('1') == 1\n\n\n"
+             "def test_parse_two():\n    assert parse('2') == 2\n")
+
+
+def tree(root: Path, code: str = BASE_CODE, test: str | None = BASE_TEST) -> Path:
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text('"""Calc."""\n')
+    (root / "calc" / "parse.py").write_text(code)
+    (root / "ruff.toml").write_text('[lint]\nselect = ["E", "F"]\n')
+    if test is not None:
+        (root / "tests").mkdir()
+        (root / "tests" / "test_parse.py").write_text(test)
+    return root
+
+
+def evidence(name: str, outcomes: dict[str, str] | None = None) -> Evidence:
+    return Evidence(solution_id=name, builds=True, lint=(), security=(), outcomes=outcomes)
+
+
+def test_a_nosec_the_candidate_added_hides_nothing(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    code = BASE_CODE.replace("return int(text)", "return eval(text)  # nosec")
+    head = tree(tmp_path / "head", code)
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert found.security is not None
+    (revealed,) = found.security
+    assert (revealed.rule, revealed.path, revealed.line) == ("B307", "calc/parse.py", 5)
+    assert revealed.message.endswith("(hidden by a `# nosec` this candidate added)")
+    assert [(f.rule, f.path, f.line) for f in found.tamper or ()] == [
+        ("suppression_added", "calc/parse.py", 5)]
+
+
+def test_a_noqa_the_candidate_added_hides_nothing(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head", BASE_CODE.replace('"""Parsing."""\n',
+                                                     '"""Parsing."""\nimport os  # noqa\n'))
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert [(i.rule, i.line) for i in found.lint or ()] == [("F401", 2)]
+
+
+def test_suppressions_the_baseline_already_has_keep_working(tmp_path: Path) -> None:
+    code = BASE_CODE.replace("return int(text)", "return eval(text)  # nosec")
+    base = tree(tmp_path / "base", code)
+    head = tree(tmp_path / "head", code + "\n\ndef twice(text):\n    return 2 * parse(text)\n")
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert found.security == ()
+    assert found.tamper == ()
+
+
+def test_deleted_and_skipped_tests_are_found_with_outcomes_too(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    deleted = BASE_TEST.split("\n\n\ndef test_parse_two")[0] + "\n"
+    head = tree(tmp_path / "head", test=deleted)
+    passed = {"tests/test_parse.py::test_parse": "passed",
+              "tests/test_parse.py::test_parse_two": "passed"}
+    found = inspect(evidence("c", {"tests/test_parse.py::test_parse": "passed"}), head,
+                    evidence("baseline", passed), base)
+    assert [(f.rule, f.path) for f in found.tamper or ()] == [
+        ("test_removed", "tests/test_parse.py")]
+    assert "test_parse_two" in (found.tamper or ())[0].message
+
+
+PASSED = {"tests/test_parse.py::test_parse": "passed",
+          "tests/test_parse.py::test_parse_two": "passed"}
+
+
+def test_a_renamed_test_is_not_a_deleted_one(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head", test=BASE_TEST.replace("test_parse_two", "test_parses_two"))
+    own = {"tests/test_parse.py::test_parse": "passed",
+           "tests/test_parse.py::test_parses_two": "passed"}
+    found = inspect(evidence("c", own), head, evidence("baseline", PASSED), base)
+    assert found.tamper == ()
+
+
+def test_a_test_skipped_at_run_time_is_found_by_its_outcome(tmp_path: Path) -> None:
+    # Nothing in the test file changed: a new conftest skips it while the tests run.
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head")
+    (head / "tests" / "conftest.py").write_text(
+        "import pytest\n\n\ndef pytest_runtest_setup(item):\n"
+        "    if item.name.endswith('two'):\n        pytest.skip('flaky')\n")
+    own = {**PASSED, "tests/test_parse.py::test_parse_two": "skipped"}
+    found = inspect(evidence("c", own), head, evidence("baseline", PASSED), base)
+    rules = sorted(f.rule for f in found.tamper or ())
+    assert "test_skipped" in rules
+    (skipped,) = [f for f in found.tamper or () if f.rule == "test_skipped"]
+    assert skipped.message == ("test tests/test_parse.py::test_parse_two ran on the base "
+                               "(passed); now skipped")
