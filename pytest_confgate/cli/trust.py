@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_confgate.cli import trust_data
-from pytest_confgate.cli.errors import usage_error
+from pytest_confgate.cli.trust_data import with_store
 from pytest_confgate.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -223,20 +223,6 @@ def _report(args: argparse.Namespace) -> int:
         return ExitCode.OK
 
     return with_store(args, "report", run)
-
-
-def with_store(args: argparse.Namespace, name: str, run: Any) -> int:
-    """Load the configuration and open the store, then ``run``; our errors become exit 2."""
-    from pytest_confgate.config.loader import load_config
-    from pytest_confgate.exceptions import ConfgateError
-    from pytest_confgate.trust import open_store
-
-    try:
-        config = load_config(Path.cwd(), args.config).config
-        result: int = run(config, open_store(config.trust, args.db))
-    except ConfgateError as exc:
-        return usage_error(f"confgate trust {name}", exc)
-    return result
 
 
 def _project(args: argparse.Namespace, config: ConfgateConfig) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from pytest_confgate.cli.errors import usage_error
 from pytest_confgate.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ def _migrate(args: argparse.Namespace) -> int:
         print(f"confgate trust migrate: {store.shown}: {state}")
         return ExitCode.OK
 
-    return _store_command(args, "migrate", run)
+    return with_store(args, "migrate", run)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -86,7 +87,7 @@ def _export(args: argparse.Namespace) -> int:
               f"{counts['retraction']} retraction(s)", file=sys.stderr)
         return ExitCode.OK
 
-    return _store_command(args, "export", run)
+    return with_store(args, "export", run)
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -109,7 +110,7 @@ def _import(args: argparse.Namespace) -> int:
             return ExitCode.GATE_FAILED
         return ExitCode.OK
 
-    return _store_command(args, "import", run)
+    return with_store(args, "import", run)
 
 
 def _retract(args: argparse.Namespace) -> int:
@@ -132,13 +133,21 @@ def _retract(args: argparse.Namespace) -> int:
                   f"{kept.reason}")
         return ExitCode.OK
 
-    return _store_command(args, "retract", run)
+    return with_store(args, "retract", run)
 
 
-def _store_command(args: argparse.Namespace, name: str, run: Any) -> int:
-    from pytest_confgate.cli.trust import with_store
+def with_store(args: argparse.Namespace, name: str, run: Any) -> int:
+    """Load the configuration and open the store, then ``run``; our errors become exit 2."""
+    from pytest_confgate.config.loader import load_config
+    from pytest_confgate.exceptions import ConfgateError
+    from pytest_confgate.trust import open_store
 
-    return with_store(args, name, run)
+    try:
+        config = load_config(Path.cwd(), args.config).config
+        result: int = run(config, open_store(config.trust, args.db))
+    except ConfgateError as exc:
+        return usage_error(f"confgate trust {name}", exc)
+    return result
 
 
 class _Lines:
