@@ -14,6 +14,8 @@ from pytest_confgate.rank.service import RankOutcome
 
 _COLOURS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")
 _BAR_W, _GAP, _CHART_H, _TOP, _LEFT = 14, 18, 160, 20, 40
+_FONT = 13
+_MIN_GROUP = 8 * _FONT  # "completeness" at 13 px, with room on either side
 
 
 def ranking_html(outcome: RankOutcome) -> str:
@@ -53,35 +55,44 @@ Ranking <code>{escape(outcome.ranking_id)}</code>.</p>
 
 
 def category_chart(outcome: RankOutcome) -> str:
-    """Grouped bars: one group per category, one bar per solution, 0..1 on the y axis."""
+    """Grouped bars: one group per category, one bar per solution, 0..1 on the y axis.
+
+    The SVG has a ``viewBox`` and takes the page's width, so it scales with the window; each
+    group is wide enough for its label, which is centred under it, and the legend says which
+    candidates are blocked in words, not only by a colour.
+    """
     solutions = outcome.ranking.solutions
-    group = max(1, len(solutions)) * _BAR_W + _GAP
+    group = max(len(solutions) * _BAR_W + _GAP, _MIN_GROUP)
     width = _LEFT + group * len(CATEGORIES) + 10
-    height = _TOP + _CHART_H + 40 + 18 * len(solutions)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="category scores per solution">']
+    height = _TOP + _CHART_H + 44 + 20 * len(solutions)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'width="100%" style="max-width:{width * 2}px" role="img" '
+             f'aria-label="category scores per solution">']
     for tick in (0.0, 0.5, 1.0):
         y = _TOP + _CHART_H * (1 - tick)
         parts.append(f'<line x1="{_LEFT}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
-                     f'stroke="#e2e8f0"/><text x="4" y="{y + 4:.1f}" font-size="10">{tick:.1f}'
-                     "</text>")
+                     f'stroke="#e2e8f0"/><text x="4" y="{y + 4:.1f}" font-size="{_FONT}">'
+                     f"{tick:.1f}</text>")
     for ci, category in enumerate(CATEGORIES):
-        x0 = _LEFT + ci * group + _GAP / 2
+        x0 = _LEFT + ci * group
+        bars_x = x0 + (group - len(solutions) * _BAR_W) / 2
         for si, solution in enumerate(solutions):
             value = solution.evaluation.categories[category]
             bar = _CHART_H * value
             parts.append(
-                f'<rect x="{x0 + si * _BAR_W:.1f}" y="{_TOP + _CHART_H - bar:.1f}" '
+                f'<rect x="{bars_x + si * _BAR_W:.1f}" y="{_TOP + _CHART_H - bar:.1f}" '
                 f'width="{_BAR_W - 2}" height="{bar:.1f}" fill="{_COLOURS[si % len(_COLOURS)]}">'
                 f"<title>{escape(solution.solution_id)} {category}: {value:.2f}</title></rect>"
             )
-        parts.append(f'<text x="{x0:.1f}" y="{_TOP + _CHART_H + 14}" font-size="10">'
-                     f"{category}</text>")
+        parts.append(f'<text x="{x0 + group / 2:.1f}" y="{_TOP + _CHART_H + 18}" '
+                     f'font-size="{_FONT}" text-anchor="middle">{category}</text>')
     for si, solution in enumerate(solutions):
-        y = _TOP + _CHART_H + 34 + 18 * si
-        parts.append(f'<rect x="{_LEFT}" y="{y - 10}" width="10" height="10" '
-                     f'fill="{_COLOURS[si % len(_COLOURS)]}"/><text x="{_LEFT + 16}" y="{y}" '
-                     f'font-size="11">{escape(solution.solution_id)} ({solution.score:.2f})</text>')
+        y = _TOP + _CHART_H + 40 + 20 * si
+        blocked = ", blocked" if solution.evaluation.blocked else ""
+        parts.append(f'<rect x="{_LEFT}" y="{y - 11}" width="12" height="12" '
+                     f'fill="{_COLOURS[si % len(_COLOURS)]}"/><text x="{_LEFT + 18}" y="{y}" '
+                     f'font-size="{_FONT}">{escape(solution.solution_id)} '
+                     f"(score {solution.score:.2f}{blocked})</text>")
     parts.append("</svg>")
     return "".join(parts)
 

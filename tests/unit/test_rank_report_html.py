@@ -1,0 +1,69 @@
+"""``confgate rank``'s HTML page: a chart that scales with the page and labels people can read."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_confgate.rank.models import CATEGORIES, AutoAccept, Evaluation
+from pytest_confgate.rank.ranking import rank_solutions
+from pytest_confgate.rank.report_html import category_chart, ranking_html
+from pytest_confgate.rank.service import RankOutcome
+
+
+def _evaluation(sid: str, score: float, *, blocked: bool = False) -> Evaluation:
+    return Evaluation(
+        solution_id=sid, blocked=blocked, block_reasons=("test_removed: t (t.py:3)",) * blocked,
+        categories=dict.fromkeys(CATEGORIES, score), components={}, score=score,
+        confidence=1.0,
+    )
+
+
+def _outcome(*evaluations: Evaluation) -> RankOutcome:
+    return RankOutcome("r1", "2026-01-01T00:00:00", rank_solutions(evaluations),
+                       AutoAccept(False, "disabled"), dict.fromkeys(CATEGORIES, 0.2), {}, None, ())
+
+
+def test_the_chart_scales_with_the_page_and_every_label_has_room() -> None:
+    """The chart was a fixed 300-odd pixels, with 10 px category labels written over each
+    other when two candidates were ranked ("correctness" ran into "quality")."""
+    svg = category_chart(_outcome(_evaluation("a", 0.9), _evaluation("b", 0.4)))
+
+    assert re.search(r'<svg [^>]*viewBox="0 0 \d+ \d+"[^>]*width="100%"', svg)
+    sizes = {int(size) for size in re.findall(r'font-size="(\d+)"', svg)}
+    assert min(sizes) >= 12
+    centres = [float(x) for x in re.findall(r'<text x="([\d.]+)"[^>]*text-anchor="middle">', svg)]
+    assert len(centres) == len(CATEGORIES)
+    gaps = [b - a for a, b in itertools.pairwise(centres)]
+    widest = max(len(c) for c in CATEGORIES) * 13 * 0.6  # a label's width in a 13 px sans font
+    assert min(gaps) > widest
+
+
+def test_the_legend_says_which_candidate_is_blocked_in_words() -> None:
+    svg = category_chart(_outcome(_evaluation("clean", 0.9), _evaluation("deletes", 0.0,
+                                                                         blocked=True)))
+    assert "clean (score 0.90)</text>" in svg
+    assert "deletes (score 0.00, blocked)</text>" in svg
+
+
+@pytest.mark.skipif(
+    shutil.which("chromium") is None,
+    reason="no `chromium` on PATH: the headless browser rendering check needs Debian's chromium",
+)
+def test_a_real_browser_draws_the_ranking_page(tmp_path: Path) -> None:
+    """The page to look at: tmp_path/rank.png."""
+    outcome = _outcome(_evaluation("clean", 0.92), _evaluation("convoluted", 0.61),
+                       _evaluation("deletes-test", 0.0, blocked=True))
+    page = tmp_path / "rank.html"
+    page.write_text(ranking_html(outcome), encoding="utf-8")
+    shot = tmp_path / "rank.png"
+    subprocess.run([shutil.which("chromium"), "--headless", "--no-sandbox", "--disable-gpu",
+                    "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1000,900",
+                    page.as_uri()], check=True, timeout=180, capture_output=True)
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(shot.read_bytes()) > 5_000
