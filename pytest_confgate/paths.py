@@ -97,7 +97,7 @@ def _class_end(segment: str, start: int) -> int:
 
 
 def printable(text: str) -> str:
-    """``text`` without lone surrogates: an undecodable byte of a file name (``os.fsdecode``'s
+    r"""``text`` without lone surrogates: an undecodable byte of a file name (``os.fsdecode``'s
     ``\udcff``) is spelled ``\xff``, any other lone surrogate ``\ud800``."""
     if not _SURROGATE.search(text):
         return text
