@@ -170,6 +170,12 @@ def _signoff_condition(tier: str, needed: int, signoffs: Signoffs) -> Condition:
     )
 
 
+def verdict_of(conditions: list[Condition], *, auto_advance_allowed: bool) -> Verdict:
+    """The decision ``conditions`` make (the policy's one rule): a blocking failure other
+    than a sign-off fails, a missing sign-off waits for one; reasons most important first."""
+    return _verdict(conditions, auto_advance_allowed=auto_advance_allowed)
+
+
 def _verdict(conditions: list[Condition], *, auto_advance_allowed: bool) -> Verdict:
     failing = sorted(
         (c for c in conditions if c.blocking and not c.passed),

@@ -7,27 +7,36 @@ file list and the base commit's configuration, and applies the gate's own rules 
 ``risk_rules``, the config-change and machinery rules, ``protected_paths``. The report's tier
 can only rise to that floor, and the approvers and the number of sign-offs come from the base.
 
+It also reads the change's own Python files at the head (issue 29) and looks for code that
+tampers with the gate (``collect.tamper.patterns``: a test that rewrites the report at exit,
+...). Such code, like an edit of the gate's machinery, keeps a human in the loop: the tier is
+at least T2 and at least one sign-off is needed, whatever the base's policy says of T2.
+
 What it cannot see: symlinks (GitHub lists a link as a link); the gate job sees through them.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pytest_confgate.config import PolicyConfig
+from pytest_confgate.config import GateConfig, PolicyConfig
 from pytest_confgate.gate.change import ChangeView, Trust, applied_tier, base_config
 from pytest_confgate.gate.machinery import is_sectioned, machinery_changes
 from pytest_confgate.gate.scope import config_changed
+from pytest_confgate.gate.tiers import raised
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import PullRequest
 from pytest_confgate.github.pulls import file_at, pull_request_files
-from pytest_confgate.models import ChangeSet, RiskTier
+from pytest_confgate.models import ChangeSet, FileChange, Finding, RiskTier
 from pytest_confgate.paths import normalize_path
 
 ENV_CONFIG = "CONFGATE_CONFIG"
 ENV_PROJECT_DIR = "CONFGATE_PROJECT_DIR"
+MAX_READ_FILES = 300
+"""Python files of a pull request read at its head for tamper patterns; beyond, the rest is
+not read, and that alone keeps a human in the loop."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +44,10 @@ class Floor:
     """The tier the change's files demand under the base's configuration, and that policy.
 
     ``configured``: the base has a configuration file (else its defaults judged, whose empty
-    approver list accepts anyone, so a report's own list can only be stricter).
+    approver list accepts anyone, so a report's own list can only be stricter). ``gate``: the
+    base's gate configuration, which decides again over the report's evidence. ``guarded``:
+    why a human must sign off whatever the tier's policy says (the gate's machinery edited,
+    tamper patterns found), or None. ``tamper``: those patterns, for the reviewer.
     """
 
     tier: RiskTier
@@ -44,6 +56,9 @@ class Floor:
     policy: PolicyConfig
     files: int
     configured: bool
+    gate: GateConfig
+    guarded: str | None = None
+    tamper: tuple[Finding, ...] = ()
 
 
 def derive_floor(
@@ -83,4 +98,40 @@ def derive_floor(
     )
     trust = Trust(where, "the base commit's, read in the publish step", edits_config=note)
     tier, reason = applied_tier(config, view, trust, machinery)
-    return Floor(tier, reason, where, config.gate.policy, len(whole.files), in_use is not None)
+    tamper = tuple(_tamper_findings(changes.files, lambda path: at(path, pull.head_sha)))
+    guarded = None
+    if machinery:
+        guarded = f"the change edits the gate's machinery: {'; '.join(machinery)}"
+    if tamper:
+        listed = "; ".join(f"{f.file}:{f.line}: {f.message}" for f in tamper[:5])
+        why = f"the change carries code that tampers with the gate: {listed}"
+        tier, reason = raised(tier, reason, "T2", why)
+        guarded = why if guarded is None else f"{guarded}; {why}"
+    return Floor(tier, reason, where, config.gate.policy, len(whole.files), in_use is not None,
+                 config.gate, guarded, tamper)
+
+
+def _tamper_findings(
+    files: tuple[FileChange, ...], head: Callable[[str], str | None]
+) -> list[Finding]:
+    """Issue 27's static patterns (``collect.tamper.patterns``) over the Python files the pull
+    request adds or modifies, read at its head: the seam until that module lands."""
+    read = [f for f in files if f.status != "deleted" and f.path.endswith(".py")]
+    texts = {f.path: head(f.path) for f in read[:MAX_READ_FILES]}
+    found = static_findings({path: text for path, text in texts.items() if text is not None})
+    if len(read) > MAX_READ_FILES:
+        found.append(Finding(
+            tool="confgate", rule="unread", file=read[MAX_READ_FILES].path, line=0,
+            message=f"{len(read) - MAX_READ_FILES} Python files of the pull request were not "
+            f"read for tamper patterns (over {MAX_READ_FILES})", severity="HIGH"))
+    return found
+
+
+def static_findings(texts: Mapping[str, str]) -> list[Finding]:
+    """Gate-tampering code in ``texts`` (path -> the head's text).
+
+    SEAM (issue 27): ``collect.tamper.patterns`` finds these (a test module registering an
+    ``atexit`` hook that rewrites the report, ...); until it is merged, nothing is found here
+    and only the gate job's result and the report's own consistency guard the verdict.
+    """
+    return []

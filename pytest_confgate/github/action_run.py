@@ -9,7 +9,10 @@ ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 - the tests' environment has no token: ``GITHUB_TOKEN``, ``ACTIONS_RUNTIME_TOKEN``,
   ``ACTIONS_ID_TOKEN_REQUEST_*`` and the runner's file-command paths (``GITHUB_ENV``,
   ``GITHUB_PATH``, ...) are removed; the runner puts some there and ``env:`` cannot unset them;
-- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report.
+- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report. In
+  ``mode: gate`` (``CONFGATE_MODE``) one exception: a report that only waits for a human's
+  sign-off (no test failed, its verdict follows from its evidence) passes the step, since the
+  publish job counts the reviews and never publishes ``pass`` after a gate job that failed.
 
 The verdict is still ``confgate github publish``'s, best run in a job of its own.
 """
@@ -29,6 +32,7 @@ HTML = "confgate-report.html"
 ENV_PYTEST_ARGS = "CONFGATE_PYTEST_ARGS"
 ENV_CONFIG = "CONFGATE_CONFIG"
 ENV_BASE_REF = "CONFGATE_BASE_REF"
+ENV_MODE = "CONFGATE_MODE"
 SCRUBBED = frozenset(
     {
         "GITHUB_TOKEN",
@@ -106,7 +110,30 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     status = run_without_commands(command, tests_environment(env))
     print(f"confgate: pytest exited with status {status}")
     _render_beside(Path.cwd())
+    if status == 1 and env.get(ENV_MODE) == "gate" and _waits_for_signoff(Path.cwd() / REPORT):
+        print("confgate: the gate waits for a human sign-off: the publish job counts the "
+              "reviews and decides")
+        return 0
     return status
+
+
+def _waits_for_signoff(path: Path) -> bool:
+    """The report says needs_signoff, no test failed, and only sign-offs are missing.
+
+    The report comes from the process that ran the change's code, so this is never taken as
+    a pass: the publish job decides again from the evidence and the base's policy."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.models import Decision
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        report = load_report(path)
+    except ReportError:
+        return False
+    broken = report.tests.failed + report.tests.errors
+    blocking = [c for c in report.conditions if c.blocking and not c.passed]
+    only_signoffs = bool(blocking) and all(c.metric == "signoff" for c in blocking)
+    return report.decision is Decision.NEEDS_SIGNOFF and not broken and only_signoffs
 
 
 def _render_beside(folder: Path) -> None:

@@ -33,6 +33,7 @@ __all__ = [
     "post_sticky_comment",
     "step_outputs",
     "write_outputs",
+    "write_runner_files",
     "write_summary",
 ]
 
@@ -172,6 +173,28 @@ def _append(variable: str, path: Path, text: str) -> None:
             f"{variable}={path} cannot be written ({exc.strerror or exc}); point it at a "
             "writable file (the runner sets it: a step that overrides it breaks it)"
         ) from exc
+
+
+def write_runner_files(
+    environ: Mapping[str, str], summary: str, outputs: Mapping[str, str], err: TextIO
+) -> bool:
+    """The job summary and the step outputs, each tried; False when the runner's file for
+    one could not be written (said in one line: the step then exits 2, never a traceback)."""
+    written = True
+    try:
+        write_summary(environ, summary, err)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    if not environ.get("GITHUB_OUTPUT"):
+        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+        return written
+    try:
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    return written
 
 
 def post_sticky_comment(

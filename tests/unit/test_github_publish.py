@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fakes.github_runner import OUTPUT_HEADER, parse_github_output
 from fakes.github_server import FakeGitHubServer
-from fakes.reports import HEAD_SHA, gate_report
+from fakes.reports import HEAD_SHA, gate_report, honest_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
@@ -292,7 +292,7 @@ def test_sticky_comment_created_once_then_updated_in_place(
     github_server.comments["o/r", 7].append({"id": 1, "body": "LGTM", "user": {"login": "a"}})
     first = save(gate_report(decision=Decision.FAIL), tmp_path)
     assert run_publish(first, env)[2].endswith("confgate: PR comment created on #7\n")
-    second = save(gate_report(decision=Decision.PASS), tmp_path)
+    second = save(honest_report(), tmp_path)
     code, _, err = run_publish(second, env)
     assert code == 0
     assert "PR comment updated on #7" in err
@@ -306,7 +306,7 @@ def test_no_comment_without_token_or_pull_request(
     tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     env = pr_env(tmp_path, github_server)
-    path = save(gate_report(), tmp_path)
+    path = save(honest_report(), tmp_path)
     assert "no PR comment: no token" in run_publish(path, {**env, "GITHUB_TOKEN": ""})[2]
     Path(env["GITHUB_EVENT_PATH"]).write_text('{"push": {}}', encoding="utf-8")
     assert "not a pull_request event" in run_publish(path, env)[2]
@@ -423,19 +423,13 @@ def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
 
 
 def _signoff_report(decision: Decision, *, failing_tests: bool = False) -> GateReport:
-    from pytest_confgate.models import Condition, Signoffs
+    from pytest_confgate.models import Signoffs, TestOutcomes
 
-    conditions = [Condition(metric="signoff", name="signoffs", passed=False,
-                            message="T3 needs 2 human sign-offs; got 0", value=0.0,
-                            threshold=2.0)]
-    if failing_tests:
-        conditions.insert(0, Condition(metric="test_pass_rate", name="tests_failed",
-                                       passed=False, message="1 test failed"))
-    return gate_report(
-        risk_tier="T3", decision=decision, reasons=[c.message for c in conditions],
-        conditions=conditions,
-        signoffs=Signoffs(required=2, approvers=["alice", "bob", "carol"]),
-    )
+    tests = TestOutcomes(passed=1, failed=1 if failing_tests else 0)
+    report = honest_report(tier="T3", tests=tests,
+                           signoffs=Signoffs(required=2, approvers=["alice", "bob", "carol"]))
+    assert report.decision is decision
+    return report
 
 
 def reviewed_pr(tmp_path: Path, server: FakeGitHubServer, *reviews: tuple[str, str]
@@ -492,7 +486,7 @@ def test_reviews_never_turn_a_failing_gate_into_a_pass(
     assert "decision fail -> fail" in err
     saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
     assert saved.decision is Decision.FAIL
-    assert saved.reasons == ["1 test failed"]
+    assert saved.reasons == ["test_pass_rate: 1 test failed (max_failed_tests: 0)"]
 
 
 def test_no_recount_without_a_token_and_the_report_is_left_alone(
@@ -514,7 +508,7 @@ def test_a_users_comment_with_our_marker_is_not_the_one_we_update(
     github_server.comments["o/r", 7].append(
         {"id": 1, "body": MARKER + " spoofed", "user": {"login": "mallory", "type": "User"}})
     run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
-    run_publish(save(gate_report(decision=Decision.PASS), tmp_path), env)
+    run_publish(save(honest_report(), tmp_path), env)
     comments = github_server.comments["o/r", 7]
     assert [c["user"]["login"] for c in comments] == ["mallory", "github-actions[bot]"]
     assert comments[0]["body"] == MARKER + " spoofed"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fakes.github_runner import parse_github_output
 from fakes.github_server import FakeGitHubServer
-from fakes.reports import HEAD_SHA, gate_report
+from fakes.reports import HEAD_SHA, honest_report
 
 from pytest_confgate.cli.github import publish
 from pytest_confgate.models import ConfidenceResult, Decision, GateReport, Signoffs
@@ -40,11 +40,12 @@ def env(tmp_path: Path, github_server: FakeGitHubServer) -> dict[str, str]:
 
 
 def forged(**fields: Any) -> GateReport:
-    """What a change that tampers in-process would write: T0, pass, nobody to ask."""
+    """What a change that tampers in-process would write: T0, pass, nobody to ask; its
+    evidence (tests, metrics) as measured."""
     values: dict[str, Any] = {"risk_tier": "T0", "risk_reason": "set by gate.risk_tier",
                               "decision": Decision.PASS, "auto_advance": True}
     values.update(fields)
-    return gate_report(**values)
+    return honest_report().model_copy(update=values)
 
 
 def run(tmp_path: Path, env: dict[str, str], report: GateReport) -> tuple[int, GateReport, str]:
@@ -160,7 +161,7 @@ def test_a_real_report_at_the_right_tier_is_left_as_it_is(
     tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
 ) -> None:
     github_server.add_file("o/r", 7, "src/app.py")
-    report = gate_report()  # T1, pass; no configuration on the base: the defaults, T1
+    report = honest_report()  # T1, pass; no configuration on the base: the defaults, T1
 
     code, saved, err = run(tmp_path, env, report)
 
@@ -186,8 +187,7 @@ def test_a_base_without_configuration_keeps_the_reports_own_approver_list(
 ) -> None:
     """The defaults accept any reviewer but the author; a report's list can only narrow that."""
     github_server.add_file("o/r", 7, "src/app.py")
-    report = gate_report(risk_tier="T3", decision=Decision.NEEDS_SIGNOFF,
-                         signoffs=Signoffs(required=2, approvers=["alice", "bob"]))
+    report = honest_report(tier="T3", signoffs=Signoffs(required=2, approvers=["alice", "bob"]))
 
     _, saved, _ = run(tmp_path, env, report)
 
@@ -216,9 +216,8 @@ def test_a_change_signed_off_in_the_publish_step_auto_advances_per_spec_6(
         "gate:\n  risk_rules:\n    - {paths: ['src/**'], tier: T2}\n" + policy)
     github_server.add_file("o/r", 7, "src/app.py")
     github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=HEAD_SHA)
-    waiting = forged(risk_tier="T2", decision=Decision.NEEDS_SIGNOFF, auto_advance=False,
-                     signoffs=Signoffs(required=1), confidence=_advisory(met),
-                     reasons=["T2 needs 1 human sign-off; got 0"])
+    waiting = honest_report(tier="T2", signoffs=Signoffs(required=1), confidence=_advisory(met))
+    assert waiting.decision is Decision.NEEDS_SIGNOFF
     code, saved, _ = run(tmp_path, env, waiting)
     assert (code, saved.decision) == (0, Decision.PASS)
     assert saved.auto_advance is advance
