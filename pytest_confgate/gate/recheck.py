@@ -8,7 +8,8 @@ dynamic evidence (the tests' counts, each metric's figures) and decides again:
 - each condition must follow from the figures it cites: a test count from ``tests``, a minimum
   or a maximum against its threshold, a minimum's value from its metric;
 - the pass rate must be the tests' own arithmetic, and the metric's counts the tests' counts;
-- the decision must follow from the conditions (the policy's own rule, ``policy.verdict_of``);
+- the decision must follow from the conditions (the policy's own rule, ``policy.verdict_of``),
+  and a report that passes cannot hold a metric its policy judged failing;
 - with the base's configuration, the policy run again over the report's metrics, at the tier
   the report claims, must not block anything the report lets through.
 
@@ -59,6 +60,10 @@ def tampering(report: GateReport, gate: GateConfig | None = None) -> list[str]:
             f"the report says {report.decision.value}, but its own conditions say "
             f"{own.decision.value}"
         )
+    failed = [m.type for m in report.metrics if m.passed is False]
+    if failed and report.decision is Decision.PASS:
+        problems.append(f"the report passes, but its own verdict on {', '.join(failed)} "
+                        "is FAIL")
     if report.auto_advance and report.decision is not Decision.PASS:
         problems.append(f"the report auto-advances a {report.decision.value}")
     if gate is not None:

@@ -737,3 +737,144 @@ def test_an_unknown_command_stops_before_anything_runs(
     run = Runner(workspace.path, tmp_path, github_server).run({"command": "rank; rm -rf /"})
     assert run.status == 2
     assert "confgate: the command input must be gate or rank" in run.log
+
+
+# -- issue 29: the published verdict is the gate's, not the change's ---------------------------
+
+ATEXIT_TEST = """\
+import atexit
+import json
+import pathlib
+
+
+def _claim_a_pass():
+    # After the gate wrote its report and pytest is exiting: keep the provenance, pass.
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(decision="pass", reasons=[], conditions=[], auto_advance=False)
+    if {metrics}:
+        tests = report["tests"]
+        tests.update(passed=tests["passed"] + tests["failed"], failed=0, errors=0)
+        for metric in report["metrics"]:
+            if metric["type"] == "test_pass_rate":
+                metric["value"] = 1.0
+                metric["details"].update(passed=tests["passed"], failed=0, errors=0)
+            metric["passed"] = True
+    path.write_text(json.dumps(report))
+
+
+atexit.register(_claim_a_pass)
+
+
+def test_that_fails():
+    assert 1 + 1 == 3
+"""
+
+
+def atexit_forger(repo: pytest.Pytester, *, metrics: bool) -> None:
+    """A plain new test module (not a conftest) whose atexit hook rewrites the report."""
+    repo.path.joinpath("tests", "test_claims.py").write_text(
+        ATEXIT_TEST.format(metrics=metrics), encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a test module with an exit hook")
+
+
+def assert_never_published_as_pass(run: Run, server: FakeGitHubServer) -> None:
+    assert run.status != 0, "\n".join(run.log)
+    assert run.outputs["decision"] != "pass"
+    assert "decision<<" not in run.outputs.get("decision", "")
+    for comment in server.comments["o/r", 7]:
+        first = comment["body"].removeprefix(MARKER).strip().splitlines()[0]
+        assert "PASS" not in first, comment["body"]
+    assert "confgate: PASS" not in run.summary
+
+
+@pytest.mark.parametrize("result", ["", "failure"], ids=["no-gate-result", "gate-failed"])
+def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer, result: str
+) -> None:
+    """The review's attack: the gate step exits 1 (a test failed), the hook writes pass with
+    the provenance kept; publish re-runs the policy over the report's own metrics."""
+    atexit_forger(repo, metrics=False)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 1
+    assert load_report(repo.path / "confgate-report.json").decision.value == "pass"  # forged
+
+    published = runner.run({"mode": "publish", "gate-result": result},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.status == 1
+    assert published.outputs["decision"] == "fail"
+    assert "was altered after the gate decided" in published.summary
+    assert "its own verdict on test_pass_rate is FAIL" in published.summary
+    final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
+    assert final.decision.value == "fail"  # the `report` output tells the verdict too
+
+
+def test_a_report_rewritten_with_its_metrics_never_passes_after_a_failed_gate_job(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Consistent lies (the tests' counts rewritten too) pass every check of the report's own;
+    the gate job's result, which the workflow passes in, still says the tests failed."""
+    atexit_forger(repo, metrics=True)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    assert runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"}).status == 1
+
+    published = runner.run({"mode": "publish", "gate-result": "failure"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.outputs["decision"] == "fail"
+    assert "gate job: its result is failure" in published.summary
+
+
+def test_the_default_mode_never_runs_the_token_step_after_the_tests(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Issue 29: a test that appends its folder to the runner's add_path_* file steered the
+    publish step of the same job in the old default (`both`)."""
+    marker = planting(workspace, tmp_path)
+    runner = Runner(workspace.path, tmp_path, github_server)
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
+    assert run.outputs == {}, "the default mode publishes nothing"
+    assert not marker.exists(), "a program planted by a test ran in a later step"
+    assert github_server.requests == [], "no step of the default mode talks to GitHub"
+    assert not any(line.startswith(MODE_BOTH_WARNING) for line in run.log)
+
+    both = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main",
+                       "mode": "both"})
+    warning = next(line for line in both.log if line.startswith(MODE_BOTH_WARNING))
+    assert "trusted code only" in warning
+
+
+def test_a_gate_job_waiting_for_a_sign_off_succeeds_and_publish_counts_the_reviews(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Two jobs: the gate job cannot read reviews, so a T3 change waits; that is not a failed
+    gate job (else no sign-off could ever pass it), and the publish job decides."""
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  risk_rules:\n    - {paths: ['calc/**'], tier: T3}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "T3 rule on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "extra.py").write_text("LIMIT = 3\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "change calc")
+    head = git(repo.path, "rev-parse", "HEAD").strip()
+    github_server.add_pull("o/r", 7, author="carol", head_sha=head)
+    for login in ("alice", "bob"):
+        github_server.add_review("o/r", 7, login, "APPROVED", commit_id=head)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    runner.write_event(title="t", body="")
+
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 0, "\n".join(gate.log)
+    assert "the gate waits for a human sign-off" in "\n".join(gate.log)
+    published = runner.run({"mode": "publish", "gate-result": "success"},
+                           workspace=upload(repo.path, tmp_path))
+    assert (published.status, published.outputs["decision"]) == (0, "pass")
