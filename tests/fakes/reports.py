@@ -55,9 +55,11 @@ def honest_report(
         EvalMetric(type="security_score", value=1.0, details={"by_severity": {}, "items": []}),
     ]
     verdict = decide(ConfgateConfig().gate, tier, metrics, tests, signoffs)
-    return gate_report(
-        risk_tier=tier, tests=tests, metrics=verdict.metrics, decision=verdict.decision,
-        reasons=verdict.reasons, conditions=verdict.conditions,
-        signoffs=signoffs.model_copy(update={"required": ConfgateConfig().gate.policy.tier(
-            tier)[1] or signoffs.required}), **fields,
-    )
+    needed = ConfgateConfig().gate.policy.tier(tier)[1] or signoffs.required
+    values: dict[str, Any] = {
+        "risk_tier": tier, "tests": tests, "metrics": verdict.metrics,
+        "decision": verdict.decision, "reasons": verdict.reasons,
+        "conditions": verdict.conditions,
+        "signoffs": signoffs.model_copy(update={"required": needed}),
+    }
+    return gate_report(**{**values, **fields})

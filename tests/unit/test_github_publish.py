@@ -594,3 +594,88 @@ def test_a_report_that_cannot_be_published_with_a_broken_runner_file_still_exits
     assert code == 2
     assert "GITHUB_OUTPUT=/dev/full cannot be written" in err
     assert out.splitlines()[-1] == "confgate: decision fail"
+
+
+# -- issue 29: the gate job's result is an input; every publish path fails with a message ------
+
+@pytest.mark.parametrize("result", ["failure", "cancelled", "skipped", "anything else"])
+def test_a_gate_job_that_did_not_succeed_never_publishes_pass(
+    tmp_path: Path, github_server: FakeGitHubServer, result: str
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    report = honest_report()
+    assert report.decision is Decision.PASS
+
+    code, out, err = run_publish(save(report, tmp_path), env, gate_result=result)
+
+    assert code == 1
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+    [comment] = github_server.comments["o/r", 7]
+    assert comment["body"].splitlines()[1].startswith("## ❌ confgate: FAIL")
+    shown = result if result != "anything else" else "not a job result"
+    assert f"gate job: its result is {shown}" in comment["body"]
+    assert "decision pass -> fail" in err
+
+
+def test_the_gate_result_comes_from_the_environment_and_success_changes_nothing(
+    tmp_path: Path, github_server: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    path = save(honest_report(), tmp_path)
+    assert run_publish(path, {**env, "CONFGATE_GATE_RESULT": "success"})[0] == 0
+    for name, value in {**env, "CONFGATE_GATE_RESULT": "success"}.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", "publish", str(path), "--gate-result", "failure"]) == 1
+    path = save(honest_report(), tmp_path)  # publish rewrote it to the verdict it published
+    assert main(["github", "publish", str(path)]) == 0
+
+
+def test_a_report_rewritten_after_the_gate_is_refused_and_never_passes(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    from pytest_confgate.models import TestOutcomes
+
+    env = pr_env(tmp_path, github_server)
+    report = honest_report(tests=TestOutcomes(passed=2, failed=1))
+    metrics = [m.model_copy(update={"passed": None}) for m in report.metrics]
+    forged = report.model_copy(update={"decision": Decision.PASS, "reasons": [],
+                                       "conditions": [], "metrics": metrics})
+    path = save(forged, tmp_path)
+
+    code, out, err = run_publish(path, env)
+
+    assert code == 1
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+    body = github_server.comments["o/r", 7][0]["body"]
+    assert body.splitlines()[1] == "## confgate: FAIL"
+    assert "was altered after the gate decided" in body
+    assert "test_pass_rate: 1 test failed (max_failed_tests: 0)" in body
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert saved.decision is Decision.FAIL
+    assert saved.reasons[0].startswith("report: altered after the gate decided")
+    assert out.splitlines()[-1] == "confgate: decision fail"
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"])
+@pytest.mark.parametrize("ranked", [True, False], ids=["ranking", "no-ranking"])
+def test_the_rank_actions_publish_step_says_one_line_when_a_runner_file_is_unwritable(
+    tmp_path: Path, variable: str, ranked: bool
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    if ranked:
+        (tmp_path / "confgate-ranking.json").write_text(
+            json.dumps({"winner": "a", "confidence": 0.9}), encoding="utf-8")
+        (tmp_path / "confgate-ranking.md").write_text("## ranking\n", encoding="utf-8")
+    env = {**os.environ, **runner_env(tmp_path), "CONFGATE_COMMENT": "false",
+           variable: str(tmp_path)}  # a folder: cannot be appended to
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.github.action_rank", "publish"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    [line] = [line for line in done.stderr.splitlines() if line]
+    assert line.startswith(f"confgate: ERROR: {variable}={tmp_path} cannot be written")
