@@ -415,9 +415,9 @@ def test_actionlint_catches_an_expression_inside_run(tmp_path: Path) -> None:
     assert "potentially untrusted" in done.stdout
 
 
-def test_readme_shows_the_example_workflow() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert WORKFLOW.read_text(encoding="utf-8") in readme
+def test_the_action_docs_show_the_example_workflow() -> None:
+    docs = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    assert WORKFLOW.read_text(encoding="utf-8") in docs
 
 
 # -- issue 14: the change under review cannot redirect, forge or outlive its verdict ------------
@@ -597,11 +597,13 @@ def test_an_unknown_mode_stops_before_anything_runs(
 
 def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    assert set(workflow[True]) == {"pull_request", "pull_request_review"}  # YAML 1.1: on: True
+    assert set(workflow[True]) == {"pull_request", "pull_request_review", "push"}  # on: True
+    assert workflow[True]["push"] == {"branches": ["main"]}  # the base's own report (issue 29)
     assert workflow["permissions"] == {}
     gate, publish = workflow["jobs"]["gate"], workflow["jobs"]["publish"]
     assert gate["permissions"] == {"contents": "read"}
-    assert publish["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert publish["permissions"] == {"contents": "read", "pull-requests": "write",
+                                      "actions": "read"}
     assert (publish["needs"], publish["if"]) == ("gate", "always()")
     checkout = gate["steps"][0]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
@@ -610,6 +612,8 @@ def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> No
                    if "pytest-confgate" in s.get("uses", "")]
              for job, spec in workflow["jobs"].items()}
     assert modes == {"gate": ["gate"], "publish": ["publish"]}
+    [publishing] = [s for s in publish["steps"] if "pytest-confgate" in s.get("uses", "")]
+    assert publishing["with"]["gate-result"] == "${{ needs.gate.result }}"  # issue 29
     assert not [s for s in publish["steps"] if "checkout" in s.get("uses", "") or "run" in s], (
         "the publish job must never check out or run the change's code"
     )

@@ -606,7 +606,7 @@ def test_a_gate_job_that_did_not_succeed_never_publishes_pass(
     report = honest_report()
     assert report.decision is Decision.PASS
 
-    code, out, err = run_publish(save(report, tmp_path), env, gate_result=result)
+    code, _, err = run_publish(save(report, tmp_path), env, gate_result=result)
 
     assert code == 1
     assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
@@ -642,7 +642,7 @@ def test_a_report_rewritten_after_the_gate_is_refused_and_never_passes(
                                        "conditions": [], "metrics": metrics})
     path = save(forged, tmp_path)
 
-    code, out, err = run_publish(path, env)
+    code, out, _ = run_publish(path, env)
 
     assert code == 1
     assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
