@@ -109,6 +109,7 @@ def publish(
         artifacts_url,
         log_line,
         post_sticky_comment,
+        render_artifacts,
         write_runner_files,
     )
     from pytest_confgate.github.run_report import load_run_report, with_run
@@ -144,6 +145,8 @@ def publish(
     if recounted is not report:  # the `report` output must tell the final verdict
         report = recounted
         write_json_report(report, report_file)
+    for note in render_artifacts(report, report_file.parent):  # none may tell another verdict
+        print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)

@@ -29,7 +29,16 @@ from pytest_confgate.gate.rederive import Floor, derive_floor
 from pytest_confgate.gate.tiers import raised, tier_rank
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import pull_request, pull_request_number
-from pytest_confgate.models import Condition, Decision, Finding, GateReport, Signoffs, Verdict
+from pytest_confgate.models import (
+    Condition,
+    Decision,
+    EvalMetric,
+    Finding,
+    GateReport,
+    MetricStatus,
+    Signoffs,
+    Verdict,
+)
 
 GATE_RESULTS = ("success", "failure", "cancelled", "skipped")
 """What ``needs.<job>.result`` can be (GitHub's job results)."""
@@ -113,7 +122,23 @@ def _recount(
     elif after.decision is not report.decision:
         notes.append(f"decided again from the report's evidence and the base's policy: "
                      f"{report.decision.value} -> {after.decision.value}")
-    return Republished(_decided(report, after, found), notes, [], floor.tamper)
+    decided = _decided(report, after, found)
+    if floor.tamper:
+        decided = decided.model_copy(
+            update={"metrics": [*decided.metrics, tamper_metric(floor.tamper)]})
+    return Republished(decided, notes, [], floor.tamper)
+
+
+def tamper_metric(found: tuple[Finding, ...]) -> EvalMetric:
+    """The publish step's own tamper findings, for every writer's tamper section: evidence
+    it derived from the pull request's files, never from the report (no verdict of its own:
+    they raised the tier instead)."""
+    items = [{"rule": f.rule, "file": f.file, "line": f.line, "message": f.message,
+              "base": None, "head": None} for f in found]
+    return EvalMetric(type="tamper_patterns", value=0.0,
+                      status=MetricStatus.OK, details={
+                          "tool": "confgate", "findings": len(items), "items": items,
+                          "source": "the pull request's files, read in the publish step"})
 
 
 def _floor(

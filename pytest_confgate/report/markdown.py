@@ -20,8 +20,10 @@ from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sa
 from pytest_confgate.report.rows import (
     coverage_gaps,
     finding_items,
+    judged_words,
     metric_display,
     signoff_words,
+    tamper_rows,
 )
 
 MARKER = "<!-- confgate-report -->"
@@ -29,6 +31,8 @@ STEP_SUMMARY_LIMIT = 1_000_000
 MAX_FINDINGS = 50
 MAX_CELL = 300
 MAX_GAP_FILES = 50
+MAX_TAMPER = 30
+MAX_CODE = 200
 
 _VERDICT = {
     Decision.PASS: "✅ confgate: PASS",
@@ -90,6 +94,7 @@ def render_markdown(
     lines = chain(
         _header(report),
         _artifacts(artifacts),
+        _tamper(report),
         _evidence(report),
         _reasons(report),
         _gaps(report),
@@ -103,15 +108,45 @@ def render_markdown(
 
 def _header(report: GateReport) -> list[str]:
     tier = escape_markdown(report.risk_tier)
+    judged = judged_words(report)
     return [
         MARKER,
         f"## {_VERDICT[report.decision]} (tier {tier})",
+        "",
+        f"Judged head {escape_markdown(judged.head)} against base "
+        f"{escape_markdown(judged.base)}; may approve: {escape_markdown(judged.approvers)}.",
         "",
         f"Risk tier {tier}: {escape_markdown(report.risk_reason)}. "
         f"Project {escape_markdown(report.project)}, "
         f"confgate {escape_markdown(report.tool_version)}, {escape_markdown(report.generated_at)}.",
         "",
     ]
+
+
+def _tamper(report: GateReport) -> list[str]:
+    """Signs of gaming the evidence, first of all the evidence: the base's and the head's
+    code side by side, so a reviewer sees what the change did without opening the diff."""
+    rows = tamper_rows(report)
+    if not rows:
+        return []
+    lines = [f"### ⚠️ Tampering and behaviour changes ({len(rows)})", "",
+             "| location | rule | base | head | what |", "|---|---|---|---|---|"]
+    for row in rows[:MAX_TAMPER]:
+        lines.append(
+            f"| {escape_markdown(f'{row.file}:{row.line}')} | {escape_markdown(row.rule)} | "
+            f"{_code(row.base)} | {_code(row.head)} | {escape_markdown(row.message)} |"
+        )
+    if len(rows) > MAX_TAMPER:
+        lines.append(f"\n{len(rows) - MAX_TAMPER} more in the JSON report.")
+    return [*lines, ""]
+
+
+def _code(text: str) -> str:
+    """Code from the change, inert: escaped like any cell, then set in a code span."""
+    if not text:
+        return "-"
+    shown = escape_markdown(text, MAX_CODE)
+    return f"<code>{shown}</code>"
 
 
 def _artifacts(url: str | None) -> list[str]:

@@ -30,7 +30,7 @@ EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
 BASE_SHA = "b" * 40
 
 
-def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
+def finding(file: str, line: int, *, severity: str = "MEDIUM", message: str = "m",
             rule: str = "B101") -> dict[str, Any]:
     return {"tool": "bandit", "rule": rule, "file": file, "line": line, "column": 3,
             "message": message, "severity": severity}
@@ -72,12 +72,14 @@ def test_escaping_follows_github_toolkit() -> None:
 
 def test_annotations_error_for_high_warning_otherwise_and_escaped() -> None:
     report = with_findings([finding("a.py", 4, severity="HIGH", message=EVIL, rule="B6:02,x"),
-                            finding("b.py", 0)])
+                            finding("b.py", 0), finding("c.py", 2, severity="LOW")])
     result = annotation_commands(report)
+    # SARIF's levels, and bandit's 0-based col_offset 3 shown 1-based as SARIF's startColumn 4
     assert result.commands == [
-        "::error file=a.py,line=4,col=3,title=bandit B6%3A02%2Cx::bad%0A::set-output "
+        "::error file=a.py,line=4,col=4,title=bandit B6%3A02%2Cx::bad%0A::set-output "
         "name=decision::pass%0D%0A::error::owned %250A, x: y",
-        "::warning file=b.py,col=3,title=bandit B101::m",
+        "::warning file=b.py,col=4,title=bandit B101::m",
+        "::notice file=c.py,line=2,col=4,title=bandit B101::m",
     ]
     assert result.omitted == 0
 
@@ -404,8 +406,8 @@ def test_annotations_only_on_changed_lines_when_the_report_has_line_ranges() -> 
                 "lines": {"new.py": [[2, 3], [5, 5]]}},
     )
     shown = [c.split("::")[1] for c in annotation_commands(report).commands]
-    assert shown == ["warning file=new.py,col=3,title=bandit B101",
-                     "warning file=new.py,line=2,col=3,title=bandit B101"]
+    assert shown == ["warning file=new.py,col=4,title=bandit B101",
+                     "warning file=new.py,line=2,col=4,title=bandit B101"]
 
 
 def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
@@ -416,8 +418,8 @@ def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
     lint = EvalMetric(type="lint_score", value=0.5, details={"items": ruff})
     security = EvalMetric(type="security_score", value=0.5, details={"items": evals})
     result = annotation_commands(gate_report(metrics=[lint, security]), cap=10)
-    assert result.commands[:2] == ["::warning file=z.py,line=4,col=3,title=bandit B307::m",
-                                   "::warning file=z.py,line=9,col=3,title=bandit B307::m"]
+    assert result.commands[:2] == ["::warning file=z.py,line=4,col=4,title=bandit B307::m",
+                                   "::warning file=z.py,line=9,col=4,title=bandit B307::m"]
     assert len(result.commands) == 10
     assert result.omitted == 8
 
