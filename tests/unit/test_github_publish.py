@@ -681,3 +681,28 @@ def test_the_rank_actions_publish_step_says_one_line_when_a_runner_file_is_unwri
     assert "Traceback" not in done.stderr + done.stdout
     [line] = [line for line in done.stderr.splitlines() if line]
     assert line.startswith(f"confgate: ERROR: {variable}={tmp_path} cannot be written")
+
+
+def test_publish_renders_html_and_sarif_again_from_the_verdict_it_published(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The HTML the comment links to said "got 0" after publish had counted the reviews."""
+    from pytest_confgate.report.writers import render
+
+    env = reviewed_pr(tmp_path, github_server, ("alice", "c" * 40), ("bob", "c" * 40))
+    waiting = _signoff_report(Decision.NEEDS_SIGNOFF)
+    path = save(waiting, tmp_path)
+    (tmp_path / "confgate-report.html").write_text(render(waiting, "html"), encoding="utf-8")
+    assert "got 0" in (tmp_path / "confgate-report.html").read_text(encoding="utf-8")
+
+    assert run_publish(path, env, comment=False)[0] == 0
+
+    page = (tmp_path / "confgate-report.html").read_text(encoding="utf-8")
+    assert "confgate: PASS" in page
+    assert "Counted: alice, bob (2 of 2)." in page
+    assert "got 0" not in page
+    published = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert (tmp_path / "confgate.sarif").read_text(encoding="utf-8") == render(published, "sarif")
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "confgate: PASS" in summary
+    assert "2/2 approved (alice, bob)" in summary
