@@ -145,19 +145,24 @@ def publish(
     if recounted is not report:  # the `report` output must tell the final verdict
         report = recounted
         write_json_report(report, report_file)
-    for note in render_artifacts(report, report_file.parent):  # none may tell another verdict
+    against = _base_comparison(environ)
+    if against is not None:
+        print(log_line(against[1]), file=err)
+    for note in render_artifacts(report, report_file.parent, against):  # one verdict in all
         print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
-    summary = with_run(run, render_markdown(report, report_link=link, artifacts=link))
+    summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
+                                            against=against))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
         body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
-                                             report_link=link, artifacts=link))
+                                             report_link=link, artifacts=link,
+                                             against=against))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
@@ -170,6 +175,27 @@ def publish(
     if held:
         return ExitCode.GATE_FAILED
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def _base_comparison(environ: Mapping[str, str]) -> tuple[GateReport | None, str] | None:
+    """The base branch's latest report and where it came from (or why there is none); None
+    outside a pull request or without a token: then nothing is said of the base."""
+    from pytest_confgate.exceptions import GitHubError
+    from pytest_confgate.github.api import GitHubClient
+    from pytest_confgate.github.base_report import find_base_report
+    from pytest_confgate.github.event import pull_request
+
+    repo = environ.get("GITHUB_REPOSITORY", "").strip()
+    client = GitHubClient.from_env(environ)
+    try:
+        pull = pull_request(environ)
+    except GitHubError:
+        return None
+    if client is None or pull is None or repo.count("/") != 1:
+        return None
+    branch = pull.base_ref or environ.get("GITHUB_BASE_REF", "").strip()
+    found = find_base_report(client, repo, branch, pull.base_sha)
+    return found.report, found.where
 
 
 def _outputs(report: GateReport, report_path: str, run: RunSummary | None) -> dict[str, str]:

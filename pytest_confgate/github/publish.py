@@ -135,17 +135,24 @@ ARTIFACTS = {"confgate.sarif": "sarif", "confgate-report.html": "html"}
 """The files the Action keeps beside the JSON report, with their formats."""
 
 
-def render_artifacts(report: GateReport, folder: Path) -> list[str]:
+def render_artifacts(
+    report: GateReport, folder: Path, against: tuple[GateReport | None, str] | None = None
+) -> list[str]:
     """SARIF and HTML rendered again from the report publish decided, beside the JSON, so the
     page the comment links to never tells another verdict; returns notes for the log (a file
-    that cannot be written is said, never fatal: the verdict is in the outputs)."""
+    that cannot be written is said, never fatal: the verdict is in the outputs). ``against``:
+    the base's report, compared in the HTML page."""
     from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.compare import with_comparison
     from pytest_confgate.report.writers import render, write_text_atomic
 
     notes = []
     for name, fmt in ARTIFACTS.items():
         try:
-            write_text_atomic(render(report, fmt), folder / name)
+            text = render(report, fmt)
+            if fmt == "html" and against is not None and against[0] is not None:
+                text = with_comparison(text, fmt, report, against[0], against[1])
+            write_text_atomic(text, folder / name)
         except (ReportError, OSError) as exc:
             notes.append(f"{name} not rendered again from the published verdict: {exc}")
     return notes

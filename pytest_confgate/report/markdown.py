@@ -83,11 +83,13 @@ def render_markdown(
     limit_bytes: int = STEP_SUMMARY_LIMIT,
     max_findings: int = MAX_FINDINGS,
     artifacts: str | None = None,
+    against: tuple[GateReport | None, str] | None = None,
 ) -> str:
     """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
-    and SARIF.
+    and SARIF. ``against``: the base branch's report (None: there is none) and where it came
+    from or why there is none, shown as "Change against the base" below the evidence.
     """
     if limit_bytes < 1024:
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
@@ -96,6 +98,7 @@ def render_markdown(
         _artifacts(artifacts),
         _tamper(report),
         _evidence(report),
+        _against(report, against),
         _reasons(report),
         _gaps(report),
         _signoffs(report),
@@ -169,6 +172,14 @@ def _evidence(report: GateReport) -> list[str]:
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
               f"{t.skipped} skipped, {t.xfailed} xfailed.", ""]
     return lines
+
+
+def _against(report: GateReport, against: tuple[GateReport | None, str] | None) -> list[str]:
+    if against is None:
+        return []
+    from pytest_confgate.report.compare import comparison_markdown
+
+    return comparison_markdown(report, *against)
 
 
 def _gaps(report: GateReport) -> list[str]:
