@@ -69,23 +69,25 @@ class FileDelta:
 def file_deltas(report: GateReport, base: GateReport, limit: int = 20) -> list[FileDelta]:
     """Project coverage's missing lines per file that differ from the base's (or the change
     touches), the largest changes first."""
-    now, then = _missing(report), _missing(base)
+    now, then = _missing(report) or {}, _missing(base)
     change = report.change or {}
     touched = {str(f) for f in change.get("files") or []} if isinstance(change, dict) else set()
-    rows = [FileDelta(f, now.get(f, 0), then.get(f, 0) if then else None)
-            for f in sorted(set(now) | set(then))
-            if f in touched or now.get(f, 0) != then.get(f, 0)]
+    before = then or {}
+    rows = [FileDelta(f, now.get(f, 0), before.get(f, 0) if then is not None else None)
+            for f in sorted(set(now) | set(before))
+            if f in touched or now.get(f, 0) != before.get(f, 0)]
     rows.sort(key=lambda d: (-abs(d.missing - (d.base or 0)), d.file))
     return rows[:limit]
 
 
-def _missing(report: GateReport) -> dict[str, int]:
+def _missing(report: GateReport) -> dict[str, int] | None:
+    """Project coverage's missing lines per file; None when the report measured none."""
     for metric in report.metrics:
         if metric.type == "test_coverage" and metric.details.get("scope", "all") == "all":
             data = metric.details.get("missing")
-            if isinstance(data, dict):
+            if isinstance(data, dict) and metric.available:
                 return {str(f): len(v) for f, v in data.items() if isinstance(v, list)}
-    return {}
+    return None
 
 
 def comparison_markdown(report: GateReport, base: GateReport | None, where: str) -> list[str]:

@@ -40,6 +40,9 @@ _VERDICT = {
     Decision.NEEDS_SIGNOFF: "✋ confgate: NEEDS SIGN-OFF",
 }
 _MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+"""An underscore that could open or close emphasis (``__init__``); one between letters or
+digits (``test_pass_rate``) cannot, and stays as it is."""
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
@@ -73,6 +76,7 @@ def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
         value = value[: limit - 1] + "…"
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     value = _MD_SPECIAL.sub(r"\\\1", value)
+    value = _EMPHASIS_UNDERSCORE.sub(r"\\_", value)
     return value.replace("@", "@\u2060")  # a word joiner: no @mention, no ping
 
 

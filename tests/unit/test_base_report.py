@@ -111,3 +111,14 @@ def test_a_broken_artifact_is_said_never_raised(github_server: FakeGitHubServer)
     assert found.report is None
     assert found.where.startswith("no base report: artifact ")
     assert "holds no confgate-report.json" in found.where
+
+
+def test_a_file_the_base_covered_fully_counts_from_zero_and_no_base_data_says_so() -> None:
+    from pytest_confgate.report.compare import file_deltas
+
+    head = with_coverage(honest_report(), 0.5, {"calc/core.py": [3, 4]})
+    covered = with_coverage(honest_report(), 1.0, {})
+    [delta] = file_deltas(head, covered)
+    assert (delta.file, delta.missing, delta.base, delta.change()) == ("calc/core.py", 2, 0, "+2")
+    unmeasured = covered.model_copy(update={"metrics": []})
+    assert [d.change() for d in file_deltas(head, unmeasured)] == ["new"]

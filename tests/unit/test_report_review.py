@@ -136,3 +136,12 @@ def test_the_terminal_lists_blocking_findings_by_default_and_all_with_verbose() 
     assert "calc/core.py:5  bandit B307 MEDIUM  m" in verbose
     quiet = summary_lines(report, verbosity=-1)
     assert "  tests/test_calc.py:7  skip-added  a skip mark was added to test_divide" in quiet
+
+
+def test_a_dunder_file_name_is_not_read_as_bold_text() -> None:
+    """``calc/__init__.py`` showed as calc/**init**.py in the comment; ``test_pass_rate``
+    (underscores between letters) cannot open emphasis and stays readable."""
+    from pytest_confgate.report.markdown import escape_markdown
+
+    shown = escape_markdown("calc/__init__.py: test_pass_rate _x_")
+    assert shown == "calc/\\_\\_init\\_\\_.py: test_pass_rate \\_x\\_"
