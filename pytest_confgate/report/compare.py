@@ -46,7 +46,7 @@ def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> li
     """The comparison as plain lines, headed by where the base report came from."""
     head = f"compared with {base_name}"
     commit = base.provenance.head_sha if base.provenance else None
-    if commit:
+    if commit and commit[:12] not in base_name:
         head += f" (commit {commit[:12]})"
     return [f"{head}:", *(f"  {delta.text()}" for delta in compare(report, base))]
 
