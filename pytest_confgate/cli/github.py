@@ -107,6 +107,7 @@ def publish(
         COMMENT_LIMIT,
         annotation_commands,
         artifacts_url,
+        diff_links,
         log_line,
         post_sticky_comment,
         render_artifacts,
@@ -154,15 +155,16 @@ def publish(
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
+    files = diff_links(environ)
     summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
-                                            against=against))
+                                            against=against, diff_link=files))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
         body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
                                              report_link=link, artifacts=link,
-                                             against=against))
+                                             against=against, diff_link=files))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)

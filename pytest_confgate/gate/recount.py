@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.exceptions import ConfgateError, GitHubError
@@ -33,7 +34,6 @@ from pytest_confgate.models import (
     Condition,
     Decision,
     EvalMetric,
-    Finding,
     GateReport,
     MetricStatus,
     Signoffs,
@@ -53,7 +53,7 @@ class Republished:
     report: GateReport
     notes: list[str]
     tampered: list[str] = field(default_factory=list)
-    tamper: tuple[Finding, ...] = ()
+    tamper: tuple[dict[str, Any], ...] = ()
 
 
 def republish(
@@ -68,7 +68,7 @@ def republish(
     if problems:
         return Republished(report, [], problems)
     notes: list[str] = []
-    tamper: tuple[Finding, ...] = ()
+    tamper: tuple[dict[str, Any], ...] = ()
     number, _ = pull_request_number(environ)
     client = GitHubClient.from_env(environ) if number is not None else None
     if number is not None and client is None:
@@ -129,12 +129,11 @@ def _recount(
     return Republished(decided, notes, [], floor.tamper)
 
 
-def tamper_metric(found: tuple[Finding, ...]) -> EvalMetric:
+def tamper_metric(found: tuple[dict[str, Any], ...]) -> EvalMetric:
     """The publish step's own tamper findings, for every writer's tamper section: evidence
     it derived from the pull request's files, never from the report (no verdict of its own:
     they raised the tier instead)."""
-    items = [{"rule": f.rule, "file": f.file, "line": f.line, "message": f.message,
-              "base": None, "head": None} for f in found]
+    items = [dict(item) for item in found]
     return EvalMetric(type="tamper_patterns", value=0.0,
                       status=MetricStatus.OK, details={
                           "tool": "confgate", "findings": len(items), "items": items,

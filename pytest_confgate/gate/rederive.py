@@ -20,6 +20,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_confgate.config import GateConfig, PolicyConfig
 from pytest_confgate.gate.change import ChangeView, Trust, applied_tier, base_config
@@ -29,7 +30,7 @@ from pytest_confgate.gate.tiers import raised
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import PullRequest
 from pytest_confgate.github.pulls import file_at, pull_request_files
-from pytest_confgate.models import ChangeSet, FileChange, Finding, RiskTier
+from pytest_confgate.models import ChangeSet, FileChange, RiskTier
 from pytest_confgate.paths import normalize_path
 
 ENV_CONFIG = "CONFGATE_CONFIG"
@@ -58,7 +59,7 @@ class Floor:
     configured: bool
     gate: GateConfig
     guarded: str | None = None
-    tamper: tuple[Finding, ...] = ()
+    tamper: tuple[dict[str, Any], ...] = ()
 
 
 def derive_floor(
@@ -98,40 +99,52 @@ def derive_floor(
     )
     trust = Trust(where, "the base commit's, read in the publish step", edits_config=note)
     tier, reason = applied_tier(config, view, trust, machinery)
-    tamper = tuple(_tamper_findings(changes.files, lambda path: at(path, pull.head_sha)))
+    tamper = tuple(_tamper_items(changes.files, lambda path, ref: at(path, ref),
+                                 (base, pull.head_sha)))
     guarded = None
     if machinery:
         guarded = f"the change edits the gate's machinery: {'; '.join(machinery)}"
     if tamper:
-        listed = "; ".join(f"{f.file}:{f.line}: {f.message}" for f in tamper[:5])
-        why = f"the change carries code that tampers with the gate: {listed}"
+        listed = "; ".join(f"{t['file']}:{t['line']}: {t['message']}" for t in tamper[:5])
+        why = f"the change carries code that games the gate or its tests: {listed}"
         tier, reason = raised(tier, reason, "T2", why)
         guarded = why if guarded is None else f"{guarded}; {why}"
     return Floor(tier, reason, where, config.gate.policy, len(whole.files), in_use is not None,
                  config.gate, guarded, tamper)
 
 
-def _tamper_findings(
-    files: tuple[FileChange, ...], head: Callable[[str], str | None]
-) -> list[Finding]:
-    """Issue 27's static patterns (``collect.tamper.patterns``) over the Python files the pull
-    request adds or modifies, read at its head: the seam until that module lands."""
+def _tamper_items(
+    files: tuple[FileChange, ...], at: Callable[[str, str], str | None], refs: tuple[str, str]
+) -> list[dict[str, Any]]:
+    """Issue 27's static patterns over the Python files the pull request adds or modifies,
+    read at the base and the head, as ``details.items`` (with both sides' code)."""
+    base, head = refs
     read = [f for f in files if f.status != "deleted" and f.path.endswith(".py")]
-    texts = {f.path: head(f.path) for f in read[:MAX_READ_FILES]}
-    found = static_findings({path: text for path, text in texts.items() if text is not None})
+    versions = []
+    for change in read[:MAX_READ_FILES]:
+        old = change.old_path or change.path
+        text = at(change.path, head)
+        if text is not None:
+            before = at(old, base) if change.status != "added" else None
+            versions.append((change.path, before, text, change.old_path))
+    found = static_findings(versions)
     if len(read) > MAX_READ_FILES:
-        found.append(Finding(
-            tool="confgate", rule="unread", file=read[MAX_READ_FILES].path, line=0,
-            message=f"{len(read) - MAX_READ_FILES} Python files of the pull request were not "
-            f"read for tamper patterns (over {MAX_READ_FILES})", severity="HIGH"))
+        found.append({
+            "rule": "unread", "file": read[MAX_READ_FILES].path, "line": 0, "base": None,
+            "head": None, "message": f"{len(read) - MAX_READ_FILES} Python files of the pull "
+            f"request were not read for tamper patterns (over {MAX_READ_FILES})"})
     return found
 
 
-def static_findings(texts: Mapping[str, str]) -> list[Finding]:
-    """Gate-tampering code in ``texts`` (path -> the head's text).
+def static_findings(
+    versions: list[tuple[str, str | None, str, str | None]],
+) -> list[dict[str, Any]]:
+    """Code that games the gate or its tests in the change's files: (path, base text or
+    None, head text, old path) each; one ``details.items`` entry per finding.
 
-    SEAM (issue 27): ``collect.tamper.patterns`` finds these (a test module registering an
-    ``atexit`` hook that rewrites the report, ...); until it is merged, nothing is found here
-    and only the gate job's result and the report's own consistency guard the verdict.
+    SEAM (issue 27): ``collect.tamper.patterns.find_patterns`` finds these (a test module
+    registering an ``atexit`` hook that rewrites the report, a test writing the report, ...);
+    until it is merged nothing is found here, and the report's own consistency and the gate
+    job's result guard the verdict.
     """
     return []

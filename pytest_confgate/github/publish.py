@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -221,3 +221,28 @@ def artifacts_url(environ: Mapping[str, str]) -> str | None:
     if not (_SERVER.fullmatch(server) and _REPOSITORY.fullmatch(repository) and run.isdigit()):
         return None
     return f"{server}/{repository}/actions/runs/{run}#artifacts"
+
+
+def diff_links(environ: Mapping[str, str]) -> Callable[[str, int], str] | None:
+    """Links into the pull request's "Files changed" page at a file (and its line on the
+    head side), as GitHub anchors them: ``#diff-<sha256 of the path>R<line>``; None outside
+    a pull request or when any part is not what GitHub sets."""
+    import hashlib
+
+    from pytest_confgate.exceptions import GitHubError
+
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").strip().rstrip("/")
+    repository = environ.get("GITHUB_REPOSITORY", "").strip()
+    try:
+        number, _ = pull_request_number(environ)
+    except GitHubError:
+        return None
+    if number is None or not (_SERVER.fullmatch(server) and _REPOSITORY.fullmatch(repository)):
+        return None
+    page = f"{server}/{repository}/pull/{number}/files"
+
+    def link(file: str, line: int) -> str:
+        anchor = hashlib.sha256(file.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{page}#diff-{anchor}" + (f"R{line}" if line > 0 else "")
+
+    return link

@@ -10,7 +10,7 @@ a pointer to the full report.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -88,26 +88,30 @@ def render_markdown(
     max_findings: int = MAX_FINDINGS,
     artifacts: str | None = None,
     against: tuple[GateReport | None, str] | None = None,
+    diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
     """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
     and SARIF. ``against``: the base branch's report (None: there is none) and where it came
     from or why there is none, shown as "Change against the base" below the evidence.
+    ``diff_link``: the pull request's diff at a file and line (``https://`` only), linked from
+    the file names of the tamper, gaps and findings tables.
     """
+    where = _linker(diff_link)
     if limit_bytes < 1024:
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
         _artifacts(artifacts),
-        _tamper(report),
+        _tamper(report, where),
         _evidence(report),
         _against(report, against),
         _reasons(report),
-        _gaps(report),
+        _gaps(report, where),
         _signoffs(report),
         _confidence(report),
-        _findings(report, max_findings),
+        _findings(report, max_findings, where),
         _waivers(report),
     )
     return _capped(lines, limit_bytes, report_link)
@@ -130,7 +134,18 @@ def _header(report: GateReport) -> list[str]:
     ]
 
 
-def _tamper(report: GateReport) -> list[str]:
+def _linker(diff_link: Callable[[str, int], str | None] | None) -> Callable[[str, int], str]:
+    """A file and line as a table cell: linked to the diff when a safe URL is given."""
+
+    def cell(file: str, line: int) -> str:
+        text = escape_markdown(f"{file}:{line}" if line else file)
+        url = diff_link(file, line) if diff_link is not None else None
+        return f"[{text}]({url})" if url and _SAFE_URL.fullmatch(url) else text
+
+    return cell
+
+
+def _tamper(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
     """Signs of gaming the evidence, first of all the evidence: the base's and the head's
     code side by side, so a reviewer sees what the change did without opening the diff."""
     rows = tamper_rows(report)
@@ -140,7 +155,7 @@ def _tamper(report: GateReport) -> list[str]:
              "| location | rule | base | head | what |", "|---|---|---|---|---|"]
     for row in rows[:MAX_TAMPER]:
         lines.append(
-            f"| {escape_markdown(f'{row.file}:{row.line}')} | {escape_markdown(row.rule)} | "
+            f"| {where(row.file, row.line)} | {escape_markdown(row.rule)} | "
             f"{_code(row.base)} | {_code(row.head)} | {escape_markdown(row.message)} |"
         )
     if len(rows) > MAX_TAMPER:
@@ -186,14 +201,14 @@ def _against(report: GateReport, against: tuple[GateReport | None, str] | None) 
     return comparison_markdown(report, *against)
 
 
-def _gaps(report: GateReport) -> list[str]:
+def _gaps(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
     """Where coverage is missing, per file, as line ranges (diff-cover's "Missing lines")."""
     lines: list[str] = []
     for gaps in coverage_gaps(report):
         shown = gaps.files[:MAX_GAP_FILES]
         lines += [f"### Missing {gaps.label} ({len(shown)} of {len(gaps.files)} files)", "",
                   f"| file | missing {gaps.label} |", "|---|---|"]
-        lines += [f"| {escape_markdown(g.file)} | {escape_markdown(g.ranges, 1000)} |"
+        lines += [f"| {where(g.file, 0)} | {escape_markdown(g.ranges, 1000)} |"
                   for g in shown]
         lines.append("")
     return lines
@@ -235,7 +250,9 @@ def _confidence(report: GateReport) -> list[str]:
     ]
 
 
-def _findings(report: GateReport, max_findings: int) -> Iterator[str]:
+def _findings(
+    report: GateReport, max_findings: int, link: Callable[[str, int], str]
+) -> Iterator[str]:
     """Lazily, so a report with 100,000 findings costs only the rows that fit the budget."""
     items = _items(report)
     if not items:
@@ -246,7 +263,7 @@ def _findings(report: GateReport, max_findings: int) -> Iterator[str]:
         finding = _finding(item)
         if finding is None:
             continue
-        where = escape_markdown(f"{finding.file}:{finding.line}")
+        where = link(finding.file, finding.line)
         severity = f" ({escape_markdown(finding.severity)})" if finding.severity else ""
         yield (
             f"| {where} | {escape_markdown(finding.tool)} | {escape_markdown(finding.rule)}"

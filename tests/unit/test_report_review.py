@@ -145,3 +145,24 @@ def test_a_dunder_file_name_is_not_read_as_bold_text() -> None:
 
     shown = escape_markdown("calc/__init__.py: test_pass_rate _x_")
     assert shown == "calc/\\_\\_init\\_\\_.py: test_pass_rate \\_x\\_"
+
+
+def test_file_names_link_to_the_pull_requests_diff(tmp_path: Path) -> None:
+    import hashlib
+
+    from pytest_confgate.github.publish import diff_links
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "head": {"sha": HEAD_SHA},
+                                                  "user": {"login": "carol"}}}))
+    environ = {"GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": "o/r"}
+    link = diff_links(environ)
+    assert link is not None
+    anchor = hashlib.sha256(b"calc/core.py").hexdigest()
+    assert link("calc/core.py", 3) == f"https://github.com/o/r/pull/7/files#diff-{anchor}R3"
+    text = render_markdown(reviewed(), diff_link=link)
+    assert f"| [calc/core.py:5](https://github.com/o/r/pull/7/files#diff-{anchor}R5) |" in text
+    assert f"| [calc/core.py](https://github.com/o/r/pull/7/files#diff-{anchor}) |" in text
+    hostile = render_markdown(reviewed(), diff_link=lambda f, n: "javascript:alert(1)")
+    assert "javascript" not in hostile
+    assert diff_links({**environ, "GITHUB_REPOSITORY": "o/r)[x](https://evil"}) is None
