@@ -81,11 +81,12 @@ def redecide(report: GateReport, gate: GateConfig, tier: str) -> Verdict:
     return verdict.model_copy(update={"metrics": metrics})
 
 
-def carried(report: GateReport, gate: GateConfig) -> list[Condition]:
-    """The report's conditions no configured metric makes: plugins', waivers', the change's.
-    They can only add reasons to block, so they are taken as the gate wrote them."""
-    configured = {m.type for m in gate.metrics} | {"signoff", "test_integrity"}
-    return [c for c in report.conditions if c.metric not in configured]
+def carried(report: GateReport, made: list[Condition]) -> list[Condition]:
+    """The report's conditions the policy did not make again (``made``): plugins', waivers',
+    the change's. They can only add reasons to block, so they are taken as written."""
+    again = {(c.metric, c.name) for c in made}
+    return [c for c in report.conditions
+            if c.metric != "signoff" and (c.metric, c.name) not in again]
 
 
 def judged_gate(report: GateReport, gate: GateConfig) -> GateConfig:
@@ -101,8 +102,9 @@ def judged_gate(report: GateReport, gate: GateConfig) -> GateConfig:
 def _decide(report: GateReport, gate: GateConfig, tier: str) -> Verdict:
     gate = judged_gate(report, gate)
     metrics = [m for m in report.metrics if not m.details.get(_LOOP)]
+    own = decide(gate, tier, metrics, report.tests, report.signoffs)
     return decide(gate, tier, metrics, report.tests, report.signoffs,
-                  extra=carried(report, gate))
+                  extra=carried(report, own.conditions))
 
 
 def _policy_problems(report: GateReport, gate: GateConfig) -> list[str]:

@@ -81,3 +81,18 @@ def test_redecide_at_a_higher_tier_makes_advisory_failures_block() -> None:
     assert verdict.decision is Decision.FAIL
     assert any("is below the minimum" in reason for reason in verdict.reasons)
     assert [m.passed for m in verdict.metrics if m.type == "test_coverage"] == [False]
+
+
+def test_a_plugins_failing_condition_survives_the_decision_made_again() -> None:
+    """Plugin conditions can name a configured metric; the policy does not make them again,
+    so they are carried as the gate wrote them, and they still block."""
+    plugin = Condition(metric="test_coverage", name="flaky_files", passed=False,
+                       message="plugin: calc/io.py is flaky")
+    report = honest_report()
+    blocked = rewritten(report, conditions=[*report.conditions, plugin],
+                        decision=Decision.FAIL, reasons=[plugin.message])
+    assert tampering(blocked, ConfgateConfig().gate) == []
+    verdict = redecide(blocked, ConfgateConfig().gate, "T1")
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == ["plugin: calc/io.py is flaky"]
+    assert tampering(rewritten(blocked, decision=Decision.PASS)) != []
