@@ -655,13 +655,17 @@ def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
     runner = Runner(repo.path, tmp_path, github_server)
     runner.write_event()
 
-    runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
-    assert load_report(repo.path / "confgate-report.json").risk_tier == "T0"  # forged
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    forged = load_report(repo.path / "confgate-report.json")
+    assert forged.risk_tier == "T0"  # forged...
+    assert forged.decision.value == "fail"  # ...after the gate printed its digest (issue 29)
+    assert "was changed after the gate wrote it" in forged.reasons[0]
+    assert gate.status == 1
     published = runner.run({"mode": "publish", "comment": "false"},
                            workspace=upload(repo.path, tmp_path))
 
     assert published.status == 1
-    assert published.outputs["decision"] == "needs_signoff"
+    assert published.outputs["decision"] == "fail"
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.risk_tier == "T3"
     assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
@@ -798,13 +802,15 @@ def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
     repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer, result: str
 ) -> None:
     """The review's attack: the gate step exits 1 (a test failed), the hook writes pass with
-    the provenance kept; publish re-runs the policy over the report's own metrics."""
+    the provenance kept. The gate step sees the report is not the one whose digest the gate
+    printed and turns it into a fail; publish, deciding again, never says pass."""
     atexit_forger(repo, metrics=False)
     serve_pull_request(github_server, repo.path)
     runner = Runner(repo.path, tmp_path, github_server)
     gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
     assert gate.status == 1
-    assert load_report(repo.path / "confgate-report.json").decision.value == "pass"  # forged
+    assert any("was changed after the gate wrote it (its bytes are not those the gate "
+               "printed the digest of)" in line for line in gate.log)
 
     published = runner.run({"mode": "publish", "gate-result": result},
                            workspace=upload(repo.path, tmp_path))
@@ -812,8 +818,7 @@ def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
     assert_never_published_as_pass(published, github_server)
     assert published.status == 1
     assert published.outputs["decision"] == "fail"
-    assert "was altered after the gate decided" in published.summary
-    assert "its own verdict on test_pass_rate is FAIL" in published.summary
+    assert "was changed after the gate wrote it" in published.summary
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.decision.value == "fail"  # the `report` output tells the verdict too
 
@@ -822,7 +827,7 @@ def test_a_report_rewritten_with_its_metrics_never_passes_after_a_failed_gate_jo
     repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     """Consistent lies (the tests' counts rewritten too) pass every check of the report's own;
-    the gate job's result, which the workflow passes in, still says the tests failed."""
+    the digest the gate printed before the hook ran does not match them."""
     atexit_forger(repo, metrics=True)
     serve_pull_request(github_server, repo.path)
     runner = Runner(repo.path, tmp_path, github_server)
@@ -833,7 +838,7 @@ def test_a_report_rewritten_with_its_metrics_never_passes_after_a_failed_gate_jo
 
     assert_never_published_as_pass(published, github_server)
     assert published.outputs["decision"] == "fail"
-    assert "gate job: its result is failure" in published.summary
+    assert "was changed after the gate wrote it" in published.summary
 
 
 def test_the_default_mode_never_runs_the_token_step_after_the_tests(

@@ -362,7 +362,7 @@ def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
     monkeypatch.chdir(tmp_path)
     seen: list[list[str]] = []
     monkeypatch.setattr(action_run, "run_without_commands",
-                        lambda argv, env: seen.append(argv) or 4)
+                        lambda argv, env, digests: seen.append(argv) or 4)
     assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
     assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
 
@@ -706,3 +706,30 @@ def test_publish_renders_html_and_sarif_again_from_the_verdict_it_published(
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "confgate: PASS" in summary
     assert "2/2 approved (alice, bob)" in summary
+
+
+@pytest.mark.parametrize(
+    ("said", "why"),
+    [(None, None), ([], "the gate never printed its digest"),
+     (["x" * 64], "its bytes are not those the gate printed the digest of"),
+     (["same", "same"], "the gate's output printed 2 digests")],
+    ids=["matches", "never-printed", "another-digest", "printed-twice"],
+)
+def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
+    tmp_path: Path, said: list[str] | None, why: str | None
+) -> None:
+    path = save(honest_report(), tmp_path)
+    digest = action_run.report_digest(path)
+    lines = [action_run.DIGEST_LINE + (digest if s in (None, "same") else s).encode() + b"\n"
+             for s in (said if said is not None else [None])]
+
+    assert action_run._altered(path, lines) is (why is not None)
+
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    if why is None:
+        assert saved == honest_report()
+        return
+    assert saved.decision is Decision.FAIL
+    assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
+                                       f"gate wrote it ({why})")
+    assert saved.provenance == honest_report().provenance  # still this run's, as a fail
