@@ -887,3 +887,16 @@ def test_a_gate_job_waiting_for_a_sign_off_succeeds_and_publish_counts_the_revie
     published = runner.run({"mode": "publish", "gate-result": "success"},
                            workspace=upload(repo.path, tmp_path))
     assert (published.status, published.outputs["decision"]) == (0, "pass")
+
+
+def test_the_gate_prints_the_digest_of_the_report_it_wrote_only_when_asked(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_confgate.github.action_run import DIGEST_LINE, ENV_DIGEST, report_digest
+
+    quiet = repo.runpytest_subprocess("--confgate", "-q", "-p", "no:cacheprovider")
+    assert not [line for line in quiet.outlines if line.startswith(DIGEST_LINE.decode())]
+    monkeypatch.setenv(ENV_DIGEST, "1")
+    result = repo.runpytest_subprocess("--confgate", "-q", "-p", "no:cacheprovider")
+    [line] = [line for line in result.outlines if line.startswith(DIGEST_LINE.decode())]
+    assert line == DIGEST_LINE.decode() + report_digest(repo.path / "confgate-report.json")
