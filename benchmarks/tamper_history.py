@@ -19,8 +19,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from pytest_confgate.collect._tamper_config import CONFIG_NAMES, PYTEST_FILES
 from pytest_confgate.collect.tamper import WATCHED, FileVersions, GitTree, find_tampering
+from pytest_confgate.collect.tamper.settings import CONFIG_NAMES, PYTEST_FILES
 
 _STATUS = {"A": "added", "D": "deleted", "R": "renamed", "C": "copied"}
 

@@ -483,7 +483,7 @@ def test_symlinks_and_huge_files_are_named_not_read_and_never_look_deleted(
     (tmp_path / "secret.txt").write_text("# noqa\n", encoding="utf-8")
     (head / "tests" / "test_link.py").symlink_to(tmp_path / "secret.txt")
     (head / PATH).write_text(BASE + "\n# grown\n", encoding="utf-8")
-    monkeypatch.setattr("pytest_confgate.collect.tamper.MAX_FILE_BYTES", len(BASE) + 2)
+    monkeypatch.setattr("pytest_confgate.collect.tamper.reading.MAX_FILE_BYTES", len(BASE) + 2)
     report = analyse_directories(base, head)
     assert report.findings == ()  # not "every test of test_calc.py was removed"
     assert report.unreadable == (PATH, "tests/test_link.py")

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_confgate.collect._tamper_shapes import DEFAULT_NORECURSE, Collection
+from pytest_confgate.collect.tamper.shapes import DEFAULT_NORECURSE, Collection
 from pytest_confgate.config.textfile import tomllib
 
 CONFIG_NAMES = frozenset(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from pytest_confgate.collect._tamper_ast import (
+from pytest_confgate.collect.tamper.syntax import (
     Names,
     broad_exception,
     constant_truth,

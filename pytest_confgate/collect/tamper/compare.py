@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pytest_confgate.collect._tamper_shapes import Case, ModuleShape, Spot, TestShape
+from pytest_confgate.collect.tamper.shapes import Case, ModuleShape, Spot, TestShape
 
 TEST_REMOVED = "test_removed"
 CASE_REMOVED = "parametrize_case_removed"

@@ -18,22 +18,22 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from pytest_confgate.collect._tamper_ast import (
-    SKIP_CALLS,
-    Names,
-    fingerprint,
-    module_statements,
-    short,
-    walk_shallow,
-)
-from pytest_confgate.collect._tamper_checks import CheckCounter, FunctionNode
-from pytest_confgate.collect._tamper_shapes import (
+from pytest_confgate.collect.tamper.checks import CheckCounter, FunctionNode
+from pytest_confgate.collect.tamper.shapes import (
     Case,
     Checker,
     Collection,
     ModuleShape,
     Spot,
     TestShape,
+)
+from pytest_confgate.collect.tamper.syntax import (
+    SKIP_CALLS,
+    Names,
+    fingerprint,
+    module_statements,
+    short,
+    walk_shallow,
 )
 
 HOOKS = frozenset(
