@@ -37,12 +37,7 @@ from __future__ import annotations
 
 from pytest_confgate.collect.tamper.comments import DIRECTIVES, WATCHED
 from pytest_confgate.collect.tamper.compare import RULES, TamperFinding
-from pytest_confgate.collect.tamper.core import (
-    AddedSuppression,
-    FileVersions,
-    TamperReport,
-    find_tampering,
-)
+from pytest_confgate.collect.tamper.core import AddedSuppression, TamperReport, find_tampering
 from pytest_confgate.collect.tamper.reading import (
     MAX_FILE_BYTES,
     ChangeAnalysis,
@@ -52,6 +47,7 @@ from pytest_confgate.collect.tamper.reading import (
     versions_from_directories,
 )
 from pytest_confgate.collect.tamper.settings import CONFIG_NAMES, PYTEST_FILES
+from pytest_confgate.collect.tamper.shapes import FileVersions
 
 __all__ = [
     "CONFIG_NAMES",

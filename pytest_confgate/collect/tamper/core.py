@@ -18,32 +18,15 @@ from pytest_confgate.collect.tamper.compare import (
     compare_outcomes,
     compare_tests,
 )
+from pytest_confgate.collect.tamper.patterns import PATTERN_RULES, SHELL_ARGV, find_patterns
 from pytest_confgate.collect.tamper.settings import (
     CONFIG_NAMES,
     ConfigChange,
     collection_of,
     config_changes,
 )
-from pytest_confgate.collect.tamper.shapes import Collection, ModuleShape
+from pytest_confgate.collect.tamper.shapes import Collection, FileVersions, ModuleShape
 from pytest_confgate.collect.tamper.suites import read_module, top_functions
-
-
-@dataclass(frozen=True)
-class FileVersions:
-    """One file on both sides; ``None`` text: absent on that side (added or deleted)."""
-
-    path: str
-    """Root-relative POSIX path on the head (on the base for a deleted file)."""
-    base: str | None
-    head: str | None
-    base_path: str | None = None
-    """The base path when the change renamed the file."""
-    skipped: bool = False
-    """Present but not analysed (too large, a symlink, unreadable): only named in the report."""
-
-    @property
-    def old_path(self) -> str:
-        return self.base_path or self.path
 
 
 @dataclass(frozen=True)
@@ -82,6 +65,7 @@ def find_tampering(
     base_outcomes: Mapping[str, str] | None = None,
     head_outcomes: Mapping[str, str] | None = None,
     watch: Iterable[str] = WATCHED,
+    own_packages: Iterable[str] = (),
 ) -> TamperReport:
     """Compare base and head: the pure core both front doors call.
 
@@ -89,7 +73,8 @@ def find_tampering(
     when unchanged (``PYTEST_FILES``: they say which files are test modules). Outcomes map
     pytest node ids to ``passed``/``failed``/``error``/``skipped``/``xfailed``/``xpassed``;
     both are needed for outcome findings. ``watch`` are the suppression directives reported
-    (all of them are always in ``TamperReport.suppressions``).
+    (all of them are always in ``TamperReport.suppressions``). ``own_packages``: the
+    project's top-level import names (``patterns.find_patterns``).
     """
     unreadable = [f.path for f in files if f.skipped]
     files = [f for f in files if not f.skipped]
@@ -108,11 +93,15 @@ def find_tampering(
         _suppression_finding(s) for s in suppressions if s.suppression.directive in watched
     ]
     findings += _config_findings(files)
+    findings += [  # a shell in argv form is for the dangerous-operation checks, not tampering
+        f for f in find_patterns(python, head_collection, own_packages=own_packages)
+        if f.rule != SHELL_ARGV
+    ]
     if base_outcomes is not None and head_outcomes is not None:
         known = {t.test_id: t for module in base.values() for t in module.tests.values()}
         reported = {f.test for f in findings if f.test}
         findings += compare_outcomes(base_outcomes, head_outcomes, known, reported)
-    order = {rule: index for index, rule in enumerate(RULES)}
+    order = {rule: index for index, rule in enumerate((*RULES, *PATTERN_RULES))}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.rule, len(order)), f.message))
     changed = sum(1 for version in files if version.base != version.head)
     return TamperReport(tuple(findings), tuple(suppressions), tuple(sorted(unreadable)), changed)

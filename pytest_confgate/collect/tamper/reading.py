@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_confgate.collect.tamper.comments import WATCHED
-from pytest_confgate.collect.tamper.core import FileVersions, TamperReport, find_tampering
+from pytest_confgate.collect.tamper.core import TamperReport, find_tampering
 from pytest_confgate.collect.tamper.settings import CONFIG_NAMES, PYTEST_FILES
+from pytest_confgate.collect.tamper.shapes import FileVersions
 from pytest_confgate.collect.tool_cache import chunked
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet
@@ -213,4 +214,26 @@ class ChangeAnalysis:
     def _analyse(self) -> TamperReport:
         if self.changes is None:
             raise EvidenceError(self.error or "the change is not known")
-        return find_tampering(versions_from_change(self.root, self.changes), watch=self.watch)
+        return find_tampering(
+            versions_from_change(self.root, self.changes), watch=self.watch,
+            own_packages=project_packages(self.root),
+        )
+
+
+def project_packages(root: Path) -> frozenset[str]:
+    """The top-level import names the project defines (packages and modules in ``root`` and
+    ``root/src``): its own tests may patch them even when it is pytest or pluggy."""
+    names: set[str] = set()
+    for folder in (root, root / "src"):
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith(".") or entry.is_symlink():
+                continue
+            if entry.is_dir() and (entry / "__init__.py").is_file() and entry.name.isidentifier():
+                names.add(entry.name)
+            elif entry.suffix == ".py" and entry.stem.isidentifier():
+                names.add(entry.stem)
+    return frozenset(names)

@@ -118,3 +118,21 @@ class ModuleShape:
     hooks: Mapping[str, Spot] = field(default_factory=dict)
     lists: tuple[Spot, ...] = ()
     """Entries of ``collect_ignore``, ``collect_ignore_glob`` and ``pytest_plugins``."""
+
+
+@dataclass(frozen=True)
+class FileVersions:
+    """One file on both sides; ``None`` text: absent on that side (added or deleted)."""
+
+    path: str
+    """Root-relative POSIX path on the head (on the base for a deleted file)."""
+    base: str | None
+    head: str | None
+    base_path: str | None = None
+    """The base path when the change renamed the file."""
+    skipped: bool = False
+    """Present but not analysed (too large, a symlink, unreadable): only named in the report."""
+
+    @property
+    def old_path(self) -> str:
+        return self.base_path or self.path
