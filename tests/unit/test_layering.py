@@ -35,6 +35,9 @@ TAMPER_ANALYSIS = [
     "collect/tamper/comments.py",
     "collect/tamper/settings.py",
     "collect/tamper/core.py",
+    "collect/tamper/patterns.py",
+    "collect/tamper/harness.py",
+    "collect/tamper/special.py",
 ]
 """The pure core of ``collect/tamper``: base and head come in as text, from git or two trees."""
 

@@ -54,6 +54,12 @@ CAUGHT = {
               "import calc\nfrom unittest import mock\n\n\n")],
         ("patched_under_test", "tests/test_calc.py", 6),
     ),
+    "a module imported inside the test": (
+        [("tests/test_calc.py", TEST, "def test_add(monkeypatch):\n    import calc\n\n"
+          "    monkeypatch.setattr(calc, 'add', lambda a, b: 5)\n"
+          "    assert calc.add(2, 3) == 5\n")],
+        ("patched_under_test", "tests/test_calc.py", 4),
+    ),
     "plain assignment": (
         [_tests("def test_add():\n    calc.add = lambda a, b: 5\n"
                 "    assert calc.add(2, 3) == 5\n")],

@@ -17,6 +17,7 @@ from pytest_confgate.collect.tamper.compare import (
     TamperFinding,
     compare_outcomes,
     compare_tests,
+    reruns,
 )
 from pytest_confgate.collect.tamper.patterns import PATTERN_RULES, SHELL_ARGV, find_patterns
 from pytest_confgate.collect.tamper.settings import (
@@ -25,7 +26,7 @@ from pytest_confgate.collect.tamper.settings import (
     collection_of,
     config_changes,
 )
-from pytest_confgate.collect.tamper.shapes import Collection, FileVersions, ModuleShape
+from pytest_confgate.collect.tamper.shapes import Collection, FileVersions, ModuleShape, Rerun
 from pytest_confgate.collect.tamper.suites import read_module, top_functions
 
 
@@ -48,6 +49,8 @@ class TamperReport:
     """Head files that could not be parsed or were too large to analyse."""
     files: int = 0
     """How many of the files compared differ between base and head."""
+    reruns: tuple[Rerun, ...] = ()
+    """Tests to run again after the main run (``replay``): edited base tests, new marks."""
 
     def hidden_lines(self, directive: str) -> dict[str, list[tuple[int, int]]]:
         """File -> line ranges silenced by ``directive`` (``noqa``, ``nosec``) the change added."""
@@ -104,7 +107,8 @@ def find_tampering(
     order = {rule: index for index, rule in enumerate((*RULES, *PATTERN_RULES))}
     findings.sort(key=lambda f: (f.file, f.line, order.get(f.rule, len(order)), f.message))
     changed = sum(1 for version in files if version.base != version.head)
-    return TamperReport(tuple(findings), tuple(suppressions), tuple(sorted(unreadable)), changed)
+    return TamperReport(tuple(findings), tuple(suppressions), tuple(sorted(unreadable)), changed,
+                        tuple(reruns(base, head, renamed)))
 
 
 def _read_side(

@@ -225,6 +225,20 @@ def _patches_in(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names,
     return found
 
 
+def _with_imports(names: Names, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Names:
+    """``names`` plus the imports made inside ``function`` (``import calc`` in a test)."""
+    imports = dict(names.imports)
+    for node in ast.walk(function):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                imports[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                imports[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return Names(imports, names.assigned)
+
+
 def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names) -> dict[str, str]:
     bound: dict[str, str] = {}
     for node in ast.walk(function):
@@ -244,9 +258,11 @@ def _patched_under_test(path: str, tree: ast.Module, names: Names, touched: Touc
                for d in function.decorator_list):
             fixtures[function.name] = _patches_in(function, names, _locals(function, names))
     found: list[Pattern] = []
+    module_names = names
     for function in _functions(tree):
         if not function.name.startswith("test"):
             continue
+        names = _with_imports(module_names, function)
         local = _locals(function, names)
         patches = _patches_in(function, names, local)
         for argument in function.args.args:

@@ -196,6 +196,7 @@ class ChangeAnalysis:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _report: TamperReport | None = field(default=None, repr=False)
     _failure: str | None = field(default=None, repr=False)
+    _versions: tuple[FileVersions, ...] = field(default=(), repr=False)
 
     def report(self) -> TamperReport:
         """The analysis; raises ``EvidenceError`` when the change or its base cannot be read."""
@@ -214,10 +215,17 @@ class ChangeAnalysis:
     def _analyse(self) -> TamperReport:
         if self.changes is None:
             raise EvidenceError(self.error or "the change is not known")
+        self._versions = tuple(versions_from_change(self.root, self.changes))
         return find_tampering(
-            versions_from_change(self.root, self.changes), watch=self.watch,
-            own_packages=project_packages(self.root),
+            self._versions, watch=self.watch, own_packages=project_packages(self.root)
         )
+
+    def versions(self) -> dict[str, FileVersions]:
+        """The files compared, by head path and (renamed) base path; after ``report()``."""
+        self.report()
+        found = {v.old_path: v for v in self._versions}
+        found.update((v.path, v) for v in self._versions)
+        return found
 
 
 def project_packages(root: Path) -> frozenset[str]:

@@ -136,3 +136,26 @@ class FileVersions:
     @property
     def old_path(self) -> str:
         return self.base_path or self.path
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A test to run again in a separate pytest process after the main run (``replay``).
+
+    ``base``: the base's version of a test the change edited or removed, run against the
+    head's code beside the head's module; ``unmarked``: a new or changed test of the head
+    run without its ``skip``/``xfail`` marks.
+    """
+
+    kind: str
+    module: str
+    """The head path of the module the copy goes beside."""
+    source: str
+    """The path whose text on the kind's side is copied (the base path for ``base``)."""
+    qualname: str
+    """``Class::name`` or ``name`` within the module."""
+    test: str
+    """The test id findings name: the head's, or the base's when the test was removed."""
+    line: int
+    head_test: str | None = None
+    """For ``base``: the head's edited version, run beside it; None when it was removed."""
