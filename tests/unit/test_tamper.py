@@ -115,6 +115,14 @@ TRICKS = {
     "async def without an async plugin": (
         edit(("def test_add():", "async def test_add():")), "skip_added", "async def", "head",
     ),
+    "one of two asserts removed": (
+        edit((ADD_BODY, "    assert add(1, 2) == 3\n")), "assertions_weakened", "def test_add",
+        "head",
+    ),
+    "one of two asserts made vacuous": (
+        edit((ADD_BODY, "    assert add(1, 2) == 3\n    assert True\n")), "assertions_weakened",
+        "def test_add", "head",
+    ),
     "a body replaced by pass": (
         edit((ADD_BODY, "    pass\n")), "assertions_weakened", "def test_add", "head",
     ),
