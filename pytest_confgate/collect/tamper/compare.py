@@ -105,7 +105,7 @@ def reruns(
     pairs, gone, fresh = _match(old_tests, new_tests, renamed)
     found: list[Rerun] = []
     for old, new in pairs:
-        if old.body != new.body or old.parametrize != new.parametrize:
+        if old.body != new.body or _cases(old) != _cases(new):
             found.append(Rerun("base", new.path, old.path, _qualname(old), new.test_id, new.line,
                                new.test_id))
     for old in gone:
@@ -119,6 +119,12 @@ def reruns(
             found.append(Rerun("unmarked", new.path, new.path, _qualname(new), new.test_id,
                                new.line))
     return sorted(found, key=lambda r: (r.module, r.line, r.kind))
+
+
+def _cases(test: TestShape) -> list[tuple[str, tuple[str, ...] | None]]:
+    """The parametrised cases by what they hold, not where they are."""
+    return [(label, None if cases is None else tuple(c.key for c in cases))
+            for label, cases in test.parametrize]
 
 
 def _qualname(test: TestShape) -> str:

@@ -16,7 +16,7 @@ Each version runs beside the head's module (a copy named ``confgate_replay_<toke
 the same folder, removed afterwards), so the head's conftests, fixtures and imports apply,
 and the cost grows with the edit, not with the suite. The process gets ``CONFGATE_REPLAY=1``
 (a gate inside it does not replay again) and its outcomes come back through
-``replay_plugin``.
+``replay_plugin``; it writes no bytecode, so nothing of the copies stays behind.
 """
 
 from __future__ import annotations
@@ -168,14 +168,19 @@ def _run(root: Path, ids: Sequence[str], timeout_s: float, environ: Mapping[str,
          ) -> tuple[dict[str, dict[str, str]], int]:
     with tempfile.TemporaryDirectory(prefix="confgate-replay-") as scratch:
         out = Path(scratch) / "outcomes.json"
+        chosen = Path(scratch) / "select.json"
+        chosen.write_text(json.dumps(sorted(set(ids))), encoding="utf-8")
+        modules = sorted({node.split("::", 1)[0] for node in ids})
         argv = [sys.executable, "-m", "pytest", "-p", PLUGIN, f"--confgate-replay-out={out}",
-                "-p", "no:cacheprovider", f"--rootdir={root}", "-q", "--no-header", *ids]
+                f"--confgate-replay-select={chosen}", "-p", "no:cacheprovider",
+                f"--rootdir={root}", "-q", "--no-header", "--continue-on-collection-errors",
+                *modules]
         try:
             result = run_tool(argv, cwd=root, timeout_s=timeout_s,
-                              env={**environ, REPLAY_ENV: "1"})
+                              env={**environ, REPLAY_ENV: "1", "PYTHONDONTWRITEBYTECODE": "1"})
         except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
             raise EvidenceError(f"the replay's pytest process: {exc}") from exc
-        if result.returncode not in (0, 1) or not out.is_file():
+        if result.returncode not in (0, 1, 5) or not out.is_file():  # 5: all deselected
             raise EvidenceError(
                 f"the replay's pytest process exited {result.returncode} without results: "
                 f"{tail(result.stderr or result.stdout)}"
@@ -187,6 +192,9 @@ def _run(root: Path, ids: Sequence[str], timeout_s: float, environ: Mapping[str,
 def _outcome(results: Mapping[str, Mapping[str, str]], node: str) -> tuple[str | None, str]:
     """The worst outcome of ``node`` (over its parametrised cases) and its failure text."""
     mine = [v for k, v in results.items() if k == node or k.startswith(node + "[")]
+    module = results.get(node.split("::", 1)[0])
+    if module is not None and module.get("outcome") == "error":
+        mine.append(module)  # the module did not import: none of its tests ran
     if not mine:
         return None, ""
     worst = min(mine, key=lambda v: _WORST.index(v.get("outcome", "error"))
