@@ -160,6 +160,10 @@ class LlmJudgeMetricConfig(_MetricConfig):
     allow_truncated_diff: bool = False
     """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
     then advisory (and the tier rises to T2); true lets such a partial judgement block."""
+    ablation: bool = True
+    """Ask once more without the comments and strings the change added (issue 27)."""
+    ablation_tolerance: Fraction = 0.1
+    """How far the score may fall without the change's prose before ``injection_suspected``."""
 
 
 MetricConfig = Annotated[

@@ -207,6 +207,13 @@ def test_every_gaming_trick_is_reported_at_its_line(name: str) -> None:
     assert (rule, line) in found, found
 
 
+def test_a_removed_test_that_made_no_checks_is_still_removed() -> None:
+    """A smoke test checks by running: deleting it loses that, whatever its asserts."""
+    base = BASE + "\n\ndef test_smoke():\n    add(1, 2)\n"
+    report = find_tampering([FileVersions(PATH, base, BASE)])
+    assert [(f.rule, f.test) for f in report.findings] == [("test_removed", f"{PATH}::test_smoke")]
+
+
 def test_a_finding_names_the_file_and_shows_both_sides() -> None:
     head = edit(("def test_add", "@pytest.mark.skip(reason='flaky')\ndef test_add"))
     [finding] = find_tampering([FileVersions(PATH, BASE, head)]).findings

@@ -206,12 +206,7 @@ def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunction
 def _patches_in(function: ast.FunctionDef | ast.AsyncFunctionDef, names: Names,
                 local: dict[str, str]) -> list[tuple[str, ast.AST]]:
     found: list[tuple[str, ast.AST]] = []
-    for decorator in function.decorator_list:
-        if isinstance(decorator, ast.Call):
-            target = _patch_target(decorator, names, local)
-            if target:
-                found.append((target, decorator))
-    for node in ast.walk(function):
+    for node in ast.walk(function):  # its decorators too: @mock.patch("calc.add")
         if isinstance(node, ast.Call):
             target = _patch_target(node, names, local)
             if target:
