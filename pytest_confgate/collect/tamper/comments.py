@@ -12,6 +12,7 @@ what bandit's ``# nosec`` covers; a file-level ``# ruff: noqa`` covers the whole
 
 from __future__ import annotations
 
+import difflib
 import io
 import tokenize
 from collections import Counter
@@ -176,8 +177,12 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
     """Suppressions in ``head`` that ``base`` did not have; None if ``head`` cannot tokenize.
 
     A head suppression is old when the base had one with the same directive and codes on the
-    same code; the rest are paired, by directive and codes, with base suppressions that
-    vanished (the line was edited around its old comment). What is left was added.
+    same code. The rest are paired with base suppressions that vanished (the line was edited
+    around its old comment), each with the one most like it: same directive and codes on the
+    most similar code, so a new comment above an edited old one is the one reported. A
+    suppression that only got narrower (a bare ``# type: ignore`` given ``[code]``) or whose
+    codes were renamed on the same code (as many codes as before) is not news either. What is
+    left was added.
     """
     new = suppressions(head)
     if not new:
@@ -193,13 +198,34 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
             exact[key] -= 1
         else:
             unpaired.append(item)
-    vanished: Counter[tuple[str, tuple[str, ...]]] = Counter()
-    for (directive, codes, _), count in exact.items():
-        vanished[(directive, codes)] += count
-    added = []
-    for item in unpaired:
-        if vanished[(item.directive, item.codes)] > 0:
-            vanished[(item.directive, item.codes)] -= 1
-        else:
-            added.append(item)
-    return added
+    vanished: list[Suppression] = []
+    for item in old:
+        key = (item.directive, item.codes, item.code)
+        if exact[key] > 0:
+            exact[key] -= 1
+            vanished.append(item)
+    for grade in (_same_codes, _no_wider):
+        for gone in list(vanished):
+            fits = [item for item in unpaired if grade(gone, item)]
+            if fits:
+                best = max(fits, key=lambda item: (_likeness(gone.code, item.code),
+                                                   -abs(item.line - gone.line)))
+                unpaired.remove(best)
+                vanished.remove(gone)
+    return unpaired
+
+
+def _same_codes(old: Suppression, new: Suppression) -> bool:
+    return (old.directive, old.codes) == (new.directive, new.codes)
+
+
+def _no_wider(old: Suppression, new: Suppression) -> bool:
+    """On the same code: bare -> with codes (narrower), or as many codes renamed."""
+    if old.directive != new.directive or old.code != new.code:
+        return False
+    return (not old.codes and bool(new.codes)) or (
+        bool(old.codes) and len(new.codes) <= len(old.codes) and bool(new.codes))
+
+
+def _likeness(old: str, new: str) -> float:
+    return difflib.SequenceMatcher(None, old, new, autojunk=False).ratio()

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pytest_confgate.collect.tamper.shapes import Case, ModuleShape, Rerun, Spot, TestShape
+from pytest_confgate.collect.tamper.syntax import no_wider_mark
 
 TEST_REMOVED = "test_removed"
 CASE_REMOVED = "parametrize_case_removed"
@@ -77,6 +78,8 @@ def compare_tests(
     new_tests = {t.test_id: t for module in head.values() for t in module.tests.values()}
     pairs, gone, fresh = _match(old_tests, new_tests, renamed)
     fresh_checks = {check for test in fresh for check in test.checks}
+    for test in (*fresh, *(new for _, new in pairs)):  # a test rewritten as a parametrised one
+        fresh_checks |= test.expanded_checks()
     findings = [
         _removed(old, head, renamed)
         for old in gone
@@ -242,7 +245,13 @@ def _skips_added(pairs: Iterable[tuple[TestShape, TestShape]]) -> list[TamperFin
     """New skips on tests that exist on both sides, one finding per skip (not per test)."""
     affected: dict[tuple[str, int, str], tuple[Spot, list[str]]] = {}
     for old, new in pairs:
+        gone = _unmatched(old.skips, (spot.key for spot in new.skips))
         for spot in _unmatched(new.skips, (spot.key for spot in old.skips)):
+            was = next((o for o in gone if o.kind == spot.kind
+                        and no_wider_mark(o.text, spot.text)), None)
+            if was is not None:  # the same mark, narrowed or reworded: nothing new is skipped
+                gone.remove(was)
+                continue
             entry = affected.setdefault((new.path, spot.line, spot.key), (spot, []))
             entry[1].append(new.test_id)
     findings = []

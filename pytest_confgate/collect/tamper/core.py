@@ -22,9 +22,9 @@ from pytest_confgate.collect.tamper.compare import (
 from pytest_confgate.collect.tamper.patterns import PATTERN_RULES, SHELL_ARGV, find_patterns
 from pytest_confgate.collect.tamper.settings import (
     CONFIG_NAMES,
-    ConfigChange,
     collection_of,
     config_changes,
+    read_settings,
 )
 from pytest_confgate.collect.tamper.shapes import Collection, FileVersions, ModuleShape, Rerun
 from pytest_confgate.collect.tamper.suites import read_module, top_functions
@@ -159,13 +159,27 @@ def _suppression_finding(added: AddedSuppression) -> TamperFinding:
 
 
 def _config_findings(files: Sequence[FileVersions]) -> list[TamperFinding]:
-    changes: list[tuple[str, ConfigChange]] = [
-        (version.path, change)
-        for version in files
-        if version.path.rsplit("/", 1)[-1] in CONFIG_NAMES
-        for change in config_changes(version.path, version.base, version.head)
-    ]
-    return [
-        TamperFinding(change.rule, path, change.line, change.message, None, change.text)
-        for path, change in changes
-    ]
+    """Entries that hide more, in the effective settings of each folder: an entry moved from
+    ``setup.cfg`` to ``.flake8`` or ``pyproject.toml`` hides nothing new."""
+    configs = [v for v in files if v.path.rsplit("/", 1)[-1] in CONFIG_NAMES]
+    findings: list[TamperFinding] = []
+    for version in configs:
+        folder = version.path.rpartition("/")[0]
+        others = [v for v in configs if v is not version and v.path.rpartition("/")[0] == folder]
+        before, after = _entries(others, head=False), _entries(others, head=True)
+        for change in config_changes(version.path, version.base, version.head):
+            elsewhere = after if change.removed else before
+            if change.entry in elsewhere.get(change.setting, set()):
+                continue  # moved, not added: the folder's settings hide what they hid
+            findings.append(TamperFinding(change.rule, version.path, change.line, change.message,
+                                          None, change.text))
+    return findings
+
+
+def _entries(versions: Sequence[FileVersions], *, head: bool) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for version in versions:
+        text = version.head if head else version.base
+        for setting, entries in read_settings(version.path.rsplit("/", 1)[-1], text or "").items():
+            found.setdefault(setting, set()).update(entries)
+    return found

@@ -59,6 +59,8 @@ class Case:
     key: str
     line: int
     text: str
+    values: tuple[str, ...] = ()
+    """The fingerprint of each argument, in the order of the parametrize names (when known)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +87,21 @@ class TestShape:
         for _, cases in self.parametrize:
             count *= len(cases) if cases is not None else 1
         return count
+
+    def expanded_checks(self) -> set[str]:
+        """Its checks with each parametrised case's values in place of the names: what a test
+        rewritten as this parametrised one checked (``assert add(1, 2) == 3``)."""
+        found: set[str] = set()
+        for label, cases in self.parametrize:
+            names = label.split(",")
+            for case in cases or ():
+                if len(case.values) != len(names):
+                    continue
+                for check in self.checks:
+                    for name, value in zip(names, case.values, strict=True):
+                        check = check.replace(f"Name('{name.strip()}', Load())", value)
+                    found.add(check)
+        return found
 
     @property
     def weight(self) -> int:

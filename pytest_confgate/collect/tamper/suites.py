@@ -340,7 +340,10 @@ class _Reader:
                         kind = f"{spot.kind} on case {label}={short(key, 40)}"
                         skips.append(Spot(f"{kind} {spot.key}", kind, spot.line, spot.text))
             line = getattr(element, "lineno", 0)
-            cases.append(Case(fingerprint(key), line, short(element, 80)))
+            names = label.split(",")
+            parts = key.elts if isinstance(key, ast.Tuple | ast.List) and len(names) > 1 else [key]
+            each = tuple(fingerprint(part) for part in parts) if len(parts) == len(names) else ()
+            cases.append(Case(fingerprint(key), line, short(element, 80), each))
         return tuple(cases)
 
     def _hooks(self, statements: list[ast.stmt]) -> dict[str, Spot]:
