@@ -123,3 +123,25 @@ def test_a_new_pragma_is_reported_at_its_own_line_not_at_an_edited_old_one() -> 
     head = ("def f(x):\n    if x:  # pragma: no cover\n        return 1\n    pass\n\n\n"
             "def g():\n    raise SystemExit(2)  # pragma: no cover\n")
     assert rules(("m.py", base, head)) == [("suppression_added", "m.py", 2)]
+
+
+def test_ignore_renamed_to_extend_ignore_is_not_new() -> None:
+    base = "[tool.ruff.lint]\nignore = ['E501']\n"
+    head = "[tool.ruff.lint]\nextend-ignore = ['E501']\n"
+    assert rules(("pyproject.toml", base, head)) == []
+
+
+def test_ignores_of_rules_the_change_starts_to_check_hide_nothing() -> None:
+    base = "[tool.ruff.lint]\nextend-select = ['I']\n"
+    head = ("[tool.ruff.lint]\nextend-select = ['I', 'ANN']\nextend-ignore = ['ANN401', 'E501']\n"
+            "\n[tool.ruff.lint.extend-per-file-ignores]\n'tests/*.py' = ['ANN001']\n")
+    assert rules(("pyproject.toml", base, head)) == [("tool_ignore_added", "pyproject.toml", 3)]
+
+
+def test_a_narrowed_condition_of_a_mark_over_several_lines() -> None:
+    base = ("import sys\nimport pytest\n\n\n@pytest.mark.xfail(\n"
+            "    sys.implementation.name == 'pypy' or sys.version_info > (3, 13),\n"
+            "    reason='zipimporter',\n)\ndef test_zip():\n    assert 1 + 1\n")
+    narrowed = base.replace(" or sys.version_info > (3, 13)", "")
+    assert rules(("tests/test_z.py", base, narrowed)) == []
+    assert rules(("tests/test_z.py", narrowed, base)) == [("skip_added", "tests/test_z.py", 5)]

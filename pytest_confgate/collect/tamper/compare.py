@@ -248,7 +248,7 @@ def _skips_added(pairs: Iterable[tuple[TestShape, TestShape]]) -> list[TamperFin
         gone = _unmatched(old.skips, (spot.key for spot in new.skips))
         for spot in _unmatched(new.skips, (spot.key for spot in old.skips)):
             was = next((o for o in gone if o.kind == spot.kind
-                        and no_wider_mark(o.text, spot.text)), None)
+                        and no_wider_mark(o.code or o.text, spot.code or spot.text)), None)
             if was is not None:  # the same mark, narrowed or reworded: nothing new is skipped
                 gone.remove(was)
                 continue

@@ -165,21 +165,41 @@ def _config_findings(files: Sequence[FileVersions]) -> list[TamperFinding]:
     findings: list[TamperFinding] = []
     for version in configs:
         folder = version.path.rpartition("/")[0]
-        others = [v for v in configs if v is not version and v.path.rpartition("/")[0] == folder]
-        before, after = _entries(others, head=False), _entries(others, head=True)
+        here = [v for v in configs if v.path.rpartition("/")[0] == folder]
+        before, after = _entries(here, head=False), _entries(here, head=True)
+        selected = _selected(after) - _selected(before)
         for change in config_changes(version.path, version.base, version.head):
             elsewhere = after if change.removed else before
-            if change.entry in elsewhere.get(change.setting, set()):
-                continue  # moved, not added: the folder's settings hide what they hid
+            if change.entry in elsewhere.get(_plain(change.setting), set()):
+                continue  # moved (another file, ``ignore`` -> ``extend-ignore``): not news
+            if not change.removed and _newly_checked(change.entry, selected):
+                continue  # an ignore of a rule this change starts to check hides nothing
             findings.append(TamperFinding(change.rule, version.path, change.line, change.message,
                                           None, change.text))
     return findings
 
 
+def _plain(setting: str) -> str:
+    """``ruff.lint.extend-ignore`` and ``ruff.ignore`` both as ``ruff.ignore``."""
+    tool, _, key = setting.rpartition(".")
+    return f"{tool.removesuffix('.lint')}.{key.removeprefix('extend-')}"
+
+
 def _entries(versions: Sequence[FileVersions], *, head: bool) -> dict[str, set[str]]:
+    """Each setting's entries over the files of one folder, by ``_plain`` name."""
     found: dict[str, set[str]] = {}
     for version in versions:
         text = version.head if head else version.base
         for setting, entries in read_settings(version.path.rsplit("/", 1)[-1], text or "").items():
-            found.setdefault(setting, set()).update(entries)
+            found.setdefault(_plain(setting), set()).update(entries)
     return found
+
+
+def _selected(entries: Mapping[str, set[str]]) -> set[str]:
+    return {code for key in ("ruff.select", "flake8.select") for code in entries.get(key, ())}
+
+
+def _newly_checked(entry: str, selected: set[str]) -> bool:
+    """``ANN401`` (or ``tests/*: ANN001``) when ``ANN`` was selected by this change."""
+    code = entry.rsplit(":", 1)[-1].strip()
+    return any(code.startswith(prefix) for prefix in selected if prefix and prefix != "ALL")

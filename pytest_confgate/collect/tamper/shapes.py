@@ -50,6 +50,8 @@ class Spot:
     kind: str
     line: int
     text: str
+    code: str = ""
+    """A mark's whole expression as source (a mark may span lines; ``text`` is one)."""
 
 
 @dataclass(frozen=True)

@@ -254,7 +254,9 @@ class _Reader:
         if kind is None:
             return None
         resolved = self.names.resolve(expr)
-        return Spot(f"{kind} {fingerprint(resolved)}", kind, expr.lineno, self._line(expr.lineno))
+        line = expr.lineno
+        return Spot(f"{kind} {fingerprint(resolved)}", kind, line, self._line(line),
+                    ast.unparse(resolved))
 
     def _skip_calls(self, node: ast.AST, *, elsewhere: bool = False) -> list[Spot]:
         """Skip calls in ``node`` (a function's body, or one module-level statement);
