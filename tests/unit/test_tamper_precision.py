@@ -145,3 +145,12 @@ def test_a_narrowed_condition_of_a_mark_over_several_lines() -> None:
     narrowed = base.replace(" or sys.version_info > (3, 13)", "")
     assert rules(("tests/test_z.py", base, narrowed)) == []
     assert rules(("tests/test_z.py", narrowed, base)) == [("skip_added", "tests/test_z.py", 5)]
+
+
+def test_new_pragmas_above_an_identical_old_one_are_the_ones_reported() -> None:
+    body = "class A:\n    def f(self):\n        pass  # pragma: no cover\n"
+    base = "import x\n\n\n" + body
+    head = ("import x\n\n\nclass B:\n    def f(self):\n        pass  # pragma: no cover\n\n\n"
+            "class C:\n    def f(self):\n        pass  # pragma: no cover\n\n\n" + body)
+    assert rules(("tests/test_m.py", base, head)) == [
+        ("suppression_added", "tests/test_m.py", 6), ("suppression_added", "tests/test_m.py", 11)]

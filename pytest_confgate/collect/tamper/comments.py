@@ -190,6 +190,9 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
     old = suppressions(base) if base is not None else []
     if old is None:
         old = []  # a base that cannot tokenize: everything in the head is news
+    kept = _on_unchanged_lines(base or "", head, old, new)
+    new = [item for item in new if id(item) not in kept]
+    old = [item for item in old if id(item) not in kept.values()]
     exact = Counter((s.directive, s.codes, s.code) for s in old)
     unpaired: list[Suppression] = []
     for item in new:
@@ -213,6 +216,27 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
                 unpaired.remove(best)
                 vanished.remove(gone)
     return unpaired
+
+
+def _on_unchanged_lines(
+    base: str, head: str, old: list[Suppression], new: list[Suppression]
+) -> dict[int, int]:
+    """Head suppressions on lines the change left alone, paired with the base's there (by
+    ``id``): of three identical ``pass  # pragma: no cover`` lines, the old one is the one
+    the diff did not touch, whatever order the new ones come in."""
+    matcher = difflib.SequenceMatcher(None, base.split("\n"), head.split("\n"), autojunk=False)
+    was = {
+        first_new + offset + 1: first_old + offset + 1
+        for tag, first_old, _, first_new, last_new in matcher.get_opcodes() if tag == "equal"
+        for offset in range(last_new - first_new)
+    }
+    at = {(s.line, s.directive, s.codes): s for s in old}
+    kept: dict[int, int] = {}
+    for item in new:
+        twin = at.pop((was.get(item.line, -1), item.directive, item.codes), None)
+        if twin is not None:
+            kept[id(item)] = id(twin)
+    return kept
 
 
 def _same_codes(old: Suppression, new: Suppression) -> bool:
