@@ -154,3 +154,9 @@ def test_new_pragmas_above_an_identical_old_one_are_the_ones_reported() -> None:
             "class C:\n    def f(self):\n        pass  # pragma: no cover\n\n\n" + body)
     assert rules(("tests/test_m.py", base, head)) == [
         ("suppression_added", "tests/test_m.py", 6), ("suppression_added", "tests/test_m.py", 11)]
+
+
+def test_a_narrowed_type_ignore_keeps_its_twin_when_another_line_is_edited() -> None:
+    base = "x = f(1)  # type: ignore\ny = g(2)  # type: ignore\n"
+    head = "x = f(1)  # type: ignore[misc]\ny = g(3)  # type: ignore\n"
+    assert rules(("m.py", base, head)) == []

@@ -207,7 +207,7 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
         if exact[key] > 0:
             exact[key] -= 1
             vanished.append(item)
-    for grade in (_same_codes, _no_wider):
+    for grade in (_no_wider, _same_codes):
         for gone in list(vanished):
             fits = [item for item in unpaired if grade(gone, item)]
             if fits:
@@ -244,11 +244,12 @@ def _same_codes(old: Suppression, new: Suppression) -> bool:
 
 
 def _no_wider(old: Suppression, new: Suppression) -> bool:
-    """On the same code: bare -> with codes (narrower), or as many codes renamed."""
+    """On the same code: the same codes, bare -> with codes (narrower), or as many codes
+    renamed. Paired first, so an edited line elsewhere cannot take this one's twin."""
     if old.directive != new.directive or old.code != new.code:
         return False
-    return (not old.codes and bool(new.codes)) or (
-        bool(old.codes) and len(new.codes) <= len(old.codes) and bool(new.codes))
+    return old.codes == new.codes or not old.codes or (
+        bool(new.codes) and len(new.codes) <= len(old.codes))
 
 
 def _likeness(old: str, new: str) -> float:
