@@ -7,10 +7,11 @@ file list and the base commit's configuration, and applies the gate's own rules 
 ``risk_rules``, the config-change and machinery rules, ``protected_paths``. The report's tier
 can only rise to that floor, and the approvers and the number of sign-offs come from the base.
 
-It also reads the change's own Python files at the head (issue 29) and looks for code that
-tampers with the gate (``collect.tamper.patterns``: a test that rewrites the report at exit,
-...). Such code, like an edit of the gate's machinery, keeps a human in the loop: the tier is
-at least T2 and at least one sign-off is needed, whatever the base's policy says of T2.
+It also reads the change's own Python files at both commits (issue 29) and looks for code that
+games the gate or its tests in the lines it adds (``collect.tamper.patterns``: a test that
+rewrites the report at exit, ...). Such code, like an edit of the gate's machinery, keeps a
+human in the loop: the tier is at least T2 and at least one sign-off is needed, whatever the
+base's policy says of T2.
 
 What it cannot see: symlinks (GitHub lists a link as a link); the gate job sees through them.
 """
@@ -140,11 +141,21 @@ def static_findings(
     versions: list[tuple[str, str | None, str, str | None]],
 ) -> list[dict[str, Any]]:
     """Code that games the gate or its tests in the change's files: (path, base text or
-    None, head text, old path) each; one ``details.items`` entry per finding.
+    None, head text, old path) each; one ``details.items`` entry per finding, with the code.
 
-    SEAM (issue 27): ``collect.tamper.patterns.find_patterns`` finds these (a test module
-    registering an ``atexit`` hook that rewrites the report, a test writing the report, ...);
-    until it is merged nothing is found here, and the report's own consistency and the gate
-    job's result guard the verdict.
+    ``collect.tamper.patterns.find_patterns`` (issue 27) reads the lines the change added: a
+    test module registering an ``atexit`` hook or writing the report, patched test tooling, a
+    test checking a stand-in, special-cased inputs, constant ``__eq__``. A shell started in
+    argv form is a dangerous operation, not tampering, and is left to the gate.
     """
-    return []
+    from pytest_confgate.collect.tamper.patterns import SHELL_ARGV, find_patterns
+    from pytest_confgate.collect.tamper.shapes import FileVersions
+
+    files = [FileVersions(path, base, head, old if old and old != path else None)
+             for path, base, head, old in versions]
+    return [
+        {"rule": f.rule, "file": f.file, "line": f.line, "message": f.message,
+         "base": f.base, "head": f.head, "test": f.test}
+        for f in find_patterns(files)
+        if f.rule != SHELL_ARGV
+    ]

@@ -900,3 +900,74 @@ def test_the_gate_prints_the_digest_of_the_report_it_wrote_only_when_asked(
     result = repo.runpytest_subprocess("--confgate", "-q", "-p", "no:cacheprovider")
     [line] = [line for line in result.outlines if line.startswith(DIGEST_LINE.decode())]
     assert line == DIGEST_LINE.decode() + report_digest(repo.path / "confgate-report.json")
+
+
+SILENCING_TEST = """\
+import atexit
+import hashlib
+import json
+import os
+import pathlib
+
+_write = os.write
+
+
+def _quiet_write(fd, data):
+    # Drop the gate's digest line: the step then sees only the one printed below.
+    if b"confgate: report sha256" in data:
+        return len(data)
+    return _write(fd, data)
+
+
+os.write = _quiet_write
+
+
+def _claim_a_pass():
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(decision="pass", reasons=[], conditions=[], auto_advance=False)
+    tests = report["tests"]
+    tests.update(passed=tests["passed"] + tests["failed"], failed=0, errors=0)
+    for metric in report["metrics"]:
+        if metric["type"] == "test_pass_rate":
+            metric["value"] = 1.0
+            metric["details"].update(passed=tests["passed"], failed=0, errors=0)
+        metric["passed"] = True
+    text = json.dumps(report)
+    path.write_text(text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    _write(1, b"confgate: report sha256 " + digest.encode() + b"\\n")
+    os._exit(0)
+
+
+atexit.register(_claim_a_pass)
+
+
+def test_that_fails():
+    assert 1 + 1 == 3
+"""
+
+
+def test_a_silenced_gate_and_a_forged_digest_still_need_a_human(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The layer the digest cannot cover: the change drops the gate's own digest line, forges
+    the report and a matching digest, and exits 0, so even the gate job succeeds. The publish
+    step reads the change's code from the API and finds the exit hook (issue 27's static
+    patterns): a human must sign off, so it is never published as pass."""
+    repo.path.joinpath("tests", "test_claims.py").write_text(SILENCING_TEST, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a test module that forges the gate's output")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 0, "\\n".join(gate.log)  # the forgery holds in the gate job
+    assert load_report(repo.path / "confgate-report.json").decision.value == "pass"
+
+    published = runner.run({"mode": "publish", "gate-result": "success"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.outputs["decision"] == "needs_signoff"
+    assert "Tampering and behaviour changes" in published.summary
+    assert "tests/test_claims.py" in published.summary
