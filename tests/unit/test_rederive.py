@@ -223,3 +223,47 @@ def test_a_change_signed_off_in_the_publish_step_auto_advances_per_spec_6(
     assert saved.auto_advance is advance
     assert parse_github_output((tmp_path / "out").read_text())["auto_advance"] == str(
         advance).lower()
+
+
+EXIT_HOOK = "import atexit\n\natexit.register(print)\n\n\ndef test_x():\n    assert True\n"
+
+
+def test_code_that_games_the_gate_needs_a_sign_off_even_where_the_policy_asks_none(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    """Issue 29: the report passes and its evidence is consistent, but the change adds a test
+    module with an exit hook; the base's policy asks no sign-off at T2 and still one is
+    needed, and the finding is in the report for every writer's tamper section."""
+    github_server.add_content("o/r", BASE, "confgate.yml",
+                              "gate:\n  policy:\n    tiers: {T2: {signoffs: 0}}\n")
+    github_server.add_content("o/r", HEAD_SHA, "tests/test_hook.py", EXIT_HOOK)
+    github_server.add_file("o/r", 7, "tests/test_hook.py", "added")
+
+    code, saved, err = run(tmp_path, env, honest_report())
+
+    assert code == 1
+    assert (saved.risk_tier, saved.decision) == ("T2", Decision.NEEDS_SIGNOFF)
+    assert saved.signoffs.required == 1
+    assert "code that games the gate or its tests: tests/test_hook.py:3" in saved.risk_reason
+    assert "a human must sign off" in err
+    [found] = [m for m in saved.metrics if m.type == "tamper_patterns"]
+    [item] = found.details["items"]
+    assert (item["rule"], item["file"], item["line"]) == ("gate_escape", "tests/test_hook.py", 3)
+    assert "atexit.register" in item["head"]
+
+    github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=HEAD_SHA)
+    code, saved, _ = run(tmp_path, env, honest_report())
+    assert (code, saved.decision) == (0, Decision.PASS)  # a human looked and signed off
+
+
+def test_the_gates_machinery_needs_a_sign_off_even_where_the_policy_asks_none(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    github_server.add_content("o/r", BASE, "confgate.yml",
+                              "gate:\n  policy:\n    tiers: {T2: {signoffs: 0}}\n")
+    github_server.add_file("o/r", 7, "tests/conftest.py", "added")
+
+    code, saved, _ = run(tmp_path, env, honest_report())
+
+    assert (code, saved.risk_tier, saved.decision) == (1, "T2", Decision.NEEDS_SIGNOFF)
+    assert saved.signoffs.required == 1
