@@ -30,7 +30,7 @@ from pytest_confgate.gate.scope import config_changed
 from pytest_confgate.gate.tiers import raised
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import PullRequest
-from pytest_confgate.github.pulls import file_at, pull_request_files
+from pytest_confgate.github.pulls import file_at, folder_entries, pull_request_files
 from pytest_confgate.models import ChangeSet, FileChange, RiskTier
 from pytest_confgate.paths import normalize_path
 
@@ -100,8 +100,10 @@ def derive_floor(
     )
     trust = Trust(where, "the base commit's, read in the publish step", edits_config=note)
     tier, reason = applied_tier(config, view, trust, machinery)
+    own = _base_packages(lambda folder: folder_entries(
+        client, repo, posixpath.join(prefix, folder) if prefix else folder, base))
     tamper = tuple(_tamper_items(changes.files, lambda path, ref: at(path, ref),
-                                 (base, pull.head_sha)))
+                                 (base, pull.head_sha), own))
     guarded = None
     if machinery:
         guarded = f"the change edits the gate's machinery: {'; '.join(machinery)}"
@@ -114,8 +116,22 @@ def derive_floor(
                  config.gate, guarded, tamper)
 
 
+def _base_packages(entries: Callable[[str], list[tuple[str, str]]]) -> frozenset[str]:
+    """The project's top-level import names on the base (its folder and ``src/``): its own
+    tests may patch them even when it is pytest or pluggy. From the base, so a change cannot
+    claim a tool's name by adding a folder of that name."""
+    names: set[str] = set()
+    for folder in ("", "src"):
+        for name, kind in entries(folder):
+            stem = name[:-3] if kind == "file" and name.endswith(".py") else name
+            if (kind == "dir" or name.endswith(".py")) and stem.isidentifier():
+                names.add(stem)
+    return frozenset(names)
+
+
 def _tamper_items(
-    files: tuple[FileChange, ...], at: Callable[[str, str], str | None], refs: tuple[str, str]
+    files: tuple[FileChange, ...], at: Callable[[str, str], str | None], refs: tuple[str, str],
+    own: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Issue 27's static patterns over the Python files the pull request adds or modifies,
     read at the base and the head, as ``details.items`` (with both sides' code)."""
@@ -128,7 +144,7 @@ def _tamper_items(
         if text is not None:
             before = at(old, base) if change.status != "added" else None
             versions.append((change.path, before, text, change.old_path))
-    found = static_findings(versions)
+    found = static_findings(versions, own)
     if len(read) > MAX_READ_FILES:
         found.append({
             "rule": "unread", "file": read[MAX_READ_FILES].path, "line": 0, "base": None,
@@ -139,6 +155,7 @@ def _tamper_items(
 
 def static_findings(
     versions: list[tuple[str, str | None, str, str | None]],
+    own_packages: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Code that games the gate or its tests in the change's files: (path, base text or
     None, head text, old path) each; one ``details.items`` entry per finding, with the code.
@@ -156,6 +173,6 @@ def static_findings(
     return [
         {"rule": f.rule, "file": f.file, "line": f.line, "message": f.message,
          "base": f.base, "head": f.head, "test": f.test}
-        for f in find_patterns(files)
+        for f in find_patterns(files, own_packages=own_packages)
         if f.rule != SHELL_ARGV
     ]

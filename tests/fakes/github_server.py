@@ -220,12 +220,26 @@ class FakeGitHubServer(LocalServer):
     def _content(
         self, request: RecordedRequest, m: re.Match[str]
     ) -> tuple[int, Any, dict[str, str]]:
-        text = self.contents.get((m["repo"], request.query.get("ref", ""), m["path"]))
+        ref, path = request.query.get("ref", ""), (m["path"] or "").strip("/")
+        text = self.contents.get((m["repo"], ref, path))
         if text is None:
-            return _not_found()
+            return self._listing(m["repo"], ref, path)
         encoded = base64.b64encode(text.encode()).decode()
         return 200, {"type": "file", "encoding": "base64", "content": encoded,
                      "path": m["path"]}, {}
+
+    def _listing(self, repo: str, ref: str, folder: str) -> tuple[int, Any, dict[str, str]]:
+        """A folder at ``ref``, as the contents API lists it: its files and folders."""
+        prefix = f"{folder}/" if folder else ""
+        entries: dict[str, str] = {}
+        for (where, at, path) in self.contents:
+            if where == repo and at == ref and path.startswith(prefix):
+                name, _, rest = path[len(prefix):].partition("/")
+                entries[name] = "dir" if rest else "file"
+        if not entries:
+            return _not_found()
+        return 200, [{"name": n, "path": prefix + n, "type": t}
+                     for n, t in sorted(entries.items())], {}
 
     def _membership(
         self, request: RecordedRequest, m: re.Match[str]
@@ -340,7 +354,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/reviews"), FakeGitHubServer._reviews),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/commits"), FakeGitHubServer._commits),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/files"), FakeGitHubServer._files),
-    ("GET", re.compile(_REPO + r"/contents/(?P<path>.+)"), FakeGitHubServer._content),
+    ("GET", re.compile(_REPO + r"/contents(?:/(?P<path>.*))?"), FakeGitHubServer._content),
     (
         "GET",
         re.compile(r"/orgs/(?P<org>[^/]+)/teams/(?P<team>[^/]+)/memberships/(?P<login>[^/]+)"),

@@ -267,3 +267,30 @@ def test_the_gates_machinery_needs_a_sign_off_even_where_the_policy_asks_none(
 
     assert (code, saved.risk_tier, saved.decision) == (1, "T2", Decision.NEEDS_SIGNOFF)
     assert saved.signoffs.required == 1
+
+
+PATCHES_THE_GATE = (
+    "import pytest_confgate\n\n\ndef test_x(monkeypatch):\n"
+    "    monkeypatch.setattr(pytest_confgate, 'VERSION', '0')\n    assert True\n"
+)
+
+
+@pytest.mark.parametrize("own", [True, False], ids=["the-project-itself", "another-project"])
+def test_patching_the_gate_is_gaming_it_unless_the_base_is_the_gate_itself(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer, own: bool
+) -> None:
+    """Which packages are the project's own is read from the base, so a change cannot make
+    pytest_confgate its own by adding a folder of that name."""
+    if own:
+        github_server.add_content("o/r", BASE, "pytest_confgate/__init__.py", "")
+    github_server.add_content("o/r", HEAD_SHA, "pytest_confgate/__init__.py", "")
+    github_server.add_content("o/r", HEAD_SHA, "tests/test_patch.py", PATCHES_THE_GATE)
+    github_server.add_file("o/r", 7, "tests/test_patch.py", "added")
+    if not own:
+        github_server.add_file("o/r", 7, "pytest_confgate/__init__.py", "added")
+
+    _, saved, _ = run(tmp_path, env, honest_report())
+
+    rules = [item["rule"] for m in saved.metrics if m.type == "tamper_patterns"
+             for item in m.details["items"]]
+    assert rules == ([] if own else ["harness_patched"])
