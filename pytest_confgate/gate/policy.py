@@ -23,6 +23,8 @@ from pytest_confgate.report.display import format_pair
 # Reasons are listed most important first: broken tests, then missing evidence, then
 # security, then floors, then style, then people.
 _PRIORITY = {
+    "altered": 0,  # the report was rewritten after the gate wrote it (issue 29)
+    "job": 0,  # the gate job did not succeed (issue 29)
     "tests_failed": 0,
     "tests_ran": 1,
     "evidence": 2,

@@ -207,8 +207,10 @@ class TamperRow:
 
 
 def tamper_rows(report: GateReport) -> list[TamperRow]:
-    """Every tamper and behaviour-change finding of the report, in report order."""
+    """Every tamper and behaviour-change finding of the report, in report order, each once
+    (the gate's and the publish step's static patterns can find the same line)."""
     rows = []
+    seen: set[tuple[str, str, int]] = set()
     for metric in report.metrics:
         if metric.type not in TAMPER_METRICS:
             continue
@@ -217,6 +219,11 @@ def tamper_rows(report: GateReport) -> list[TamperRow]:
             if not isinstance(item, Mapping):
                 continue
             line = item.get("line")
+            key = (str(item.get("rule")), str(item.get("file")), line if isinstance(line, int)
+                   else 0)
+            if key in seen:
+                continue
+            seen.add(key)
             rows.append(TamperRow(
                 rule=str(item.get("rule") or "tamper"), file=str(item.get("file") or "?"),
                 line=line if isinstance(line, int) and not isinstance(line, bool) else 0,

@@ -166,3 +166,14 @@ def test_file_names_link_to_the_pull_requests_diff(tmp_path: Path) -> None:
     hostile = render_markdown(reviewed(), diff_link=lambda f, n: "javascript:alert(1)")
     assert "javascript" not in hostile
     assert diff_links({**environ, "GITHUB_REPOSITORY": "o/r)[x](https://evil"}) is None
+
+
+def test_a_finding_the_gate_and_the_publish_step_both_made_is_shown_once() -> None:
+    from pytest_confgate.report.rows import tamper_rows
+
+    report = reviewed()
+    static = EvalMetric(type="tamper_patterns", value=0.0, details={"items": [
+        SKIPPED, {**SKIPPED, "rule": "gate_escape", "line": 9}]})
+    both = report.model_copy(update={"metrics": [*report.metrics, static]})
+    assert [(r.rule, r.line, r.source) for r in tamper_rows(both)] == [
+        ("skip-added", 7, "test_integrity"), ("gate_escape", 9, "tamper_patterns")]
