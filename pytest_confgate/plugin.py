@@ -223,6 +223,7 @@ class _GatePlugin:
         if waiting and reporter is not None and getattr(reporter, "isatty", False):
             reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
         self._decide()
+        self._say_digest()
         if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -246,6 +247,25 @@ class _GatePlugin:
         except Exception as exc:  # a bug of ours must still fail closed, not pass or crash
             self.error = _internal_error(exc)
             self._write_failed_report(outcomes, tree)
+
+    def _say_digest(self) -> None:
+        """For the Action's gate step (issue 29): the digest of the report just written, on
+        the real output, so the step can tell a report rewritten after this point."""
+        from pytest_confgate.github.action_run import DIGEST_LINE, ENV_DIGEST, report_digest
+
+        if os.environ.get(ENV_DIGEST) != "1":
+            return
+        import contextlib
+
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        uncaptured = (capture.global_and_fixture_disabled() if capture is not None
+                      else contextlib.nullcontext())
+        try:
+            line = DIGEST_LINE + report_digest(self.report_path).encode() + b"\n"
+            with uncaptured:  # the real output, not pytest's capture of it
+                os.write(1, b"\n" + line)  # on a line of its own, after any progress
+        except OSError:
+            return  # no report, or no output: the step finds no digest and fails closed
 
     def _write_failed_report(self, outcomes: TestOutcomes, tree: Path) -> None:
         """The gate could not finish: still leave a report, a ``fail`` that says why."""

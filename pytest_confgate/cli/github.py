@@ -3,12 +3,16 @@
 The Action's last step, best run in a job of its own. It first checks that the report is this
 run's verdict on the commit under review (``gate.binding``): a missing, unreadable, stale or
 foreign report is never published; the step fails closed with ``decision=fail`` and says "the
-gate produced no report for <sha>". Then it re-counts sign-offs from the pull request's reviews
-when the tier needs them (``gate.recount``), rewrites the report so the ``report`` output tells
-the final verdict, and writes the summary, outputs, annotations and sticky comment
-(``github.publish``). The exit status is the gate's: 0 on pass, 1 otherwise, 2 when the report
-cannot be read or the runner's summary or output file cannot be written (one line says which;
-the decision is still printed).
+gate produced no report for <sha>". Then it decides again (``gate.recount``): a report whose
+verdict does not follow from its own evidence was altered after the gate decided and is refused
+(``decision=fail``, "the report was altered"); the tier, the approvers and the policy come from
+the base, the sign-offs from the pull request's reviews, and a gate job that did not succeed
+(``--gate-result``, ``CONFGATE_GATE_RESULT``: the workflow's ``needs.gate.result``) never
+publishes ``pass``. It rewrites the report so the ``report`` output tells the final verdict,
+and writes the summary, outputs, annotations and sticky comment (``github.publish``). The exit
+status is the verdict's: 0 on pass, 1 otherwise, 2 when the report cannot be read or the
+runner's summary or output file cannot be written (one line says which; the decision is still
+printed).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_confgate.models import GateReport
 
 ANNOTATIONS_CAP = 10  # github.publish.ANNOTATIONS_CAP, kept lazy so --help stays fast
+ENV_GATE_RESULT = "CONFGATE_GATE_RESULT"
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # every byte of the report is untrusted: cap what is read
 
 
@@ -59,6 +64,14 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="N",
         help="annotations per level; GitHub shows 10 per step, the rest go to the summary",
     )
+    publish_command.add_argument(
+        "--gate-result",
+        metavar="RESULT",
+        default=None,
+        help="the gate job's result (the workflow's `needs.gate.result`: success, failure, "
+        f"cancelled, skipped; default ${ENV_GATE_RESULT}); anything but success never "
+        "publishes pass",
+    )
     publish_command.set_defaults(handler=_publish)
 
 
@@ -68,6 +81,7 @@ def _publish(args: argparse.Namespace) -> int:
         environ=os.environ,
         comment=args.comment,
         annotations_cap=max(args.annotations_cap, 0),
+        gate_result=args.gate_result,
         out=sys.stdout,
         err=sys.stderr,
     )
@@ -79,19 +93,25 @@ def publish(
     environ: Mapping[str, str],
     comment: bool = True,
     annotations_cap: int = ANNOTATIONS_CAP,
+    gate_result: str | None = None,
     out: TextIO,
     err: TextIO,
 ) -> int:
-    """Summary, outputs, annotations and the sticky comment; returns the exit status."""
+    """Summary, outputs, annotations and the sticky comment; returns the exit status.
+
+    ``gate_result``: the gate job's result; None reads ``CONFGATE_GATE_RESULT``."""
     from pytest_confgate.exceptions import GitHubError, ReportError
     from pytest_confgate.gate.binding import binding_problem, expected
-    from pytest_confgate.gate.recount import recount_from_reviews
+    from pytest_confgate.gate.recount import republish
     from pytest_confgate.github.publish import (
         COMMENT_LIMIT,
         annotation_commands,
         artifacts_url,
+        diff_links,
         log_line,
         post_sticky_comment,
+        render_artifacts,
+        write_runner_files,
     )
     from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
@@ -114,23 +134,37 @@ def publish(
     problem = binding_problem(report, want, environ.get("GITHUB_SHA", "").strip())
     if problem is not None:
         return unpublished.fail(want.head, problem)
-    recounted, notes = recount_from_reviews(report, environ)
-    for note in notes:
+    if gate_result is None:
+        gate_result = environ.get(ENV_GATE_RESULT)
+    done = republish(report, environ, gate_result)
+    for note in done.notes:
         print(log_line(note), file=err)
+    if done.tampered:
+        _write_refused(report, done.tampered, report_file, err)
+        return unpublished.refuse(want.head, done.tampered)
+    recounted = done.report
     if recounted is not report:  # the `report` output must tell the final verdict
         report = recounted
         write_json_report(report, report_file)
+    against = _base_comparison(environ)
+    if against is not None:
+        print(log_line(against[1]), file=err)
+    for note in render_artifacts(report, report_file.parent, against):  # one verdict in all
+        print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
-    summary = with_run(run, render_markdown(report, report_link=link, artifacts=link))
+    files = diff_links(environ)
+    summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
+                                            against=against, diff_link=files))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
         body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
-                                             report_link=link, artifacts=link))
+                                             report_link=link, artifacts=link,
+                                             against=against, diff_link=files))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)
@@ -143,6 +177,27 @@ def publish(
     if held:
         return ExitCode.GATE_FAILED
     return ExitCode.OK if report.decision is Decision.PASS else ExitCode.GATE_FAILED
+
+
+def _base_comparison(environ: Mapping[str, str]) -> tuple[GateReport | None, str] | None:
+    """The base branch's latest report and where it came from (or why there is none); None
+    outside a pull request or without a token: then nothing is said of the base."""
+    from pytest_confgate.exceptions import GitHubError
+    from pytest_confgate.github.api import GitHubClient
+    from pytest_confgate.github.base_report import find_base_report
+    from pytest_confgate.github.event import pull_request
+
+    repo = environ.get("GITHUB_REPOSITORY", "").strip()
+    client = GitHubClient.from_env(environ)
+    try:
+        pull = pull_request(environ)
+    except GitHubError:
+        return None
+    if client is None or pull is None or repo.count("/") != 1:
+        return None
+    branch = pull.base_ref or environ.get("GITHUB_BASE_REF", "").strip()
+    found = find_base_report(client, repo, branch, pull.base_sha)
+    return found.report, found.where
 
 
 def _outputs(report: GateReport, report_path: str, run: RunSummary | None) -> dict[str, str]:
@@ -158,29 +213,23 @@ def _outputs(report: GateReport, report_path: str, run: RunSummary | None) -> di
     return outputs
 
 
-def write_runner_files(
-    environ: Mapping[str, str], summary: str, outputs: Mapping[str, str], err: TextIO
-) -> bool:
-    """The job summary and the step outputs, each tried; False when the runner's file for
-    one could not be written (said in one line: the step then exits 2, never a traceback)."""
-    from pytest_confgate.exceptions import GitHubError
-    from pytest_confgate.github.publish import log_line, write_outputs, write_summary
+def _write_refused(report: GateReport, problems: list[str], path: Path, err: TextIO) -> None:
+    """The report file as the ``report`` output shows it: a ``fail`` that says why."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.github.publish import log_line
+    from pytest_confgate.models import Condition, Decision
+    from pytest_confgate.report.json_report import write_json_report
 
-    written = True
+    message = f"report: altered after the gate decided: {'; '.join(problems[:5])}"
+    refused = report.model_copy(update={
+        "decision": Decision.FAIL, "auto_advance": False, "reasons": [message],
+        "conditions": [Condition(metric="report", name="altered", passed=False,
+                                 message=message), *report.conditions],
+    })
     try:
-        write_summary(environ, summary, err)
-    except GitHubError as exc:
-        print(log_line(f"ERROR: {exc}"), file=err)
-        written = False
-    if not environ.get("GITHUB_OUTPUT"):
-        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
-        return written
-    try:
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
-    except GitHubError as exc:
-        print(log_line(f"ERROR: {exc}"), file=err)
-        written = False
-    return written
+        write_json_report(refused, path)
+    except ReportError as exc:
+        print(log_line(f"the refused report was not rewritten: {exc}"), file=err)
 
 
 def _load(path: Path) -> GateReport:
@@ -211,16 +260,32 @@ class _Unpublished:
         self.err = err
 
     def fail(self, sha: str | None, why: str) -> int:
-        from pytest_confgate.github.publish import log_line, post_sticky_comment
+        headline = f"the gate produced no report for {sha or 'this run'}"
+        return self._publish_fail(headline, why, (
+            "Nothing from an earlier run or from the repository is published in its place; "
+            "see the gate job's log for why it wrote no report."
+        ))
+
+    def refuse(self, sha: str | None, problems: list[str]) -> int:
+        """The report does not follow from its own evidence: code that ran in the gate job
+        rewrote it after the gate decided. Nothing of it is published but the refusal."""
+        headline = f"the report for {sha or 'this run'} was altered after the gate decided"
+        return self._publish_fail(headline, "; ".join(problems[:5]), (
+            "Its verdict does not follow from its own evidence, so none of it is published. "
+            "Code that ran in the gate job (a test, a conftest, a plugin) rewrote it: look for "
+            "code in the change that writes confgate-report.json or registers an `atexit` hook."
+        ))
+
+    def _publish_fail(self, headline: str, why: str, then: str) -> int:
+        from pytest_confgate.github.publish import (
+            log_line,
+            post_sticky_comment,
+            write_runner_files,
+        )
         from pytest_confgate.report.markdown import MARKER
 
-        headline = f"the gate produced no report for {sha or 'this run'}"
         print(log_line(f"{headline}: {why}"), file=self.err)
-        text = (
-            f"{MARKER}\n## confgate: FAIL\n\n**{headline}**: {_plain(why)}.\n\n"
-            "Nothing from an earlier run or from the repository is published in its place; "
-            "see the gate job's log for why it wrote no report.\n"
-        )
+        text = f"{MARKER}\n## confgate: FAIL\n\n**{headline}**: {_plain(why)}.\n\n{then}\n"
         outputs = {"decision": "fail", "confidence": "", "auto_advance": "false",
                    "escalated": "false", "report": self.report_path}
         written = write_runner_files(self.environ, text, outputs, self.err)

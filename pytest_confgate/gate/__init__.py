@@ -21,9 +21,12 @@ One evaluation flows one way (STYLE.md)::
     loop_evidence  a task's loop metrics collected by its gate step, never deciding
     merge       ``confgate merge``: CI shards -> one report decided once
     shard_data  the shards' coverage.py data files, refused by name when empty or foreign
-    recount     sign-offs counted again from the PR's reviews in the Action's publish step
+    recount     the publish step decides again: the tier, the base's policy over the report's
+                evidence, the PR's reviews, the gate job's result
+    recheck     pure: whether a report's verdict follows from its own evidence (publish asks)
     binding     whether a saved report is this run's verdict on this commit (publish asks)
-    rederive    the tier worked out again in the publish step from GitHub's file list
+    rederive    the tier worked out again in the publish step from GitHub's file list, and
+                gate-tampering code in the change's Python files
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

@@ -23,6 +23,8 @@ from pytest_confgate.report.display import format_pair
 # Reasons are listed most important first: broken tests, then missing evidence, then
 # security, then floors, then style, then people.
 _PRIORITY = {
+    "altered": 0,  # the report was rewritten after the gate wrote it (issue 29)
+    "job": 0,  # the gate job did not succeed (issue 29)
     "tests_failed": 0,
     "tests_ran": 1,
     "evidence": 2,
@@ -168,6 +170,12 @@ def _signoff_condition(tier: str, needed: int, signoffs: Signoffs) -> Condition:
         value=float(got),
         threshold=float(needed),
     )
+
+
+def verdict_of(conditions: list[Condition], *, auto_advance_allowed: bool) -> Verdict:
+    """The decision ``conditions`` make (the policy's one rule): a blocking failure other
+    than a sign-off fails, a missing sign-off waits for one; reasons most important first."""
+    return _verdict(conditions, auto_advance_allowed=auto_advance_allowed)
 
 
 def _verdict(conditions: list[Condition], *, auto_advance_allowed: bool) -> Verdict:

@@ -11,7 +11,8 @@ unable to issue workflow commands. It writes ``confgate-ranking.json`` and ``.md
 in a job where no candidate ran) and writes the job summary, the sticky comment (its own
 marker, beside the gate's) and the outputs ``winner``, ``ranking_confidence``,
 ``auto_accepted``, ``ranking_id`` and ``ranking``. No ranking file fails the step closed:
-``auto_accepted=false`` and an empty ``winner``.
+``auto_accepted=false`` and an empty ``winner``. A summary or output file the runner gave that
+cannot be written is one error line and exit 2, never a traceback (as for the gate's publish).
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ from pytest_confgate.github.publish import (
     COMMENT_LIMIT,
     log_line,
     post_sticky_comment,
-    write_outputs,
-    write_summary,
+    write_runner_files,
 )
 
 RANKING = "confgate-ranking.json"
@@ -78,8 +78,11 @@ def rank(environ: Mapping[str, str], folder: Path) -> int:
     return status
 
 
-def publish(environ: Mapping[str, str], folder: Path, out: TextIO) -> int:
-    """Summary, sticky comment and outputs from the ranking files; 1 when there are none."""
+def publish(
+    environ: Mapping[str, str], folder: Path, out: TextIO, err: TextIO | None = None
+) -> int:
+    """Summary, sticky comment and outputs from the ranking files; 1 when there are none,
+    2 when the runner's summary or output file cannot be written (one line on ``err``)."""
     ranking, markdown, problem = _read(folder)
     if ranking is None:
         text = f"{RANK_MARKER}\n## confgate rank: no ranking\n\n{problem}\n"
@@ -88,14 +91,14 @@ def publish(environ: Mapping[str, str], folder: Path, out: TextIO) -> int:
     else:
         text = f"{RANK_MARKER}\n{inert(markdown)}"
         outputs = ranking_outputs(ranking)
-    write_summary(environ, _capped(text, SUMMARY_LIMIT), out)
-    if environ.get("GITHUB_OUTPUT"):
-        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
+    written = write_runner_files(environ, _capped(text, SUMMARY_LIMIT), outputs, err or out)
     if environ.get(ENV_COMMENT, "true") == "true":
         for note in post_sticky_comment(_capped(text, COMMENT_LIMIT), environ, RANK_MARKER):
             print(log_line(note), file=out)
     accepted = outputs["auto_accepted"] == "true"
     print(log_line(f"winner {outputs['winner'] or 'none'}, auto-accepted: {accepted}"), file=out)
+    if not written:
+        return 2
     return 1 if ranking is None else 0
 
 
@@ -161,7 +164,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     if what == ["rank"]:
         return rank(env, Path.cwd())
     if what == ["publish"]:
-        return publish(env, Path.cwd(), sys.stdout)
+        return publish(env, Path.cwd(), sys.stdout, sys.stderr)
     print("usage: python -m pytest_confgate.github.action_rank rank|publish", file=sys.stderr)
     return 2
 

@@ -9,13 +9,24 @@ ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 - the tests' environment has no token: ``GITHUB_TOKEN``, ``ACTIONS_RUNTIME_TOKEN``,
   ``ACTIONS_ID_TOKEN_REQUEST_*`` and the runner's file-command paths (``GITHUB_ENV``,
   ``GITHUB_PATH``, ...) are removed; the runner puts some there and ``env:`` cannot unset them;
-- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report.
+- the gate prints the digest of the report it wrote (``DIGEST_LINE``, asked for with
+  ``CONFGATE_REPORT_DIGEST=1``) on its output, which this step reads as it streams. A report
+  whose bytes are not what the gate printed, or a run that printed the line more than once or
+  not at all, was rewritten by the change's code after the gate decided (an ``atexit`` hook in
+  a test module, say): the report is replaced by a ``fail`` that says so, provenance kept
+  (issue 29). Code that silences the gate's own output before it prints is beyond this check
+  (the publish step's static patterns and the gate job's result are the next lines);
+- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report. In
+  ``mode: gate`` (``CONFGATE_MODE``) one exception: a report that only waits for a human's
+  sign-off (no test failed, its verdict follows from its evidence) passes the step, since the
+  publish job counts the reviews and never publishes ``pass`` after a gate job that failed.
 
 The verdict is still ``confgate github publish``'s, best run in a job of its own.
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import shlex
 import subprocess
@@ -29,6 +40,10 @@ HTML = "confgate-report.html"
 ENV_PYTEST_ARGS = "CONFGATE_PYTEST_ARGS"
 ENV_CONFIG = "CONFGATE_CONFIG"
 ENV_BASE_REF = "CONFGATE_BASE_REF"
+ENV_MODE = "CONFGATE_MODE"
+ENV_DIGEST = "CONFGATE_REPORT_DIGEST"
+DIGEST_LINE = b"confgate: report sha256 "
+"""How the gate says the digest of the report it wrote: ``DIGEST_LINE`` + 64 hex digits."""
 SCRUBBED = frozenset(
     {
         "GITHUB_TOKEN",
@@ -103,10 +118,72 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         command = pytest_argv({**env, ENV_PYTEST_ARGS: ""})
     for name in remove_old_reports(Path.cwd()):
         print(f"confgate: removed {name} from before this run; only this run's report counts")
-    status = run_without_commands(command, tests_environment(env))
+    digests: list[bytes] = []
+    status = run_without_commands(command, {**tests_environment(env), ENV_DIGEST: "1"}, digests)
     print(f"confgate: pytest exited with status {status}")
+    if _altered(Path.cwd() / REPORT, digests) and status == 0:
+        status = 1
     _render_beside(Path.cwd())
+    if status == 1 and env.get(ENV_MODE) == "gate" and _waits_for_signoff(Path.cwd() / REPORT):
+        print("confgate: the gate waits for a human sign-off: the publish job counts the "
+              "reviews and decides")
+        return 0
     return status
+
+
+def report_digest(path: Path) -> str:
+    """The SHA-256 of the report's bytes, as the gate prints it."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _altered(path: Path, digests: list[bytes]) -> bool:
+    """Whether the report is not the one the gate wrote; if so it becomes a ``fail``."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.models import Condition, Decision
+    from pytest_confgate.report.json_report import write_json_report
+    from pytest_confgate.report.writers import load_report
+
+    if not path.is_file() or path.is_symlink():
+        return False
+    said = [line[len(DIGEST_LINE):].strip().decode("ascii", "replace") for line in digests]
+    if len(said) == 1 and said[0] == report_digest(path):
+        return False
+    why = ("the gate never printed its digest" if not said else
+           f"the gate's output printed {len(said)} digests" if len(said) > 1 else
+           "its bytes are not those the gate printed the digest of")
+    message = (f"report: {REPORT} was changed after the gate wrote it ({why}): code of the "
+               "change that ran in this step rewrote it (an atexit hook, a conftest, a plugin)")
+    print(f"confgate: {message}")
+    try:
+        report = load_report(path)
+    except ReportError:
+        return True  # unreadable: the publish step refuses it anyway
+    failed = report.model_copy(update={
+        "decision": Decision.FAIL, "auto_advance": False, "reasons": [message],
+        "conditions": [Condition(metric="report", name="altered", passed=False,
+                                 message=message), *report.conditions],
+    })
+    write_json_report(failed, path)
+    return True
+
+
+def _waits_for_signoff(path: Path) -> bool:
+    """The report says needs_signoff, no test failed, and only sign-offs are missing.
+
+    The report comes from the process that ran the change's code, so this is never taken as
+    a pass: the publish job decides again from the evidence and the base's policy."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.models import Decision
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        report = load_report(path)
+    except ReportError:
+        return False
+    broken = report.tests.failed + report.tests.errors
+    blocking = [c for c in report.conditions if c.blocking and not c.passed]
+    only_signoffs = bool(blocking) and all(c.metric == "signoff" for c in blocking)
+    return report.decision is Decision.NEEDS_SIGNOFF and not broken and only_signoffs
 
 
 def _render_beside(folder: Path) -> None:
@@ -129,11 +206,15 @@ def _render_beside(folder: Path) -> None:
         print(f"confgate: SARIF and HTML not written: {exc}")
 
 
-def run_without_commands(command: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+def run_without_commands(
+    command: Sequence[str], env: Mapping[str, str] | None = None,
+    digests: list[bytes] | None = None,
+) -> int:
     """Run ``command`` with its output in the log but unable to issue workflow commands.
 
     Two layers: ``::stop-commands::`` with a random token pauses command processing on the
     runner, and any line that would still read as a command (``::`` after blanks) is prefixed.
+    Lines that start with ``DIGEST_LINE`` are also collected into ``digests``.
     """
     token = secrets.token_hex(16)
     sys.stdout.flush()  # our text lines first, then raw bytes
@@ -145,6 +226,8 @@ def run_without_commands(command: Sequence[str], env: Mapping[str, str] | None =
     ) as proc:
         assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
         for line in proc.stdout:
+            if digests is not None and line.startswith(DIGEST_LINE):
+                digests.append(line)
             out.write(neutral_line(line))
             out.flush()
         status = proc.wait()

@@ -80,6 +80,35 @@ class GitHubClient:
             raise GitHubError(f"GitHub GET {_shown(path)}: more than {max_pages} pages")
         return items
 
+    def download(self, path: str, max_bytes: int) -> bytes:
+        """GET a file (an artifact's zip) of at most ``max_bytes``.
+
+        GitHub answers with a redirect to a signed URL on another host; that URL is fetched
+        without the token (it carries its own signature), never with it.
+        """
+        url = f"{self.api_url}/{path.lstrip('/')}"
+        where = f"GitHub GET {_shown(path)}"
+        opener = urllib.request.build_opener(_NoRedirect)
+        request = urllib.request.Request(url, headers=self._headers())  # noqa: S310 - scheme checked in __init__
+        try:
+            try:
+                with opener.open(request, timeout=self.timeout_s) as response:
+                    return _capped_read(response, max_bytes, where)
+            except urllib.error.HTTPError as exc:
+                location = exc.headers.get("Location") if exc.code in (301, 302, 307) else None
+                if not location:
+                    raise GitHubError(f"{where}: HTTP {exc.code}{_github_message(exc)}",
+                                      exc.code) from exc
+            if urlsplit(location).scheme not in ("http", "https"):
+                raise GitHubError(f"{where}: redirected to a URL that is not http(s)")
+            plain = urllib.request.Request(location, headers={"User-Agent": _USER_AGENT})  # noqa: S310 - scheme checked above
+            with urllib.request.urlopen(plain, timeout=self.timeout_s) as response:  # noqa: S310 - scheme checked above
+                return _capped_read(response, max_bytes, where)
+        except urllib.error.HTTPError as exc:
+            raise GitHubError(f"{where}: the download answered HTTP {exc.code}", exc.code) from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise GitHubError(self._mask(f"{where}: download failed ({exc})")) from None
+
     def post(self, path: str, body: Mapping[str, Any]) -> Any:
         """POST a JSON body; returns the created resource."""
         return self._request("POST", path, body)[0]
@@ -165,6 +194,20 @@ class GitHubClient:
             "User-Agent": _USER_AGENT,
             "Content-Type": "application/json",
         }
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are answered by the caller, which drops the token for the new host."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _capped_read(response: Any, max_bytes: int, where: str) -> bytes:
+    data: bytes = response.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise GitHubError(f"{where}: larger than {max_bytes} bytes")
+    return data
 
 
 class _Transient(Exception):

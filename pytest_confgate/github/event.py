@@ -42,6 +42,8 @@ class PullRequest:
     body: str = ""
     base_sha: str = ""
     """``pull_request.base.sha``: the base branch's commit the runner compares against."""
+    base_ref: str = ""
+    """``pull_request.base.ref``: the base branch's name (``main``)."""
 
 
 def load_event(environ: Mapping[str, str]) -> dict[str, Any] | None:
@@ -110,7 +112,14 @@ def pull_request(environ: Mapping[str, str]) -> PullRequest | None:
         title=_text(pull.get("title")),
         body=_text(pull.get("body")),
         base_sha=_base_sha(pull),
+        base_ref=_base_ref(pull),
     )
+
+
+def _base_ref(pull: Mapping[str, Any]) -> str:
+    base = pull.get("base")
+    ref = base.get("ref") if isinstance(base, dict) else None
+    return ref if isinstance(ref, str) and 0 < len(ref) <= 255 else ""
 
 
 def is_pull_request_run(environ: Mapping[str, str]) -> bool:

@@ -1,7 +1,8 @@
 """What ``confgate github publish`` writes to GitHub Actions from a finished report (SPEC 10).
 
-The job summary, the step outputs, annotations for lint and security findings on the changed
-lines, and one sticky PR comment. Everything printed is a workflow command built here, with
+The job summary, the step outputs, annotations (``github.annotations``: tamper findings, lint and
+security findings on the changed lines, uncovered changed lines)
+and one sticky PR comment. Everything printed is a workflow command built here, with
 GitHub's escaping, or a line prefixed ``confgate:`` whose text is escaped: text from the report
 (findings, PR text, paths) can never start a command such as ``::set-output``. Deciding what to
 publish (re-counting sign-offs, the exit status) is the command's job, in ``cli.github``.
@@ -12,112 +13,46 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pytest_confgate.exceptions import GitHubError
+from pytest_confgate.github.annotations import (
+    ANNOTATIONS_CAP,
+    Annotations,
+    annotation_commands,
+    escape_data,
+    escape_property,
+)
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import pull_request_number
-from pytest_confgate.models import Finding, GateReport
-from pytest_confgate.report.display import in_ranges
-from pytest_confgate.report.markdown import MARKER, report_findings
+from pytest_confgate.models import GateReport
+from pytest_confgate.report.markdown import MARKER
 
 __all__ = [
     "ANNOTATIONS_CAP",
     "COMMENT_LIMIT",
+    "Annotations",
     "annotation_commands",
     "escape_data",
     "escape_property",
     "log_line",
     "post_sticky_comment",
+    "render_artifacts",
     "step_outputs",
     "write_outputs",
+    "write_runner_files",
     "write_summary",
 ]
 
-ANNOTATIONS_CAP = 10  # GitHub shows at most 10 annotations of each level per step
 COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 _ERROR_SEVERITIES = frozenset({"high", "critical", "error"})
 _MEMBERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
 
-def escape_data(text: object) -> str:
-    """A workflow command's message: ``%``, CR and LF encoded, so it stays one inert line."""
-    return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: object) -> str:
-    """A workflow command's property value: also ``:`` and ``,``, which end a property."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def log_line(text: object) -> str:
     """A line of our own prose for the log: prefixed and escaped, so it is never a command."""
     return f"confgate: {escape_data(text)}"
-
-
-@dataclass(frozen=True)
-class Annotations:
-    """The commands to print and how many findings did not fit under the cap."""
-
-    commands: list[str]
-    omitted: int
-
-
-def annotation_commands(report: GateReport, cap: int = ANNOTATIONS_CAP) -> Annotations:
-    """``::warning``/``::error`` per finding on the changed lines, at most ``cap`` per level.
-
-    The report's ``change.lines`` maps each changed file to its changed line ranges; a finding
-    without a line counts when its file changed. Reports without line ranges fall back to the
-    changed files; without a change every finding is annotated.
-    """
-    on_change = _change_filter(report)
-    shown: dict[str, int] = {"warning": 0, "error": 0}
-    commands: list[str] = []
-    omitted = 0
-    for finding in report_findings(report):
-        if not on_change(finding):
-            continue
-        level = "error" if (finding.severity or "").lower() in _ERROR_SEVERITIES else "warning"
-        if shown[level] >= cap:
-            omitted += 1
-            continue
-        shown[level] += 1
-        commands.append(_annotation(level, finding))
-    return Annotations(commands, omitted)
-
-
-def _annotation(level: str, finding: Finding) -> str:
-    props = [f"file={escape_property(finding.file)}"]
-    if finding.line:
-        props.append(f"line={finding.line}")
-    if finding.column:
-        props.append(f"col={finding.column}")
-    props.append(f"title={escape_property(f'{finding.tool} {finding.rule}')}")
-    return f"::{level} {','.join(props)}::{escape_data(finding.message)}"
-
-
-def _change_filter(report: GateReport) -> Callable[[Finding], bool]:
-    change = report.change or {}
-    files, lines = change.get("files"), change.get("lines")
-    if not isinstance(files, list):
-        return lambda _: True
-    changed = frozenset(str(f) for f in files)
-    if not isinstance(lines, dict):
-        return lambda finding: finding.file in changed
-
-    def on_changed_line(finding: Finding) -> bool:
-        if finding.file not in changed:
-            return False
-        if not finding.line:
-            return True  # a finding about the whole file
-        ranges = lines.get(finding.file)
-        return isinstance(ranges, list) and in_ranges(
-            finding.line, (r for r in ranges if isinstance(r, list))
-        )
-
-    return on_changed_line
 
 
 def step_outputs(report: GateReport, report_path: str) -> dict[str, str]:
@@ -172,6 +107,55 @@ def _append(variable: str, path: Path, text: str) -> None:
             f"{variable}={path} cannot be written ({exc.strerror or exc}); point it at a "
             "writable file (the runner sets it: a step that overrides it breaks it)"
         ) from exc
+
+
+def write_runner_files(
+    environ: Mapping[str, str], summary: str, outputs: Mapping[str, str], err: TextIO
+) -> bool:
+    """The job summary and the step outputs, each tried; False when the runner's file for
+    one could not be written (said in one line: the step then exits 2, never a traceback)."""
+    written = True
+    try:
+        write_summary(environ, summary, err)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    if not environ.get("GITHUB_OUTPUT"):
+        print(log_line("GITHUB_OUTPUT is not set: no step outputs written"), file=err)
+        return written
+    try:
+        write_outputs(Path(environ["GITHUB_OUTPUT"]), outputs)
+    except GitHubError as exc:
+        print(log_line(f"ERROR: {exc}"), file=err)
+        written = False
+    return written
+
+
+ARTIFACTS = {"confgate.sarif": "sarif", "confgate-report.html": "html"}
+"""The files the Action keeps beside the JSON report, with their formats."""
+
+
+def render_artifacts(
+    report: GateReport, folder: Path, against: tuple[GateReport | None, str] | None = None
+) -> list[str]:
+    """SARIF and HTML rendered again from the report publish decided, beside the JSON, so the
+    page the comment links to never tells another verdict; returns notes for the log (a file
+    that cannot be written is said, never fatal: the verdict is in the outputs). ``against``:
+    the base's report, compared in the HTML page."""
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.compare import with_comparison
+    from pytest_confgate.report.writers import render, write_text_atomic
+
+    notes = []
+    for name, fmt in ARTIFACTS.items():
+        try:
+            text = render(report, fmt)
+            if fmt == "html" and against is not None and against[0] is not None:
+                text = with_comparison(text, fmt, report, against[0], against[1])
+            write_text_atomic(text, folder / name)
+        except (ReportError, OSError) as exc:
+            notes.append(f"{name} not rendered again from the published verdict: {exc}")
+    return notes
 
 
 def post_sticky_comment(
@@ -237,3 +221,28 @@ def artifacts_url(environ: Mapping[str, str]) -> str | None:
     if not (_SERVER.fullmatch(server) and _REPOSITORY.fullmatch(repository) and run.isdigit()):
         return None
     return f"{server}/{repository}/actions/runs/{run}#artifacts"
+
+
+def diff_links(environ: Mapping[str, str]) -> Callable[[str, int], str] | None:
+    """Links into the pull request's "Files changed" page at a file (and its line on the
+    head side), as GitHub anchors them: ``#diff-<sha256 of the path>R<line>``; None outside
+    a pull request or when any part is not what GitHub sets."""
+    import hashlib
+
+    from pytest_confgate.exceptions import GitHubError
+
+    server = environ.get("GITHUB_SERVER_URL", "https://github.com").strip().rstrip("/")
+    repository = environ.get("GITHUB_REPOSITORY", "").strip()
+    try:
+        number, _ = pull_request_number(environ)
+    except GitHubError:
+        return None
+    if number is None or not (_SERVER.fullmatch(server) and _REPOSITORY.fullmatch(repository)):
+        return None
+    page = f"{server}/{repository}/pull/{number}/files"
+
+    def link(file: str, line: int) -> str:
+        anchor = hashlib.sha256(file.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"{page}#diff-{anchor}" + (f"R{line}" if line > 0 else "")
+
+    return link

@@ -70,5 +70,21 @@ def file_at(client: GitHubClient, repo: str, path: str, ref: str) -> str | None:
         raise GitHubError(f"{path} at {ref[:12]}: not UTF-8 text ({exc})") from exc
 
 
+def folder_entries(client: GitHubClient, repo: str, path: str, ref: str) -> list[tuple[str, str]]:
+    """(name, ``file``/``dir``) of the folder ``path`` at commit ``ref``; empty when there is
+    no such folder. Raises ``GitHubError`` otherwise."""
+    where = f"/{quote(path.strip('/'), safe='/')}" if path.strip("/") else ""
+    try:
+        answer = client.get(f"/repos/{_path(repo)}/contents{where}?ref={quote(ref, safe='')}")
+    except GitHubError as exc:
+        if exc.status == 404:
+            return []
+        raise
+    if not isinstance(answer, list):
+        return []  # a file, not a folder
+    return [(str(item.get("name")), str(item.get("type"))) for item in answer
+            if isinstance(item, dict) and isinstance(item.get("name"), str)]
+
+
 def _path(repo: str) -> str:
     return "/".join(quote(part.strip(), safe="") for part in repo.split("/"))

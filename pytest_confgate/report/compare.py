@@ -1,7 +1,8 @@
 """Each metric against a saved report of the base branch (issue 16): Codecov's "+1.20%".
 
 Advisory display only: the verdict is the policy's, whatever the base measured. Metrics are
-matched by type, and coverage by scope too, so project and patch figures each meet their own.
+matched by type, and coverage by scope too, so project and patch figures each meet their own;
+per file, coverage's missing lines here and on the base (issue 29).
 """
 
 from __future__ import annotations
@@ -45,9 +46,66 @@ def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> li
     """The comparison as plain lines, headed by where the base report came from."""
     head = f"compared with {base_name}"
     commit = base.provenance.head_sha if base.provenance else None
-    if commit:
+    if commit and commit[:12] not in base_name:
         head += f" (commit {commit[:12]})"
     return [f"{head}:", *(f"  {delta.text()}" for delta in compare(report, base))]
+
+
+@dataclass(frozen=True)
+class FileDelta:
+    """A file's lines no test ran, here and on the base (None: not measured there)."""
+
+    file: str
+    missing: int
+    base: int | None
+
+    def change(self) -> str:
+        if self.base is None:
+            return "new"
+        diff = self.missing - self.base
+        return "unchanged" if not diff else f"{diff:+d}"
+
+
+def file_deltas(report: GateReport, base: GateReport, limit: int = 20) -> list[FileDelta]:
+    """Project coverage's missing lines per file that differ from the base's (or the change
+    touches), the largest changes first."""
+    now, then = _missing(report) or {}, _missing(base)
+    change = report.change or {}
+    touched = {str(f) for f in change.get("files") or []} if isinstance(change, dict) else set()
+    before = then or {}
+    rows = [FileDelta(f, now.get(f, 0), before.get(f, 0) if then is not None else None)
+            for f in sorted(set(now) | set(before))
+            if f in touched or now.get(f, 0) != before.get(f, 0)]
+    rows.sort(key=lambda d: (-abs(d.missing - (d.base or 0)), d.file))
+    return rows[:limit]
+
+
+def _missing(report: GateReport) -> dict[str, int] | None:
+    """Project coverage's missing lines per file; None when the report measured none."""
+    for metric in report.metrics:
+        if metric.type == "test_coverage" and metric.details.get("scope", "all") == "all":
+            data = metric.details.get("missing")
+            if isinstance(data, dict) and metric.available:
+                return {str(f): len(v) for f, v in data.items() if isinstance(v, list)}
+    return None
+
+
+def comparison_markdown(report: GateReport, base: GateReport | None, where: str) -> list[str]:
+    """"Change against the base" for the comment: each metric's delta and, for coverage, the
+    files whose missing lines changed; or why there is no base report."""
+    from pytest_confgate.report.markdown import escape_markdown
+
+    lines = ["### Change against the base", ""]
+    if base is None:
+        return [*lines, escape_markdown(where, 1000), ""]
+    lines += [f"Compared with {escape_markdown(where, 500)}.", ""]
+    lines += [f"- {escape_markdown(d.text(), 500)}" for d in compare(report, base)]
+    files = file_deltas(report, base)
+    if files:
+        lines += ["", "| file | lines not run | base | change |", "|---|---:|---:|---|"]
+        lines += [f"| {escape_markdown(d.file)} | {d.missing} | "
+                  f"{'-' if d.base is None else d.base} | {d.change()} |" for d in files]
+    return [*lines, ""]
 
 
 def _key(metric: EvalMetric) -> tuple[str, str]:

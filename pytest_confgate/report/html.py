@@ -12,7 +12,13 @@ from html import escape
 from pytest_confgate.models import Decision, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.markdown import count_findings, report_findings
-from pytest_confgate.report.rows import coverage_gaps, metric_display, signoff_words
+from pytest_confgate.report.rows import (
+    coverage_gaps,
+    judged_words,
+    metric_display,
+    signoff_words,
+    tamper_rows,
+)
 
 MAX_FINDINGS = 200
 MAX_GAP_FILES = 500
@@ -31,6 +37,8 @@ th{background:#f6f8fa;text-align:left}.num{text-align:right}
 .advisory{border-left:4px solid #8c959f;padding-left:1rem;color:#57606a}
 .v-pass{color:#1a7f37;font-weight:600}.v-fail{color:#cf222e;font-weight:600}
 .v-advisory,.v-none{color:#57606a}.ranges{font-family:ui-monospace,monospace}
+.tamper{border-left:4px solid #cf222e;padding-left:1rem}
+pre{margin:0;white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.85rem}
 """
 _VERDICT_CSS = {True: "v-pass", False: "v-fail", None: "v-advisory"}
 _ROW = 28
@@ -42,15 +50,19 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
     """The verdict, an evidence table and chart, reasons, advisory confidence and findings."""
     word, css = _VERDICT[report.decision]
     title = f"confgate: {word} - {report.project}"
+    judged = judged_words(report)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>",
         f'<h1 class="verdict {css}">confgate: {escape(word)} '
         f"(tier {escape(report.risk_tier)})</h1>",
+        f"<p>Judged head <code>{escape(judged.head)}</code> against base "
+        f"<code>{escape(judged.base)}</code>; may approve: {escape(judged.approvers)}.</p>",
         f"<p>Risk tier {escape(report.risk_tier)}: {escape(report.risk_reason)}. "
         f"Project {escape(report.project)}, confgate {escape(report.tool_version)}, "
         f"{escape(report.generated_at)}.</p>",
+        _tamper(report),
         _evidence_table(report),
         evidence_chart(report),
         _list("Reasons", report.reasons),
@@ -114,6 +126,24 @@ def _evidence_table(report: GateReport) -> str:
         "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>limit</th>"
         "<th>verdict</th><th>details</th></tr></thead><tbody>" + "".join(rows)
         + "</tbody></table>"
+    )
+
+
+def _tamper(report: GateReport) -> str:
+    """Signs of gaming the evidence, before the evidence: base and head code side by side."""
+    rows = tamper_rows(report)
+    if not rows:
+        return ""
+    body = "".join(
+        f"<tr><td>{escape(r.file)}:{r.line}</td><td>{escape(r.rule)}</td>"
+        f"<td><pre>{escape(r.base) or '-'}</pre></td><td><pre>{escape(r.head) or '-'}</pre>"
+        f"</td><td>{escape(r.message)}</td></tr>"
+        for r in rows[:MAX_FINDINGS]
+    )
+    return (
+        f'<section class="tamper"><h2>Tampering and behaviour changes ({len(rows)})</h2>'
+        "<table><thead><tr><th>location</th><th>rule</th><th>base</th><th>head</th>"
+        f"<th>what</th></tr></thead><tbody>{body}</tbody></table></section>"
     )
 
 

@@ -10,7 +10,7 @@ a pointer to the full report.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from typing import Any
 
@@ -20,8 +20,10 @@ from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sa
 from pytest_confgate.report.rows import (
     coverage_gaps,
     finding_items,
+    judged_words,
     metric_display,
     signoff_words,
+    tamper_rows,
 )
 
 MARKER = "<!-- confgate-report -->"
@@ -29,6 +31,8 @@ STEP_SUMMARY_LIMIT = 1_000_000
 MAX_FINDINGS = 50
 MAX_CELL = 300
 MAX_GAP_FILES = 50
+MAX_TAMPER = 30
+MAX_CODE = 200
 
 _VERDICT = {
     Decision.PASS: "✅ confgate: PASS",
@@ -36,6 +40,9 @@ _VERDICT = {
     Decision.NEEDS_SIGNOFF: "✋ confgate: NEEDS SIGN-OFF",
 }
 _MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
+_EMPHASIS_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+"""An underscore that could open or close emphasis (``__init__``); one between letters or
+digits (``test_pass_rate``) cannot, and stays as it is."""
 _NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
@@ -69,6 +76,7 @@ def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
         value = value[: limit - 1] + "…"
     value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     value = _MD_SPECIAL.sub(r"\\\1", value)
+    value = _EMPHASIS_UNDERSCORE.sub(r"\\_", value)
     return value.replace("@", "@\u2060")  # a word joiner: no @mention, no ping
 
 
@@ -79,23 +87,31 @@ def render_markdown(
     limit_bytes: int = STEP_SUMMARY_LIMIT,
     max_findings: int = MAX_FINDINGS,
     artifacts: str | None = None,
+    against: tuple[GateReport | None, str] | None = None,
+    diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
     """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
-    and SARIF.
+    and SARIF. ``against``: the base branch's report (None: there is none) and where it came
+    from or why there is none, shown as "Change against the base" below the evidence.
+    ``diff_link``: the pull request's diff at a file and line (``https://`` only), linked from
+    the file names of the tamper, gaps and findings tables.
     """
+    where = _linker(diff_link)
     if limit_bytes < 1024:
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
         _artifacts(artifacts),
+        _tamper(report, where),
         _evidence(report),
+        _against(report, against),
         _reasons(report),
-        _gaps(report),
+        _gaps(report, where),
         _signoffs(report),
         _confidence(report),
-        _findings(report, max_findings),
+        _findings(report, max_findings, where),
         _waivers(report),
     )
     return _capped(lines, limit_bytes, report_link)
@@ -103,15 +119,56 @@ def render_markdown(
 
 def _header(report: GateReport) -> list[str]:
     tier = escape_markdown(report.risk_tier)
+    judged = judged_words(report)
     return [
         MARKER,
         f"## {_VERDICT[report.decision]} (tier {tier})",
+        "",
+        f"Judged head {escape_markdown(judged.head)} against base "
+        f"{escape_markdown(judged.base)}; may approve: {escape_markdown(judged.approvers)}.",
         "",
         f"Risk tier {tier}: {escape_markdown(report.risk_reason)}. "
         f"Project {escape_markdown(report.project)}, "
         f"confgate {escape_markdown(report.tool_version)}, {escape_markdown(report.generated_at)}.",
         "",
     ]
+
+
+def _linker(diff_link: Callable[[str, int], str | None] | None) -> Callable[[str, int], str]:
+    """A file and line as a table cell: linked to the diff when a safe URL is given."""
+
+    def cell(file: str, line: int) -> str:
+        text = escape_markdown(f"{file}:{line}" if line else file)
+        url = diff_link(file, line) if diff_link is not None else None
+        return f"[{text}]({url})" if url and _SAFE_URL.fullmatch(url) else text
+
+    return cell
+
+
+def _tamper(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
+    """Signs of gaming the evidence, first of all the evidence: the base's and the head's
+    code side by side, so a reviewer sees what the change did without opening the diff."""
+    rows = tamper_rows(report)
+    if not rows:
+        return []
+    lines = [f"### ⚠️ Tampering and behaviour changes ({len(rows)})", "",
+             "| location | rule | base | head | what |", "|---|---|---|---|---|"]
+    for row in rows[:MAX_TAMPER]:
+        lines.append(
+            f"| {where(row.file, row.line)} | {escape_markdown(row.rule)} | "
+            f"{_code(row.base)} | {_code(row.head)} | {escape_markdown(row.message)} |"
+        )
+    if len(rows) > MAX_TAMPER:
+        lines.append(f"\n{len(rows) - MAX_TAMPER} more in the JSON report.")
+    return [*lines, ""]
+
+
+def _code(text: str) -> str:
+    """Code from the change, inert: escaped like any cell, then set in a code span."""
+    if not text:
+        return "-"
+    shown = escape_markdown(text, MAX_CODE)
+    return f"<code>{shown}</code>"
 
 
 def _artifacts(url: str | None) -> list[str]:
@@ -136,14 +193,22 @@ def _evidence(report: GateReport) -> list[str]:
     return lines
 
 
-def _gaps(report: GateReport) -> list[str]:
+def _against(report: GateReport, against: tuple[GateReport | None, str] | None) -> list[str]:
+    if against is None:
+        return []
+    from pytest_confgate.report.compare import comparison_markdown
+
+    return comparison_markdown(report, *against)
+
+
+def _gaps(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
     """Where coverage is missing, per file, as line ranges (diff-cover's "Missing lines")."""
     lines: list[str] = []
     for gaps in coverage_gaps(report):
         shown = gaps.files[:MAX_GAP_FILES]
         lines += [f"### Missing {gaps.label} ({len(shown)} of {len(gaps.files)} files)", "",
                   f"| file | missing {gaps.label} |", "|---|---|"]
-        lines += [f"| {escape_markdown(g.file)} | {escape_markdown(g.ranges, 1000)} |"
+        lines += [f"| {where(g.file, 0)} | {escape_markdown(g.ranges, 1000)} |"
                   for g in shown]
         lines.append("")
     return lines
@@ -185,7 +250,9 @@ def _confidence(report: GateReport) -> list[str]:
     ]
 
 
-def _findings(report: GateReport, max_findings: int) -> Iterator[str]:
+def _findings(
+    report: GateReport, max_findings: int, link: Callable[[str, int], str]
+) -> Iterator[str]:
     """Lazily, so a report with 100,000 findings costs only the rows that fit the budget."""
     items = _items(report)
     if not items:
@@ -196,7 +263,7 @@ def _findings(report: GateReport, max_findings: int) -> Iterator[str]:
         finding = _finding(item)
         if finding is None:
             continue
-        where = escape_markdown(f"{finding.file}:{finding.line}")
+        where = link(finding.file, finding.line)
         severity = f" ({escape_markdown(finding.severity)})" if finding.severity else ""
         yield (
             f"| {where} | {escape_markdown(finding.tool)} | {escape_markdown(finding.rule)}"

@@ -21,6 +21,9 @@ from pytest_confgate.report.display import (
 )
 
 FINDING_METRICS = ("lint_score", "security_score")
+TAMPER_METRICS = ("test_integrity", "tamper_patterns")
+"""Metrics whose items are signs of gaming the evidence: the test changes the gate found
+(``test_integrity``), and the static patterns the publish step found in the change's code."""
 VERDICT_WORDS = {True: "PASS", False: "FAIL"}
 
 
@@ -87,9 +90,14 @@ def metric_note(metric: EvalMetric) -> str:
         return f"{_count(d, 'violations', 'violation')} in {_count(d, 'files_checked', 'file')}"
     if metric.type == "security_score":
         return f"{_count(d, 'findings', 'finding')} in {_count(d, 'files_scanned', 'file')}"
+    if metric.type == "tamper_patterns":
+        return f"{_count(d, 'findings', 'finding')} in the change's code (publish step)"
     if metric.type == "test_integrity":
         found = _count(d, "findings", "finding")
         return f"{found} in {_count(d, 'files_compared', 'changed file')}"
+    if metric.type == "checklist_completion":
+        missing = [str(item) for item in d.get("required_missing") or [] if item]
+        return f"required, not checked: {', '.join(missing)}" if missing else ""
     if metric.type == "llm_judge":
         spread = d.get("spread", 0)
         spread_text = f"{spread:.2f}" if isinstance(spread, (int, float)) else "?"
@@ -182,3 +190,73 @@ def signoff_words(signoffs: Signoffs) -> list[str]:
         failed = "could not be read" in signoffs.source
         lines.append(f"{'Failed' if failed else 'Source'}: {signoffs.source}.")
     return lines
+
+
+@dataclass(frozen=True)
+class TamperRow:
+    """A sign of gaming the evidence, with the base's and the head's code side by side."""
+
+    rule: str
+    file: str
+    line: int
+    message: str
+    base: str
+    head: str
+    source: str
+    """``test_integrity`` (the gate job) or ``tamper_patterns`` (the publish step)."""
+
+
+def tamper_rows(report: GateReport) -> list[TamperRow]:
+    """Every tamper and behaviour-change finding of the report, in report order, each once
+    (the gate's and the publish step's static patterns can find the same line)."""
+    rows = []
+    seen: set[tuple[str, str, int]] = set()
+    for metric in report.metrics:
+        if metric.type not in TAMPER_METRICS:
+            continue
+        items = metric.details.get("items") or []
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, Mapping):
+                continue
+            line = item.get("line")
+            key = (str(item.get("rule")), str(item.get("file")), line if isinstance(line, int)
+                   else 0)
+            if key in seen:
+                continue
+            seen.add(key)
+            rows.append(TamperRow(
+                rule=str(item.get("rule") or "tamper"), file=str(item.get("file") or "?"),
+                line=line if isinstance(line, int) and not isinstance(line, bool) else 0,
+                message=str(item.get("message") or ""), base=_code(item.get("base")),
+                head=_code(item.get("head")), source=metric.type,
+            ))
+    return rows
+
+
+def _code(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Which commits the verdict is about and who may approve, in words."""
+
+    head: str
+    base: str
+    approvers: str
+
+
+def judged_words(report: GateReport) -> Judged:
+    """The head (``provenance``), the base (the change's merge base, else its base ref) and
+    the approvers (the base's list; an empty list lets any reviewer but the author)."""
+    change = report.change or {}
+    head = report.provenance.head_sha if report.provenance else None
+    base = change.get("merge_base") or change.get("base_commit") or change.get("base_ref")
+    approvers = ", ".join(report.signoffs.approvers) or "any reviewer but the author"
+    return Judged(_short(head) or "unknown", _short(base) or "none (no base known)", approvers)
+
+
+def _short(sha: object) -> str:
+    if not isinstance(sha, str) or not sha:
+        return ""
+    return sha[:12] if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else sha

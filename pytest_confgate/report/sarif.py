@@ -1,15 +1,22 @@
 """SARIF 2.1.0 of lint and security findings, for GitHub code scanning (SPEC 10).
 
 One run per tool, rule ids as the tools name them (``F401``, ``B602``), paths relative to the
-repository under ``%SRCROOT%``. GitHub refuses an upload with more than 25,000 results in a
-run, more than 20 runs or more than 10 MB gzipped, and then shows nothing at all; so the log
-keeps the most severe results within all three limits, each run says in ``run.properties``
-how many it had, and the log's ``properties`` how many results and runs were dropped and why.
+repository under ``%SRCROOT%``; tamper and behaviour-change findings (``report.rows``) are a run
+of their own (tool ``confgate``, level error). bandit's rules carry GitHub's
+``properties.security-severity`` (HIGH 8.0, MEDIUM 5.5, LOW 2.0, with the ``security`` tag) and
+every result ``partialFingerprints`` that do not depend on its line, so code scanning can
+follow a finding across runs as the code above it moves.
+
+GitHub refuses an upload with more than 25,000 results in a run, more than 20 runs or more
+than 10 MB gzipped, and then shows nothing at all; so the log keeps the most severe results
+within all three limits, each run says in ``run.properties`` how many it had, and the log's
+``properties`` how many results and runs were dropped and why.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,6 +26,7 @@ from urllib.parse import quote
 
 from pytest_confgate.models import Finding, GateReport
 from pytest_confgate.report.markdown import FINDING_METRICS, count_findings, report_findings
+from pytest_confgate.report.rows import tamper_rows
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -33,6 +41,11 @@ _INFORMATION_URI = {
     "bandit": "https://bandit.readthedocs.io/",
 }
 _BANDIT_LEVEL = {"HIGH": "error", "MEDIUM": "warning", "LOW": "note"}
+SECURITY_SEVERITY = {"HIGH": "8.0", "MEDIUM": "5.5", "LOW": "2.0"}
+"""GitHub code scanning reads ``security-severity`` as a CVSS-like score: 7.0 and up is high,
+4.0 to 6.9 medium, below 4.0 low; these keep bandit's word."""
+TAMPER_TOOL = "confgate"
+FINGERPRINT = "confgateFinding/v1"
 _SYNTAX_ERROR_RULES = frozenset({"syntax-error", "invalid-syntax", "E999"})
 _LEVEL_RANK = {"error": 0, "warning": 1, "note": 2}
 _GITHUB_LIMITS = (
@@ -109,6 +122,14 @@ def _finding_runs(report: GateReport, max_results: int) -> list[_Run]:
             :max_results
         ])
         runs.append(run)
+    tamper = [
+        Finding(tool=TAMPER_TOOL, rule=row.rule, file=row.file, line=row.line,
+                message=row.message, severity="HIGH")
+        for row in tamper_rows(report)
+    ]
+    if tamper:
+        kept = list(range(min(len(tamper), max_results)))
+        runs.insert(0, _Run(TAMPER_TOOL, report.tool_version, tamper, len(tamper), kept))
     return runs
 
 
@@ -159,10 +180,21 @@ def _log(runs: list[_Run], repo_root: Path | None) -> dict[str, Any]:
 
 
 def sarif_level(finding: Finding) -> str:
-    """bandit HIGH/MEDIUM/LOW -> error/warning/note; lint is a warning, bad syntax an error."""
+    """bandit HIGH/MEDIUM/LOW -> error/warning/note; lint is a warning, bad syntax an error;
+    a sign of tampering with the evidence an error."""
+    if finding.tool == TAMPER_TOOL:
+        return "error"
     if finding.tool == "bandit":
         return _BANDIT_LEVEL.get((finding.severity or "").upper(), "warning")
     return "error" if finding.rule in _SYNTAX_ERROR_RULES else "warning"
+
+
+def sarif_column(finding: Finding) -> int:
+    """The 1-based column of ``finding`` (0: none): bandit reports ``col_offset`` from 0, so
+    one more; ruff counts from 1 already. Annotations show the same number."""
+    if finding.tool == "bandit":
+        return finding.column + 1
+    return finding.column
 
 
 def _run(
@@ -175,12 +207,17 @@ def _run(
     rules: dict[str, dict[str, Any]] = {}
     indices: dict[str, int] = {}
     results = []
+    seen: dict[str, int] = {}
     for finding in kept:
         rule_id = finding.rule or "unknown"
         if rule_id not in rules:
             indices[rule_id] = len(rules)
             rules[rule_id] = _rule(rule_id, finding)
-        results.append(_result(finding, rule_id, indices[rule_id], repo_root))
+        result = _result(finding, rule_id, indices[rule_id], repo_root)
+        digest = _fingerprint(finding)
+        seen[digest] = seen.get(digest, 0) + 1  # the same finding twice in a file: apart
+        result["partialFingerprints"] = {FINGERPRINT: f"{digest}:{seen[digest]}"}
+        results.append(result)
     driver: dict[str, Any] = {"name": tool, "rules": list(rules.values())}
     if isinstance(version, str) and version:
         driver["version"] = version
@@ -205,13 +242,23 @@ def _rule(rule_id: str, finding: Finding) -> dict[str, Any]:
     rule: dict[str, Any] = {"id": rule_id}
     if finding.url and finding.url.startswith(("https://", "http://")):
         rule["helpUri"] = finding.url
+    severity = SECURITY_SEVERITY.get((finding.severity or "").upper())
+    if finding.tool == "bandit" and severity is not None:
+        rule["properties"] = {"security-severity": severity, "tags": ["security"]}
+    elif finding.tool == TAMPER_TOOL:
+        rule["properties"] = {"tags": ["tamper", "test-integrity"]}
     return rule
+
+
+def _fingerprint(finding: Finding) -> str:
+    """What the finding is and where, but not its line: moving code keeps the fingerprint."""
+    text = "\0".join((finding.tool, finding.rule, finding.file, " ".join(finding.message.split())))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _result(finding: Finding, rule_id: str, index: int, repo_root: Path | None) -> dict[str, Any]:
     region: dict[str, Any] = {"startLine": max(finding.line, 1)}
-    # bandit counts columns from 0, ruff from 1; SARIF from 1.
-    column = finding.column + 1 if finding.tool == "bandit" else finding.column
+    column = sarif_column(finding)  # bandit counts columns from 0, ruff from 1; SARIF from 1
     if column >= 1:
         region["startColumn"] = column
     return {

@@ -1,13 +1,25 @@
-"""The summary printed after pytest's own: one line per metric, then the decision and why."""
+"""The summary printed after pytest's own: one line per metric, the findings below the rows,
+then the decision and why.
+
+Findings (issue 29): signs of tampering always (also with ``-q``); lint and security findings
+of a metric whose verdict is FAIL by default, every finding with ``-v``.
+"""
 
 from __future__ import annotations
 
-from pytest_confgate.models import Decision, GateReport
+from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
-from pytest_confgate.report.rows import MetricDisplay, coverage_gaps, metric_display
+from pytest_confgate.report.markdown import report_findings
+from pytest_confgate.report.rows import (
+    MetricDisplay,
+    coverage_gaps,
+    metric_display,
+    tamper_rows,
+)
 
 MAX_REASONS = 5
 MAX_GAP_FILES = 10
+MAX_FINDINGS = 20
 
 
 def summary_lines(
@@ -19,10 +31,11 @@ def summary_lines(
     shown = [metric_display(m) for m in report.metrics]
     if verbosity < 0:
         failing = [d for d in shown if d.passed is False]
-        return [*_table(failing), decision_line(report), *_reasons(report)] if failing else [
-            decision_line(report), *_reasons(report)
-        ]
+        table = _table(failing) if failing else []
+        return [*table, *finding_lines(report, verbosity), decision_line(report),
+                *_reasons(report)]
     lines = _table(shown)
+    lines += finding_lines(report, verbosity)
     lines += _source_lines(report)
     lines += _gap_lines(report, verbosity)
     lines.append("")
@@ -61,6 +74,41 @@ def _table(rows: list[MetricDisplay]) -> list[str]:
             f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines
+
+
+def finding_lines(report: GateReport, verbosity: int = 0) -> list[str]:
+    """Tamper findings always; lint and security findings that block (``-v``: all)."""
+    lines = []
+    rows = tamper_rows(report)
+    if rows:
+        lines.append(f"tampering and behaviour changes ({len(rows)}):")
+        shown = rows if verbosity > 0 else rows[:MAX_FINDINGS]
+        lines += [f"  {r.file}:{r.line}  {r.rule}  {_one_line(r.message)}" for r in shown]
+        if len(rows) > len(shown):
+            lines.append(f"  ... and {len(rows) - len(shown)} more (-v shows all)")
+    if verbosity > 0:
+        found = report_findings(report)
+    else:  # the findings of each metric whose verdict is FAIL
+        blocking = [m for m in report.metrics if m.passed is False]
+        found = report_findings(report.model_copy(update={"metrics": blocking}))
+    if found:
+        what = "findings" if verbosity > 0 else "blocking findings"
+        lines.append(f"{what} ({len(found)}):")
+        shown_findings = found if verbosity > 0 else found[:MAX_FINDINGS]
+        lines += [_finding_line(f) for f in shown_findings]
+        if len(found) > len(shown_findings):
+            lines.append(f"  ... and {len(found) - len(shown_findings)} more (-v shows all)")
+    return lines
+
+
+def _finding_line(finding: Finding) -> str:
+    where = f"{finding.file}:{finding.line}" if finding.line else finding.file
+    severity = f" {finding.severity}" if finding.severity else ""
+    return f"  {where}  {finding.tool} {finding.rule}{severity}  {_one_line(finding.message)}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:200]
 
 
 def _source_lines(report: GateReport) -> list[str]:

@@ -13,6 +13,8 @@ bodies), so sign-off and PR-comment tests run the real client code without the i
     server.fail_next(reset=True)                          # connection closed, no reply
     server.requests[0].headers["authorization"]           # what the client sent
     server.comments["o/r", 7]                             # comments posted or patched
+    run = server.add_run("o/r", branch="main", head_sha="b" * 40)   # a successful push run
+    server.add_artifact("o/r", run, "confgate-report", {"confgate-report.json": "{...}"})
 
 Requests must carry ``Authorization: Bearer <server.token>``, else HTTP 401 "Bad credentials".
 Lists are paginated like GitHub's (``per_page`` default 30, max 100; ``Link`` with
@@ -23,10 +25,12 @@ from __future__ import annotations
 
 import base64
 import collections
+import io
 import itertools
 import json
 import re
 import threading
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -68,6 +72,9 @@ class FakeGitHubServer(LocalServer):
         self.files: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.contents: dict[tuple[str, str, str], str] = {}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
+        self.runs: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        self.artifacts: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
+        self.blobs: dict[int, bytes] = {}
         self._ids = itertools.count(1000)
         self._failures: collections.deque[_Failure] = collections.deque()
         self._lock = threading.Lock()
@@ -138,6 +145,33 @@ class FakeGitHubServer(LocalServer):
         """``path`` holds ``text`` at commit ``ref`` (``GET /contents/PATH?ref=``)."""
         self.contents[repo, ref, path] = text
 
+    def add_run(
+        self, repo: str, *, branch: str, head_sha: str, event: str = "push",
+        conclusion: str = "success",
+    ) -> int:
+        """A finished workflow run; returns its id (runs are listed newest first)."""
+        run_id = next(self._ids)
+        self.runs[repo].append({"id": run_id, "head_branch": branch, "head_sha": head_sha,
+                                "event": event, "status": "completed",
+                                "conclusion": conclusion})
+        return run_id
+
+    def add_artifact(
+        self, repo: str, run_id: int, name: str, files: dict[str, str | bytes],
+        *, expired: bool = False,
+    ) -> int:
+        """An artifact of run ``run_id`` holding ``files``; its zip is served through the
+        redirect GitHub uses (to a URL that must be fetched without the token)."""
+        ident = next(self._ids)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for member, data in files.items():
+                archive.writestr(member, data)
+        self.blobs[ident] = buffer.getvalue()
+        self.artifacts[run_id].append({"id": ident, "name": name, "expired": expired,
+                                       "size_in_bytes": len(self.blobs[ident])})
+        return ident
+
     def add_team_member(self, org: str, team: str, login: str) -> None:
         """Make ``login`` an active member of ``org/team``."""
         self.teams[org, team].add(login.casefold())
@@ -186,12 +220,26 @@ class FakeGitHubServer(LocalServer):
     def _content(
         self, request: RecordedRequest, m: re.Match[str]
     ) -> tuple[int, Any, dict[str, str]]:
-        text = self.contents.get((m["repo"], request.query.get("ref", ""), m["path"]))
+        ref, path = request.query.get("ref", ""), (m["path"] or "").strip("/")
+        text = self.contents.get((m["repo"], ref, path))
         if text is None:
-            return _not_found()
+            return self._listing(m["repo"], ref, path)
         encoded = base64.b64encode(text.encode()).decode()
         return 200, {"type": "file", "encoding": "base64", "content": encoded,
                      "path": m["path"]}, {}
+
+    def _listing(self, repo: str, ref: str, folder: str) -> tuple[int, Any, dict[str, str]]:
+        """A folder at ``ref``, as the contents API lists it: its files and folders."""
+        prefix = f"{folder}/" if folder else ""
+        entries: dict[str, str] = {}
+        for (where, at, path) in self.contents:
+            if where == repo and at == ref and path.startswith(prefix):
+                name, _, rest = path[len(prefix):].partition("/")
+                entries[name] = "dir" if rest else "file"
+        if not entries:
+            return _not_found()
+        return 200, [{"name": n, "path": prefix + n, "type": t}
+                     for n, t in sorted(entries.items())], {}
 
     def _membership(
         self, request: RecordedRequest, m: re.Match[str]
@@ -227,6 +275,29 @@ class FakeGitHubServer(LocalServer):
                 return 200, comment, {}
         return _not_found()
 
+    def _runs(self, request: RecordedRequest, m: re.Match[str]) -> tuple[int, Any, dict[str, str]]:
+        q = request.query
+        runs = [r for r in reversed(self.runs.get(m["repo"], []))
+                if q.get("branch") in (None, r["head_branch"])
+                and q.get("event") in (None, r["event"])
+                and q.get("status") in (None, r["conclusion"], r["status"])]
+        runs = runs[: min(int(q.get("per_page", "30")), 100)]
+        return 200, {"total_count": len(runs), "workflow_runs": runs}, {}
+
+    def _run_artifacts(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        found = [a for a in self.artifacts.get(int(m["id"]), [])
+                 if request.query.get("name") in (None, a["name"])]
+        return 200, {"total_count": len(found), "artifacts": found}, {}
+
+    def _artifact_zip(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        if int(m["id"]) not in self.blobs:
+            return _not_found()
+        return 302, b"", {"Location": f"{self.api_url}/_blob/{m['id']}?sig=signed"}
+
     def _page(self, request: RecordedRequest, items: list[Any]) -> tuple[int, Any, dict[str, str]]:
         per_page = min(int(request.query.get("per_page", "30")), 100)
         page = int(request.query.get("page", "1"))
@@ -253,6 +324,12 @@ class FakeGitHubServer(LocalServer):
                 return None
             body = failure.raw if failure.raw is not None else _error(failure.message)
             return failure.status, body, {}
+        blob = re.fullmatch(r"/_blob/(\d+)", request.path)
+        if blob is not None:  # a signed storage URL: it must never receive the token
+            if "authorization" in request.headers:
+                return 400, _error("a signed URL got an Authorization header"), {}
+            data = self.blobs.get(int(blob[1]))
+            return (200, data, {}) if data is not None else _not_found()
         with self._lock:
             if request.headers.get("authorization") != f"Bearer {self.token}":
                 return 401, _error("Bad credentials"), {}
@@ -277,7 +354,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/reviews"), FakeGitHubServer._reviews),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/commits"), FakeGitHubServer._commits),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/files"), FakeGitHubServer._files),
-    ("GET", re.compile(_REPO + r"/contents/(?P<path>.+)"), FakeGitHubServer._content),
+    ("GET", re.compile(_REPO + r"/contents(?:/(?P<path>.*))?"), FakeGitHubServer._content),
     (
         "GET",
         re.compile(r"/orgs/(?P<org>[^/]+)/teams/(?P<team>[^/]+)/memberships/(?P<login>[^/]+)"),
@@ -286,6 +363,11 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/issues/(?P<n>\d+)/comments"), FakeGitHubServer._comments),
     ("POST", re.compile(_REPO + r"/issues/(?P<n>\d+)/comments"), FakeGitHubServer._comments),
     ("PATCH", re.compile(_REPO + r"/issues/comments/(?P<id>\d+)"), FakeGitHubServer._comment),
+    ("GET", re.compile(_REPO + r"/actions/runs"), FakeGitHubServer._runs),
+    ("GET", re.compile(_REPO + r"/actions/runs/(?P<id>\d+)/artifacts"),
+     FakeGitHubServer._run_artifacts),
+    ("GET", re.compile(_REPO + r"/actions/artifacts/(?P<id>\d+)/zip"),
+     FakeGitHubServer._artifact_zip),
 ]
 
 

@@ -43,6 +43,7 @@ def test_prints_commands():
     print("   ::add-mask::indented")
 '''
 _INPUT = re.compile(r"\$\{\{\s*inputs\.([A-Za-z0-9_-]+)\s*\}\}")
+MODE_BOTH_WARNING = "::warning title=confgate mode both::"
 _STOP = re.compile(r"::stop-commands::(?P<token>[0-9a-f]{32})")
 
 
@@ -213,6 +214,8 @@ def assert_log_issues_only_our_commands(log: list[str], annotations: list[str]) 
             tokens.append(stop["token"])
         elif tokens and line == f"::{tokens[-1]}::":
             tokens.pop()
+        elif line.startswith(MODE_BOTH_WARNING) and not tokens:
+            continue  # the Action's own warning that mode both is for trusted code only
         else:
             assert line in annotations, f"a foreign workflow command reached the log: {line!r}"
     assert not tokens, "commands were stopped and never resumed"
@@ -233,9 +236,9 @@ def test_action_definition() -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
         "command", "candidates", "baseline", "mode", "config", "pytest-args", "base-ref",
-        "comment", "github-token", "working-directory",
+        "comment", "github-token", "working-directory", "gate-result",
     }
-    assert action["inputs"]["mode"]["default"] == "both"
+    assert action["inputs"]["mode"]["default"] == "gate"  # issue 29: never `both` by default
     assert action["inputs"]["command"]["default"] == "gate"
     assert "gate" in action["inputs"]["command"]["description"]
     assert "rank" in action["inputs"]["command"]["description"]
@@ -260,7 +263,7 @@ def test_the_action_gates_publishes_and_keeps_one_comment(
 ) -> None:
     runner = Runner(workspace.path, tmp_path, github_server)
     pytest_args = "-q -s -p no:cacheprovider -o 'junit_suite_name=" + EVIL.replace("'", "") + "'"
-    first = runner.run({"pytest-args": pytest_args, "base-ref": "main"})
+    first = runner.run({"pytest-args": pytest_args, "base-ref": "main", "mode": "both"})
     report = load_report(workspace.path / "confgate-report.json")
     assert first.outputs == {
         "decision": report.decision.value, "confidence": "",
@@ -279,13 +282,15 @@ def test_the_action_gates_publishes_and_keeps_one_comment(
     assert not list(workspace.path.rglob("pwned")), "a shell ran untrusted text"
     assert [c["body"].startswith(MARKER) for c in github_server.comments["o/r", 7]] == [True]
 
-    second = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
+    second = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main",
+                         "mode": "both"})
     assert second.outputs["decision"] == report.decision.value
     comments = github_server.comments["o/r", 7]
     assert len(comments) == 1, "the sticky comment is updated in place, never re-posted"
     assert [r.method for r in github_server.requests].count("PATCH") == 1
 
-    runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main", "comment": "false"})
+    runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main", "comment": "false",
+                "mode": "both"})
     comment_calls = [r for r in github_server.requests if "/comments" in r.path]
     assert len(comment_calls) == 4  # list+post, list+patch; nothing with comment off
 
@@ -311,13 +316,15 @@ def test_reviews_read_in_the_publish_step_sign_off_a_t3_change(
     runner.write_event(title="t", body="")
     serve_pull_request(github_server, repo.path)
 
-    waiting = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
+    waiting = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main",
+                          "mode": "both"})
     assert waiting.status == 1
     assert waiting.outputs["decision"] == "needs_signoff"
     assert "sign-offs from the reviews of #7: 1/2" in "\n".join(waiting.log)
 
     github_server.add_review("o/r", 7, "bob", "APPROVED", commit_id=head)
-    signed = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
+    signed = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main",
+                         "mode": "both"})
     assert signed.status == 0, "\n".join(signed.log)
     assert signed.outputs["decision"] == "pass"
     report = load_report(repo.path / "confgate-report.json")
@@ -329,7 +336,7 @@ def test_hostile_pytest_args_run_nothing(
     workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     runner = Runner(workspace.path, tmp_path, github_server)
-    run = runner.run({"pytest-args": EVIL, "comment": "false"})
+    run = runner.run({"pytest-args": EVIL, "comment": "false", "mode": "both"})
     assert run.status == 1, "pytest refused the arguments; the gate fails closed"
     assert run.outputs["decision"] == "fail"
     assert set(run.outputs) == {"decision", "confidence", "auto_advance", "escalated", "report"}
@@ -408,9 +415,9 @@ def test_actionlint_catches_an_expression_inside_run(tmp_path: Path) -> None:
     assert "potentially untrusted" in done.stdout
 
 
-def test_readme_shows_the_example_workflow() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert WORKFLOW.read_text(encoding="utf-8") in readme
+def test_the_action_docs_show_the_example_workflow() -> None:
+    docs = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    assert WORKFLOW.read_text(encoding="utf-8") in docs
 
 
 # -- issue 14: the change under review cannot redirect, forge or outlive its verdict ------------
@@ -523,7 +530,8 @@ def test_a_committed_passing_report_never_outlives_a_broken_run(
     runner = Runner(repo.path, tmp_path, github_server)
     runner.write_event()
 
-    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false"})
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false",
+                      "mode": "both"})
 
     assert run.status != 0
     assert run.outputs["decision"] == "fail"
@@ -569,8 +577,8 @@ def test_mode_both_on_the_test_merge_commit_fails_closed_and_says_how_to_fix_it(
     git(workspace.path, "merge", "-q", "--no-ff", "-m", "test merge", "feature")
     merge = runner.head()  # ...and the runner checked out the test-merge commit
 
-    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false"},
-                     job_env={"GITHUB_SHA": merge})
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "comment": "false",
+                      "mode": "both"}, job_env={"GITHUB_SHA": merge})
 
     assert run.status != 0
     assert run.outputs["decision"] == "fail"
@@ -589,11 +597,13 @@ def test_an_unknown_mode_stops_before_anything_runs(
 
 def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> None:
     workflow = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
-    assert set(workflow[True]) == {"pull_request", "pull_request_review"}  # YAML 1.1: on: True
+    assert set(workflow[True]) == {"pull_request", "pull_request_review", "push"}  # on: True
+    assert workflow[True]["push"] == {"branches": ["main"]}  # the base's own report (issue 29)
     assert workflow["permissions"] == {}
     gate, publish = workflow["jobs"]["gate"], workflow["jobs"]["publish"]
     assert gate["permissions"] == {"contents": "read"}
-    assert publish["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert publish["permissions"] == {"contents": "read", "pull-requests": "write",
+                                      "actions": "read"}
     assert (publish["needs"], publish["if"]) == ("gate", "always()")
     checkout = gate["steps"][0]
     assert checkout["with"]["ref"] == "${{ github.event.pull_request.head.sha }}"
@@ -602,6 +612,8 @@ def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> No
                    if "pytest-confgate" in s.get("uses", "")]
              for job, spec in workflow["jobs"].items()}
     assert modes == {"gate": ["gate"], "publish": ["publish"]}
+    [publishing] = [s for s in publish["steps"] if "pytest-confgate" in s.get("uses", "")]
+    assert publishing["with"]["gate-result"] == "${{ needs.gate.result }}"  # issue 29
     assert not [s for s in publish["steps"] if "checkout" in s.get("uses", "") or "run" in s], (
         "the publish job must never check out or run the change's code"
     )
@@ -643,13 +655,17 @@ def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
     runner = Runner(repo.path, tmp_path, github_server)
     runner.write_event()
 
-    runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
-    assert load_report(repo.path / "confgate-report.json").risk_tier == "T0"  # forged
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    forged = load_report(repo.path / "confgate-report.json")
+    assert forged.risk_tier == "T0"  # forged...
+    assert forged.decision.value == "fail"  # ...after the gate printed its digest (issue 29)
+    assert "was changed after the gate wrote it" in forged.reasons[0]
+    assert gate.status == 1
     published = runner.run({"mode": "publish", "comment": "false"},
                            workspace=upload(repo.path, tmp_path))
 
     assert published.status == 1
-    assert published.outputs["decision"] == "needs_signoff"
+    assert published.outputs["decision"] == "fail"
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.risk_tier == "T3"
     assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
@@ -695,7 +711,8 @@ def test_the_action_ranks_candidate_refs_and_publishes_the_winner(
     candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     runner = Runner(candidates, tmp_path, github_server)
-    run = runner.run({"command": "rank", "candidates": "a\n\n  c  \n", "baseline": "main"})
+    run = runner.run({"command": "rank", "candidates": "a\n\n  c  \n", "baseline": "main",
+                      "mode": "both"})
     assert run.status == 0, "\n".join(run.log)
     assert (run.outputs["winner"], run.outputs["auto_accepted"]) == ("a", "true")
     assert 0.0 < float(run.outputs["ranking_confidence"]) <= 1.0
@@ -728,3 +745,229 @@ def test_an_unknown_command_stops_before_anything_runs(
     run = Runner(workspace.path, tmp_path, github_server).run({"command": "rank; rm -rf /"})
     assert run.status == 2
     assert "confgate: the command input must be gate or rank" in run.log
+
+
+# -- issue 29: the published verdict is the gate's, not the change's ---------------------------
+
+ATEXIT_TEST = """\
+import atexit
+import json
+import pathlib
+
+
+def _claim_a_pass():
+    # After the gate wrote its report and pytest is exiting: keep the provenance, pass.
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(decision="pass", reasons=[], conditions=[], auto_advance=False)
+    if {metrics}:
+        tests = report["tests"]
+        tests.update(passed=tests["passed"] + tests["failed"], failed=0, errors=0)
+        for metric in report["metrics"]:
+            if metric["type"] == "test_pass_rate":
+                metric["value"] = 1.0
+                metric["details"].update(passed=tests["passed"], failed=0, errors=0)
+            metric["passed"] = True
+    path.write_text(json.dumps(report))
+
+
+atexit.register(_claim_a_pass)
+
+
+def test_that_fails():
+    assert 1 + 1 == 3
+"""
+
+
+def atexit_forger(repo: pytest.Pytester, *, metrics: bool) -> None:
+    """A plain new test module (not a conftest) whose atexit hook rewrites the report."""
+    repo.path.joinpath("tests", "test_claims.py").write_text(
+        ATEXIT_TEST.format(metrics=metrics), encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a test module with an exit hook")
+
+
+def assert_never_published_as_pass(run: Run, server: FakeGitHubServer) -> None:
+    assert run.status != 0, "\n".join(run.log)
+    assert run.outputs["decision"] != "pass"
+    assert "decision<<" not in run.outputs.get("decision", "")
+    for comment in server.comments["o/r", 7]:
+        first = comment["body"].removeprefix(MARKER).strip().splitlines()[0]
+        assert "PASS" not in first, comment["body"]
+    assert "confgate: PASS" not in run.summary
+
+
+@pytest.mark.parametrize("result", ["", "failure"], ids=["no-gate-result", "gate-failed"])
+def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer, result: str
+) -> None:
+    """The review's attack: the gate step exits 1 (a test failed), the hook writes pass with
+    the provenance kept. The gate step sees the report is not the one whose digest the gate
+    printed and turns it into a fail; publish, deciding again, never says pass."""
+    atexit_forger(repo, metrics=False)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 1
+    assert any("was changed after the gate wrote it (its bytes are not those the gate "
+               "printed the digest of)" in line for line in gate.log)
+
+    published = runner.run({"mode": "publish", "gate-result": result},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.status == 1
+    assert published.outputs["decision"] == "fail"
+    assert "was changed after the gate wrote it" in published.summary
+    final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
+    assert final.decision.value == "fail"  # the `report` output tells the verdict too
+
+
+def test_a_report_rewritten_with_its_metrics_never_passes_after_a_failed_gate_job(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Consistent lies (the tests' counts rewritten too) pass every check of the report's own;
+    the digest the gate printed before the hook ran does not match them."""
+    atexit_forger(repo, metrics=True)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    assert runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"}).status == 1
+
+    published = runner.run({"mode": "publish", "gate-result": "failure"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.outputs["decision"] == "fail"
+    assert "was changed after the gate wrote it" in published.summary
+
+
+def test_the_default_mode_never_runs_the_token_step_after_the_tests(
+    workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Issue 29: a test that appends its folder to the runner's add_path_* file steered the
+    publish step of the same job in the old default (`both`)."""
+    marker = planting(workspace, tmp_path)
+    runner = Runner(workspace.path, tmp_path, github_server)
+    run = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main"})
+    assert run.outputs == {}, "the default mode publishes nothing"
+    assert not marker.exists(), "a program planted by a test ran in a later step"
+    assert github_server.requests == [], "no step of the default mode talks to GitHub"
+    assert not any(line.startswith(MODE_BOTH_WARNING) for line in run.log)
+
+    both = runner.run({"pytest-args": "-q -p no:cacheprovider", "base-ref": "main",
+                       "mode": "both"})
+    warning = next(line for line in both.log if line.startswith(MODE_BOTH_WARNING))
+    assert "trusted code only" in warning
+
+
+def test_a_gate_job_waiting_for_a_sign_off_succeeds_and_publish_counts_the_reviews(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """Two jobs: the gate job cannot read reviews, so a T3 change waits; that is not a failed
+    gate job (else no sign-off could ever pass it), and the publish job decides."""
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  risk_rules:\n    - {paths: ['calc/**'], tier: T3}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "T3 rule on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "extra.py").write_text("LIMIT = 3\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "change calc")
+    head = git(repo.path, "rev-parse", "HEAD").strip()
+    github_server.add_pull("o/r", 7, author="carol", head_sha=head)
+    for login in ("alice", "bob"):
+        github_server.add_review("o/r", 7, login, "APPROVED", commit_id=head)
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    runner.write_event(title="t", body="")
+
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 0, "\n".join(gate.log)
+    assert "the gate waits for a human sign-off" in "\n".join(gate.log)
+    published = runner.run({"mode": "publish", "gate-result": "success"},
+                           workspace=upload(repo.path, tmp_path))
+    assert (published.status, published.outputs["decision"]) == (0, "pass")
+
+
+def test_the_gate_prints_the_digest_of_the_report_it_wrote_only_when_asked(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_confgate.github.action_run import DIGEST_LINE, ENV_DIGEST, report_digest
+
+    quiet = repo.runpytest_subprocess("--confgate", "-q", "-p", "no:cacheprovider")
+    assert not [line for line in quiet.outlines if line.startswith(DIGEST_LINE.decode())]
+    monkeypatch.setenv(ENV_DIGEST, "1")
+    result = repo.runpytest_subprocess("--confgate", "-q", "-p", "no:cacheprovider")
+    [line] = [line for line in result.outlines if line.startswith(DIGEST_LINE.decode())]
+    assert line == DIGEST_LINE.decode() + report_digest(repo.path / "confgate-report.json")
+
+
+SILENCING_TEST = """\
+import atexit
+import hashlib
+import json
+import os
+import pathlib
+
+_write = os.write
+
+
+def _quiet_write(fd, data):
+    # Drop the gate's digest line: the step then sees only the one printed below.
+    if b"confgate: report sha256" in data:
+        return len(data)
+    return _write(fd, data)
+
+
+os.write = _quiet_write
+
+
+def _claim_a_pass():
+    path = pathlib.Path("confgate-report.json")
+    report = json.loads(path.read_text())
+    report.update(decision="pass", reasons=[], conditions=[], auto_advance=False)
+    tests = report["tests"]
+    tests.update(passed=tests["passed"] + tests["failed"], failed=0, errors=0)
+    for metric in report["metrics"]:
+        if metric["type"] == "test_pass_rate":
+            metric["value"] = 1.0
+            metric["details"].update(passed=tests["passed"], failed=0, errors=0)
+        metric["passed"] = True
+    text = json.dumps(report)
+    path.write_text(text)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    _write(1, b"confgate: report sha256 " + digest.encode() + b"\\n")
+    os._exit(0)
+
+
+atexit.register(_claim_a_pass)
+
+
+def test_that_fails():
+    assert 1 + 1 == 3
+"""
+
+
+def test_a_silenced_gate_and_a_forged_digest_still_need_a_human(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The layer the digest cannot cover: the change drops the gate's own digest line, forges
+    the report and a matching digest, and exits 0, so even the gate job succeeds. The publish
+    step reads the change's code from the API and finds the exit hook (issue 27's static
+    patterns): a human must sign off, so it is never published as pass."""
+    repo.path.joinpath("tests", "test_claims.py").write_text(SILENCING_TEST, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a test module that forges the gate's output")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    assert gate.status == 0, "\\n".join(gate.log)  # the forgery holds in the gate job
+    assert load_report(repo.path / "confgate-report.json").decision.value == "pass"
+
+    published = runner.run({"mode": "publish", "gate-result": "success"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert published.outputs["decision"] == "needs_signoff"
+    assert "Tampering and behaviour changes" in published.summary
+    assert "tests/test_claims.py" in published.summary

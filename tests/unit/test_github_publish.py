@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fakes.github_runner import OUTPUT_HEADER, parse_github_output
 from fakes.github_server import FakeGitHubServer
-from fakes.reports import HEAD_SHA, gate_report
+from fakes.reports import HEAD_SHA, gate_report, honest_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
@@ -30,7 +30,7 @@ EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
 BASE_SHA = "b" * 40
 
 
-def finding(file: str, line: int, *, severity: str = "LOW", message: str = "m",
+def finding(file: str, line: int, *, severity: str = "MEDIUM", message: str = "m",
             rule: str = "B101") -> dict[str, Any]:
     return {"tool": "bandit", "rule": rule, "file": file, "line": line, "column": 3,
             "message": message, "severity": severity}
@@ -72,12 +72,14 @@ def test_escaping_follows_github_toolkit() -> None:
 
 def test_annotations_error_for_high_warning_otherwise_and_escaped() -> None:
     report = with_findings([finding("a.py", 4, severity="HIGH", message=EVIL, rule="B6:02,x"),
-                            finding("b.py", 0)])
+                            finding("b.py", 0), finding("c.py", 2, severity="LOW")])
     result = annotation_commands(report)
+    # SARIF's levels, and bandit's 0-based col_offset 3 shown 1-based as SARIF's startColumn 4
     assert result.commands == [
-        "::error file=a.py,line=4,col=3,title=bandit B6%3A02%2Cx::bad%0A::set-output "
+        "::error file=a.py,line=4,col=4,title=bandit B6%3A02%2Cx::bad%0A::set-output "
         "name=decision::pass%0D%0A::error::owned %250A, x: y",
-        "::warning file=b.py,col=3,title=bandit B101::m",
+        "::warning file=b.py,col=4,title=bandit B101::m",
+        "::notice file=c.py,line=2,col=4,title=bandit B101::m",
     ]
     assert result.omitted == 0
 
@@ -292,7 +294,7 @@ def test_sticky_comment_created_once_then_updated_in_place(
     github_server.comments["o/r", 7].append({"id": 1, "body": "LGTM", "user": {"login": "a"}})
     first = save(gate_report(decision=Decision.FAIL), tmp_path)
     assert run_publish(first, env)[2].endswith("confgate: PR comment created on #7\n")
-    second = save(gate_report(decision=Decision.PASS), tmp_path)
+    second = save(honest_report(), tmp_path)
     code, _, err = run_publish(second, env)
     assert code == 0
     assert "PR comment updated on #7" in err
@@ -306,7 +308,7 @@ def test_no_comment_without_token_or_pull_request(
     tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     env = pr_env(tmp_path, github_server)
-    path = save(gate_report(), tmp_path)
+    path = save(honest_report(), tmp_path)
     assert "no PR comment: no token" in run_publish(path, {**env, "GITHUB_TOKEN": ""})[2]
     Path(env["GITHUB_EVENT_PATH"]).write_text('{"push": {}}', encoding="utf-8")
     assert "not a pull_request event" in run_publish(path, env)[2]
@@ -360,7 +362,7 @@ def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
     monkeypatch.chdir(tmp_path)
     seen: list[list[str]] = []
     monkeypatch.setattr(action_run, "run_without_commands",
-                        lambda argv, env: seen.append(argv) or 4)
+                        lambda argv, env, digests: seen.append(argv) or 4)
     assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
     assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
 
@@ -404,8 +406,8 @@ def test_annotations_only_on_changed_lines_when_the_report_has_line_ranges() -> 
                 "lines": {"new.py": [[2, 3], [5, 5]]}},
     )
     shown = [c.split("::")[1] for c in annotation_commands(report).commands]
-    assert shown == ["warning file=new.py,col=3,title=bandit B101",
-                     "warning file=new.py,line=2,col=3,title=bandit B101"]
+    assert shown == ["warning file=new.py,col=4,title=bandit B101",
+                     "warning file=new.py,line=2,col=4,title=bandit B101"]
 
 
 def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
@@ -416,26 +418,20 @@ def test_the_annotation_cap_drops_the_least_severe_findings() -> None:
     lint = EvalMetric(type="lint_score", value=0.5, details={"items": ruff})
     security = EvalMetric(type="security_score", value=0.5, details={"items": evals})
     result = annotation_commands(gate_report(metrics=[lint, security]), cap=10)
-    assert result.commands[:2] == ["::warning file=z.py,line=4,col=3,title=bandit B307::m",
-                                   "::warning file=z.py,line=9,col=3,title=bandit B307::m"]
+    assert result.commands[:2] == ["::warning file=z.py,line=4,col=4,title=bandit B307::m",
+                                   "::warning file=z.py,line=9,col=4,title=bandit B307::m"]
     assert len(result.commands) == 10
     assert result.omitted == 8
 
 
 def _signoff_report(decision: Decision, *, failing_tests: bool = False) -> GateReport:
-    from pytest_confgate.models import Condition, Signoffs
+    from pytest_confgate.models import Signoffs, TestOutcomes
 
-    conditions = [Condition(metric="signoff", name="signoffs", passed=False,
-                            message="T3 needs 2 human sign-offs; got 0", value=0.0,
-                            threshold=2.0)]
-    if failing_tests:
-        conditions.insert(0, Condition(metric="test_pass_rate", name="tests_failed",
-                                       passed=False, message="1 test failed"))
-    return gate_report(
-        risk_tier="T3", decision=decision, reasons=[c.message for c in conditions],
-        conditions=conditions,
-        signoffs=Signoffs(required=2, approvers=["alice", "bob", "carol"]),
-    )
+    tests = TestOutcomes(passed=1, failed=1 if failing_tests else 0)
+    report = honest_report(tier="T3", tests=tests,
+                           signoffs=Signoffs(required=2, approvers=["alice", "bob", "carol"]))
+    assert report.decision is decision
+    return report
 
 
 def reviewed_pr(tmp_path: Path, server: FakeGitHubServer, *reviews: tuple[str, str]
@@ -492,7 +488,7 @@ def test_reviews_never_turn_a_failing_gate_into_a_pass(
     assert "decision fail -> fail" in err
     saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
     assert saved.decision is Decision.FAIL
-    assert saved.reasons == ["1 test failed"]
+    assert saved.reasons == ["test_pass_rate: 1 test failed (max_failed_tests: 0)"]
 
 
 def test_no_recount_without_a_token_and_the_report_is_left_alone(
@@ -514,7 +510,7 @@ def test_a_users_comment_with_our_marker_is_not_the_one_we_update(
     github_server.comments["o/r", 7].append(
         {"id": 1, "body": MARKER + " spoofed", "user": {"login": "mallory", "type": "User"}})
     run_publish(save(gate_report(decision=Decision.FAIL), tmp_path), env)
-    run_publish(save(gate_report(decision=Decision.PASS), tmp_path), env)
+    run_publish(save(honest_report(), tmp_path), env)
     comments = github_server.comments["o/r", 7]
     assert [c["user"]["login"] for c in comments] == ["mallory", "github-actions[bot]"]
     assert comments[0]["body"] == MARKER + " spoofed"
@@ -600,3 +596,140 @@ def test_a_report_that_cannot_be_published_with_a_broken_runner_file_still_exits
     assert code == 2
     assert "GITHUB_OUTPUT=/dev/full cannot be written" in err
     assert out.splitlines()[-1] == "confgate: decision fail"
+
+
+# -- issue 29: the gate job's result is an input; every publish path fails with a message ------
+
+@pytest.mark.parametrize("result", ["failure", "cancelled", "skipped", "anything else"])
+def test_a_gate_job_that_did_not_succeed_never_publishes_pass(
+    tmp_path: Path, github_server: FakeGitHubServer, result: str
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    report = honest_report()
+    assert report.decision is Decision.PASS
+
+    code, _, err = run_publish(save(report, tmp_path), env, gate_result=result)
+
+    assert code == 1
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+    [comment] = github_server.comments["o/r", 7]
+    assert comment["body"].splitlines()[1].startswith("## ❌ confgate: FAIL")
+    shown = result if result != "anything else" else "not a job result"
+    assert f"gate job: its result is {shown}" in comment["body"]
+    assert "decision pass -> fail" in err
+
+
+def test_the_gate_result_comes_from_the_environment_and_success_changes_nothing(
+    tmp_path: Path, github_server: FakeGitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = pr_env(tmp_path, github_server)
+    path = save(honest_report(), tmp_path)
+    assert run_publish(path, {**env, "CONFGATE_GATE_RESULT": "success"})[0] == 0
+    for name, value in {**env, "CONFGATE_GATE_RESULT": "success"}.items():
+        monkeypatch.setenv(name, value)
+    assert main(["github", "publish", str(path), "--gate-result", "failure"]) == 1
+    path = save(honest_report(), tmp_path)  # publish rewrote it to the verdict it published
+    assert main(["github", "publish", str(path)]) == 0
+
+
+def test_a_report_rewritten_after_the_gate_is_refused_and_never_passes(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    from pytest_confgate.models import TestOutcomes
+
+    env = pr_env(tmp_path, github_server)
+    report = honest_report(tests=TestOutcomes(passed=2, failed=1))
+    metrics = [m.model_copy(update={"passed": None}) for m in report.metrics]
+    forged = report.model_copy(update={"decision": Decision.PASS, "reasons": [],
+                                       "conditions": [], "metrics": metrics})
+    path = save(forged, tmp_path)
+
+    code, out, _ = run_publish(path, env)
+
+    assert code == 1
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+    body = github_server.comments["o/r", 7][0]["body"]
+    assert body.splitlines()[1] == "## confgate: FAIL"
+    assert "was altered after the gate decided" in body
+    assert "test_pass_rate: 1 test failed (max_failed_tests: 0)" in body
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert saved.decision is Decision.FAIL
+    assert saved.reasons[0].startswith("report: altered after the gate decided")
+    assert out.splitlines()[-1] == "confgate: decision fail"
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT"])
+@pytest.mark.parametrize("ranked", [True, False], ids=["ranking", "no-ranking"])
+def test_the_rank_actions_publish_step_says_one_line_when_a_runner_file_is_unwritable(
+    tmp_path: Path, variable: str, ranked: bool
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    if ranked:
+        (tmp_path / "confgate-ranking.json").write_text(
+            json.dumps({"winner": "a", "confidence": 0.9}), encoding="utf-8")
+        (tmp_path / "confgate-ranking.md").write_text("## ranking\n", encoding="utf-8")
+    env = {**os.environ, **runner_env(tmp_path), "CONFGATE_COMMENT": "false",
+           variable: str(tmp_path)}  # a folder: cannot be appended to
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.github.action_rank", "publish"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    [line] = [line for line in done.stderr.splitlines() if line]
+    assert line.startswith(f"confgate: ERROR: {variable}={tmp_path} cannot be written")
+
+
+def test_publish_renders_html_and_sarif_again_from_the_verdict_it_published(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """The HTML the comment links to said "got 0" after publish had counted the reviews."""
+    from pytest_confgate.report.writers import render
+
+    env = reviewed_pr(tmp_path, github_server, ("alice", "c" * 40), ("bob", "c" * 40))
+    waiting = _signoff_report(Decision.NEEDS_SIGNOFF)
+    path = save(waiting, tmp_path)
+    (tmp_path / "confgate-report.html").write_text(render(waiting, "html"), encoding="utf-8")
+    assert "got 0" in (tmp_path / "confgate-report.html").read_text(encoding="utf-8")
+
+    assert run_publish(path, env, comment=False)[0] == 0
+
+    page = (tmp_path / "confgate-report.html").read_text(encoding="utf-8")
+    assert "confgate: PASS" in page
+    assert "Counted: alice, bob (2 of 2)." in page
+    assert "got 0" not in page
+    published = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    assert (tmp_path / "confgate.sarif").read_text(encoding="utf-8") == render(published, "sarif")
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "confgate: PASS" in summary
+    assert "2/2 approved (alice, bob)" in summary
+
+
+@pytest.mark.parametrize(
+    ("said", "why"),
+    [(None, None), ([], "the gate never printed its digest"),
+     (["x" * 64], "its bytes are not those the gate printed the digest of"),
+     (["same", "same"], "the gate's output printed 2 digests")],
+    ids=["matches", "never-printed", "another-digest", "printed-twice"],
+)
+def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
+    tmp_path: Path, said: list[str] | None, why: str | None
+) -> None:
+    path = save(honest_report(), tmp_path)
+    digest = action_run.report_digest(path)
+    lines = [action_run.DIGEST_LINE + (digest if s in (None, "same") else s).encode() + b"\n"
+             for s in (said if said is not None else [None])]
+
+    assert action_run._altered(path, lines) is (why is not None)
+
+    saved = GateReport.model_validate_json(path.read_text(encoding="utf-8"))
+    if why is None:
+        assert saved == honest_report()
+        return
+    assert saved.decision is Decision.FAIL
+    assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
+                                       f"gate wrote it ({why})")
+    assert saved.provenance == honest_report().provenance  # still this run's, as a fail

@@ -18,6 +18,7 @@ PURE = [
     "gate/score.py",
     "gate/tiers.py",
     "gate/machinery.py",
+    "gate/recheck.py",
     "trust/formula.py",
     "rank/blocking.py",
     "rank/scoring.py",

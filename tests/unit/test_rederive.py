@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from fakes.github_runner import parse_github_output
 from fakes.github_server import FakeGitHubServer
-from fakes.reports import HEAD_SHA, gate_report
+from fakes.reports import HEAD_SHA, honest_report
 
 from pytest_confgate.cli.github import publish
 from pytest_confgate.models import ConfidenceResult, Decision, GateReport, Signoffs
@@ -40,11 +40,12 @@ def env(tmp_path: Path, github_server: FakeGitHubServer) -> dict[str, str]:
 
 
 def forged(**fields: Any) -> GateReport:
-    """What a change that tampers in-process would write: T0, pass, nobody to ask."""
+    """What a change that tampers in-process would write: T0, pass, nobody to ask; its
+    evidence (tests, metrics) as measured."""
     values: dict[str, Any] = {"risk_tier": "T0", "risk_reason": "set by gate.risk_tier",
                               "decision": Decision.PASS, "auto_advance": True}
     values.update(fields)
-    return gate_report(**values)
+    return honest_report().model_copy(update=values)
 
 
 def run(tmp_path: Path, env: dict[str, str], report: GateReport) -> tuple[int, GateReport, str]:
@@ -160,7 +161,7 @@ def test_a_real_report_at_the_right_tier_is_left_as_it_is(
     tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
 ) -> None:
     github_server.add_file("o/r", 7, "src/app.py")
-    report = gate_report()  # T1, pass; no configuration on the base: the defaults, T1
+    report = honest_report()  # T1, pass; no configuration on the base: the defaults, T1
 
     code, saved, err = run(tmp_path, env, report)
 
@@ -186,8 +187,7 @@ def test_a_base_without_configuration_keeps_the_reports_own_approver_list(
 ) -> None:
     """The defaults accept any reviewer but the author; a report's list can only narrow that."""
     github_server.add_file("o/r", 7, "src/app.py")
-    report = gate_report(risk_tier="T3", decision=Decision.NEEDS_SIGNOFF,
-                         signoffs=Signoffs(required=2, approvers=["alice", "bob"]))
+    report = honest_report(tier="T3", signoffs=Signoffs(required=2, approvers=["alice", "bob"]))
 
     _, saved, _ = run(tmp_path, env, report)
 
@@ -216,11 +216,81 @@ def test_a_change_signed_off_in_the_publish_step_auto_advances_per_spec_6(
         "gate:\n  risk_rules:\n    - {paths: ['src/**'], tier: T2}\n" + policy)
     github_server.add_file("o/r", 7, "src/app.py")
     github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=HEAD_SHA)
-    waiting = forged(risk_tier="T2", decision=Decision.NEEDS_SIGNOFF, auto_advance=False,
-                     signoffs=Signoffs(required=1), confidence=_advisory(met),
-                     reasons=["T2 needs 1 human sign-off; got 0"])
+    waiting = honest_report(tier="T2", signoffs=Signoffs(required=1), confidence=_advisory(met))
+    assert waiting.decision is Decision.NEEDS_SIGNOFF
     code, saved, _ = run(tmp_path, env, waiting)
     assert (code, saved.decision) == (0, Decision.PASS)
     assert saved.auto_advance is advance
     assert parse_github_output((tmp_path / "out").read_text())["auto_advance"] == str(
         advance).lower()
+
+
+EXIT_HOOK = "import atexit\n\natexit.register(print)\n\n\ndef test_x():\n    assert True\n"
+
+
+def test_code_that_games_the_gate_needs_a_sign_off_even_where_the_policy_asks_none(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    """Issue 29: the report passes and its evidence is consistent, but the change adds a test
+    module with an exit hook; the base's policy asks no sign-off at T2 and still one is
+    needed, and the finding is in the report for every writer's tamper section."""
+    github_server.add_content("o/r", BASE, "confgate.yml",
+                              "gate:\n  policy:\n    tiers: {T2: {signoffs: 0}}\n")
+    github_server.add_content("o/r", HEAD_SHA, "tests/test_hook.py", EXIT_HOOK)
+    github_server.add_file("o/r", 7, "tests/test_hook.py", "added")
+
+    code, saved, err = run(tmp_path, env, honest_report())
+
+    assert code == 1
+    assert (saved.risk_tier, saved.decision) == ("T2", Decision.NEEDS_SIGNOFF)
+    assert saved.signoffs.required == 1
+    assert "code that games the gate or its tests: tests/test_hook.py:3" in saved.risk_reason
+    assert "a human must sign off" in err
+    [found] = [m for m in saved.metrics if m.type == "tamper_patterns"]
+    [item] = found.details["items"]
+    assert (item["rule"], item["file"], item["line"]) == ("gate_escape", "tests/test_hook.py", 3)
+    assert "atexit.register" in item["head"]
+
+    github_server.add_review("o/r", 7, "alice", "APPROVED", commit_id=HEAD_SHA)
+    code, saved, _ = run(tmp_path, env, honest_report())
+    assert (code, saved.decision) == (0, Decision.PASS)  # a human looked and signed off
+
+
+def test_the_gates_machinery_needs_a_sign_off_even_where_the_policy_asks_none(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    github_server.add_content("o/r", BASE, "confgate.yml",
+                              "gate:\n  policy:\n    tiers: {T2: {signoffs: 0}}\n")
+    github_server.add_file("o/r", 7, "tests/conftest.py", "added")
+
+    code, saved, _ = run(tmp_path, env, honest_report())
+
+    assert (code, saved.risk_tier, saved.decision) == (1, "T2", Decision.NEEDS_SIGNOFF)
+    assert saved.signoffs.required == 1
+
+
+PATCHES_THE_GATE = (
+    "import pytest_confgate\n\n\ndef test_x(monkeypatch):\n"
+    "    monkeypatch.setattr(pytest_confgate, 'VERSION', '0')\n    assert True\n"
+)
+
+
+@pytest.mark.parametrize("own", [True, False], ids=["the-project-itself", "another-project"])
+def test_patching_the_gate_is_gaming_it_unless_the_base_is_the_gate_itself(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer, own: bool
+) -> None:
+    """Which packages are the project's own is read from the base, so a change cannot make
+    pytest_confgate its own by adding a folder of that name."""
+    if own:
+        github_server.add_content("o/r", BASE, "pytest_confgate/__init__.py", "")
+    github_server.add_content("o/r", HEAD_SHA, "pytest_confgate/__init__.py", "")
+    github_server.add_content("o/r", HEAD_SHA, "tests/test_patch.py", PATCHES_THE_GATE)
+    github_server.add_file("o/r", 7, "tests/test_patch.py", "added")
+    if not own:
+        github_server.add_file("o/r", 7, "pytest_confgate/__init__.py", "added")
+
+    _, saved, _ = run(tmp_path, env, honest_report())
+
+    rules = [item["rule"] for m in saved.metrics if m.type == "tamper_patterns"
+             for item in m.details["items"]]
+    assert rules == ([] if own else ["harness_patched"])
