@@ -363,6 +363,8 @@ class CoverageSession:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
             return self._failed(self._undecodable_names())
+        except (SyntaxError, UnicodeDecodeError) as exc:  # a source it cannot decode
+            return self._failed(self._undecodable_sources(exc))
         self.files = report.get("files", {})
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
@@ -434,6 +436,16 @@ class CoverageSession:
         return (
             f"{_UNDECODABLE}: {names}; rename it "
             "(git, ruff and GitHub cannot show it either)"
+        )
+
+    def _undecodable_sources(self, exc: Exception) -> str:
+        from pytest_confgate.collect.sources import undecodable_sources
+
+        measured = self._cov.get_data().measured_files()
+        names = "; ".join(undecodable_sources(self.root, self.sources, measured))
+        return (
+            f"coverage.py cannot read {names or f'a measured file ({exc})'}; save such a "
+            "file as UTF-8, or declare its encoding on its first line (`# -*- coding: latin-1 -*-`)"
         )
 
     def _failed(self, reason: str) -> EvalMetric:
