@@ -427,7 +427,8 @@ class CoverageSession:
         return relative(path, self.root)
 
     def _names(self) -> str:
-        return ", ".join(self._relative(p) for p in self.sources) or "the measured code"
+        """What is measured, for hints: coverage.py's own selection when it chose."""
+        return ", ".join(self._source_names()) or "the measured code"
 
     def _undecodable_names(self) -> str:
         from pytest_confgate.collect.sources import undecodable_names
@@ -442,14 +443,17 @@ class CoverageSession:
         from pytest_confgate.collect.sources import undecodable_sources
 
         measured = self._cov.get_data().measured_files()
-        names = "; ".join(undecodable_sources(self.root, self.sources, measured))
+        folders = [p for p in (self.root / name for name in self._source_names()) if p.is_dir()]
+        names = "; ".join(undecodable_sources(self.root, [*self.sources, *folders], measured))
         return (
             f"coverage.py cannot read {names or f'a measured file ({exc})'}; save such a "
             "file as UTF-8, or declare its encoding on its first line (`# -*- coding: latin-1 -*-`)"
         )
 
     def _failed(self, reason: str) -> EvalMetric:
-        details: dict[str, Any] = {"tool": "coverage.py", "source": self._names()}
+        details: dict[str, Any] = {"tool": "coverage.py", "source": self._source_names()}
+        if self._selected_by != "confgate":
+            details["selected_by"] = self._selected_by
         if self._warnings:
             details["warnings"] = list(self._warnings)
         return EvalMetric(
