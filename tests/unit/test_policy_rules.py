@@ -73,6 +73,39 @@ def test_required_items_all_checked_pass() -> None:
     ]
 
 
+def test_a_required_item_with_a_ticked_and_an_unticked_box_fails_saying_they_conflict() -> None:
+    metric = EvalMetric(
+        type="checklist_completion", value=0.5,
+        details={"required_missing": ["docs updated"], "conflicting": ["Docs updated"],
+                 "required_conflicting": ["Docs updated"]},
+    )
+
+    verdict = decide(_gate(CHECKLIST), "T1", [metric], TestOutcomes(passed=1), Signoffs())
+
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == [
+        "checklist_completion: required item(s) not checked: 'docs updated'; 'Docs updated' has "
+        "conflicting boxes ([x] and [ ] for the same item count as unchecked): keep one box "
+        "per item"
+    ]
+
+
+def test_a_checklist_below_its_minimum_names_the_conflicting_items() -> None:
+    gate = _gate({"type": "checklist_completion", "min": 1.0})
+    metric = EvalMetric(
+        type="checklist_completion", value=0.5, details={"conflicting": ["Tests pass"]}
+    )
+
+    verdict = decide(gate, "T1", [metric], TestOutcomes(passed=1), Signoffs())
+
+    assert verdict.decision is Decision.FAIL
+    assert verdict.reasons == [
+        "checklist_completion: 50.00% is below the minimum 100.00%; 'Tests pass' has "
+        "conflicting boxes ([x] and [ ] for the same item count as unchecked): keep one box "
+        "per item"
+    ]
+
+
 PATH_FLOOR = {"type": "test_coverage", "paths": {"calc/core/**": 0.9}}
 
 
