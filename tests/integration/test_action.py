@@ -408,9 +408,9 @@ def test_actionlint_catches_an_expression_inside_run(tmp_path: Path) -> None:
     assert "potentially untrusted" in done.stdout
 
 
-def test_readme_shows_the_example_workflow() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert WORKFLOW.read_text(encoding="utf-8") in readme
+def test_the_action_docs_show_the_example_workflow() -> None:
+    page = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    assert WORKFLOW.read_text(encoding="utf-8") in page
 
 
 # -- issue 14: the change under review cannot redirect, forge or outlive its verdict ------------
@@ -493,7 +493,7 @@ def test_two_jobs_a_test_cannot_reach_the_job_that_holds_the_token(
 def test_one_job_mode_both_does_not_protect_its_later_steps(
     workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
-    """What README and SECURITY.md say of ``mode: both``: for trusted code only. A test that
+    """What the docs and SECURITY.md say of ``mode: both``: for trusted code only. A test that
     finds the runner's command files steers the publish step of the same job."""
     marker = planting(workspace, tmp_path)
     runner = Runner(workspace.path, tmp_path, github_server)
