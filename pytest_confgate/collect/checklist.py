@@ -36,6 +36,8 @@ _BULLETS = "-*+"
 _BLANK = " \t"
 _BOXES = {"[ ]": False, "[x]": True, "[X]": True}
 _MAX_ORDINAL_DIGITS = 9  # CommonMark: an ordered list marker has at most 9 digits
+_MAX_NON_STARTERS = 30  # UAX #15, Stream-Safe Text Format
+_CGJ = "\u034f"
 
 
 class _Unusable(Exception):
@@ -62,14 +64,36 @@ def normalize_item_text(text: str) -> str:
     Zero-width characters go first so that removing them cannot leave a sequence NFKC would
     compose differently on a second pass; NFKC runs again after casefolding because casefold
     can produce unnormalized text. The result is a fixed point (tested with hypothesis).
+    Text is made stream-safe first (``_stream_safe``): NFKC reorders a run of combining marks
+    in time quadratic in its length, so one item of 64,000 marks took seconds.
     """
-    folded = unicodedata.normalize("NFKC", text.translate(_ZERO_WIDTH))
-    folded = unicodedata.normalize("NFKC", folded.casefold()).translate(_ZERO_WIDTH)
-    return " ".join(folded.split())
+    folded = unicodedata.normalize("NFKC", _stream_safe(text.translate(_ZERO_WIDTH)))
+    folded = unicodedata.normalize("NFKC", _stream_safe(folded.casefold()))
+    return " ".join(folded.translate(_ZERO_WIDTH).split())
+
+
+def _stream_safe(text: str) -> str:
+    """UAX #15's Stream-Safe Text Format: U+034F COMBINING GRAPHEME JOINER after every 30
+    combining marks in a row, so no run NFKC has to reorder is longer than 30."""
+    if text.isascii():
+        return text
+    out: list[str] = []
+    run = 0
+    for char in text:
+        if unicodedata.combining(char):
+            run += 1
+            if run > _MAX_NON_STARTERS:
+                out.append(_CGJ)
+                run = 1
+        else:
+            run = 0
+        out.append(char)
+    return "".join(out)
 
 
 def markdown_lines(text: str) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, line)`` for Markdown outside fenced code and HTML comments.
+    """Yield ``(line number, line)`` for Markdown outside fenced code and HTML comments
+    (blank lines hold nothing and are skipped).
 
     A fence opens with three or more backticks or tildes and closes with a line of at least as
     many of the same character; an unclosed fence runs to the end, as in CommonMark. Comment
@@ -81,6 +105,8 @@ def markdown_lines(text: str) -> Iterator[tuple[int, str]]:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for number, line in enumerate(lines, start=1):
         stripped = line.strip(_BLANK)
+        if not stripped:  # opens, closes and holds nothing, in a fence or a comment or not
+            continue
         if fence is not None:
             if stripped.startswith(fence) and not stripped.strip(fence[0]):
                 fence = None
@@ -90,10 +116,10 @@ def markdown_lines(text: str) -> Iterator[tuple[int, str]]:
             if end >= 0:  # the rest of the closing line belongs to the HTML block
                 in_comment = _without_comments(line[end + 3 :])[1]
             continue
-        fence = _fence_opening(stripped)
+        fence = _fence_opening(stripped) if stripped[:1] in ("`", "~") else None
         if fence is not None:
             continue
-        visible, in_comment = _without_comments(line)
+        visible, in_comment = _without_comments(line) if "<!--" in line else (line, False)
         if not stripped.startswith("<!--"):  # a line opening with a comment is an HTML block
             yield number, visible
 
@@ -153,6 +179,8 @@ def parse_checklist(text: str) -> list[ChecklistItem]:
     """
     items: list[ChecklistItem] = []
     for number, line in markdown_lines(text):
+        if "[" not in line:  # most lines of a long body: no box, nothing to parse
+            continue
         parsed = _parse_item(line)
         if parsed is not None and parsed[1]:
             items.append(ChecklistItem(text=parsed[1], checked=parsed[0], line=number))
@@ -177,12 +205,15 @@ def checklist_metric(items: list[ChecklistItem], required: list[str], *, source:
             named.setdefault(key, item.text)
         elif item.checked:
             ticked.append(key)
-    missing = [p for p in required if not _pattern_met(normalize_item_text(p), ticked)]
+    wanted = {p: normalize_item_text(p) for p in required}
+    ticked_keys = set(ticked)
+    missing = [p for p in required if not _pattern_met(wanted[p], ticked_keys)]
     details = _details(source, required_missing=missing)
     details.update(
         checked=len(ticked),
         total=len(items),
         conflicting=list(named.values()),
+        required_conflicting=[named[wanted[p]] for p in missing if wanted[p] in named],
         items=[{"text": i.text, "checked": i.checked, "line": i.line} for i in items],
     )
     if not items:
@@ -195,10 +226,10 @@ def checklist_metric(items: list[ChecklistItem], required: list[str], *, source:
     return EvalMetric(type=METRIC_TYPE, value=len(ticked) / len(items), details=details)
 
 
-def _pattern_met(pattern: str, ticked: list[str]) -> bool:
+def _pattern_met(pattern: str, ticked: set[str]) -> bool:
     # A pattern that normalizes to nothing (only zero-width characters) is never satisfied,
     # so a typo cannot turn a requirement off.
-    return bool(pattern) and pattern in ticked  # a list: whole-text equality, never substring
+    return bool(pattern) and pattern in ticked  # a set: whole-text equality, never substring
 
 
 def collect_checklist(
@@ -234,6 +265,7 @@ def _details(source: str, *, required_missing: list[str]) -> dict[str, Any]:
         "total": 0,
         "required_missing": required_missing,
         "conflicting": [],
+        "required_conflicting": [],
         "items": [],
     }
 

@@ -380,6 +380,8 @@ class CoverageSession:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
             return self._failed(self._undecodable_names())
+        except (SyntaxError, UnicodeDecodeError) as exc:  # a source it cannot decode
+            return self._failed(self._undecodable_sources(exc))
         self.files = report.get("files", {})
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
@@ -448,7 +450,8 @@ class CoverageSession:
         return relative(path, self.root)
 
     def _names(self) -> str:
-        return ", ".join(self._relative(p) for p in self.sources) or "the measured code"
+        """What is measured, for hints: coverage.py's own selection when it chose."""
+        return ", ".join(self._source_names()) or "the measured code"
 
     def _undecodable_names(self) -> str:
         from pytest_confgate.collect.sources import undecodable_names
@@ -459,8 +462,21 @@ class CoverageSession:
             "(git, ruff and GitHub cannot show it either)"
         )
 
+    def _undecodable_sources(self, exc: Exception) -> str:
+        from pytest_confgate.collect.sources import undecodable_sources
+
+        measured = self._cov.get_data().measured_files()
+        folders = [p for p in (self.root / name for name in self._source_names()) if p.is_dir()]
+        names = "; ".join(undecodable_sources(self.root, [*self.sources, *folders], measured))
+        return (
+            f"coverage.py cannot read {names or f'a measured file ({exc})'}; save such a "
+            "file as UTF-8, or declare its encoding on its first line (`# -*- coding: latin-1 -*-`)"
+        )
+
     def _failed(self, reason: str) -> EvalMetric:
-        details: dict[str, Any] = {"tool": "coverage.py", "source": self._names()}
+        details: dict[str, Any] = {"tool": "coverage.py", "source": self._source_names()}
+        if self._selected_by != "confgate":
+            details["selected_by"] = self._selected_by
         if self._warnings:
             details["warnings"] = list(self._warnings)
         return EvalMetric(

@@ -9,6 +9,8 @@ are left out too: ``without_tests`` lists what ruff and bandit check, and
 
 from __future__ import annotations
 
+import tokenize
+from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_confgate.exceptions import ConfigError
@@ -137,6 +139,48 @@ def undecodable_names(root: Path, sources: list[Path], limit: int = 5) -> list[s
                 if len(found) >= limit:
                     return found
     return found
+
+
+def undecodable_sources(
+    root: Path, sources: list[Path], measured: Iterable[str] = (), limit: int = 5
+) -> list[str]:
+    """Python files Python cannot decode (Latin-1 bytes and no coding line, say), each
+    ``path (why)`` relative to ``root``: the measured files and every file under ``sources``.
+
+    Run only once a tool has failed on such a file without naming it (coverage.py raises a
+    bare ``SyntaxError: invalid or missing encoding declaration``).
+    """
+    seen: set[Path] = set()
+    found: list[str] = []
+    candidates = [Path(name) for name in measured]
+    for source in (root / entry for entry in sources):
+        candidates.extend(source.rglob("*.py") if source.is_dir() else [source])
+    for path in candidates:
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        why = _decode_error(path)
+        if why is not None:
+            found.append(f"{printable(_relative(path, root))} ({why})")
+            if len(found) >= limit:
+                break
+    return found
+
+
+def _decode_error(path: Path) -> str | None:
+    """Why Python cannot read ``path`` as source text, or ``None`` when it can."""
+    try:
+        with path.open("rb") as handle:
+            encoding, _ = tokenize.detect_encoding(handle.readline)
+            handle.seek(0)
+            handle.read().decode(encoding)
+    except SyntaxError as exc:  # no coding line and not UTF-8, or an unknown coding
+        return f"{exc.msg.split(' for ')[0]}: not UTF-8 and no coding line"
+    except UnicodeDecodeError as exc:
+        return f"not valid {exc.encoding}, as its coding line says"
+    except OSError:
+        return None
+    return None
 
 
 def _is_utf8(name: str) -> bool:

@@ -55,3 +55,16 @@ AgentConfig = Annotated[
     CommandAgentConfig | OpenAIAgentConfig | AnthropicAgentConfig,
     Field(discriminator="provider"),
 ]
+
+
+def same_evaluator(first: AgentConfig, second: AgentConfig) -> str | None:
+    """What makes two agent names one evaluator, or None when they are two: the same model
+    (``gpt-4o`` under ``dev`` and under ``reviewer`` judges its own work, whatever the
+    provider or URL) or the same program."""
+    if isinstance(first, CommandAgentConfig) or isinstance(second, CommandAgentConfig):
+        if isinstance(first, CommandAgentConfig) and isinstance(second, CommandAgentConfig):
+            return "the same command" if first.command == second.command else None
+        return None
+    if first.model.strip().casefold() == second.model.strip().casefold():
+        return f"the same model, {first.model}"
+    return None

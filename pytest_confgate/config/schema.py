@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from pytest_confgate.config.agents import AgentConfig
+from pytest_confgate.config.agents import AgentConfig, same_evaluator
 from pytest_confgate.config.base import AgentName, ConfigModel, Text
 from pytest_confgate.config.gate import GateConfig
 from pytest_confgate.config.metrics import (
@@ -74,8 +74,8 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
             at = (*path, index)
             if metric.evaluator_agent is None:
                 problems.append((at, JUDGE_NEEDS_EVALUATOR))
-            elif metric.evaluator_agent == author:
-                problems.append(((*at, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+            elif (alike := _alike(config, metric.evaluator_agent, author)) is not None:
+                problems.append(((*at, "evaluator_agent"), JUDGE_NOT_AUTHOR + alike))
             else:
                 agent((*at, "evaluator_agent"), metric.evaluator_agent)
 
@@ -87,8 +87,8 @@ def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
                 ((*path, "evaluator_agent"), f"method {block.method!r} needs evaluator_agent: "
                  "the agent that gives the LLM's confidence (never the author)")
             )
-        elif block.evaluator_agent == author:
-            problems.append(((*path, "evaluator_agent"), JUDGE_NOT_AUTHOR))
+        elif (alike := _alike(config, block.evaluator_agent, author)) is not None:
+            problems.append(((*path, "evaluator_agent"), JUDGE_NOT_AUTHOR + alike))
         else:
             agent((*path, "evaluator_agent"), block.evaluator_agent)
 
@@ -154,14 +154,35 @@ def _independence(
                       CHALLENGER_NOT_AUTHOR))
     problems = []
     for path, who, message in asked:
-        if who is None or who not in authors:
+        if who is None:
             continue
         driver = pair.driver_agent or task.agent
-        if path[-1] == "challenger_agent" and (who != task.agent or who == driver):
-            continue  # only the task's agent; one that drives has its own (task_problems)
+        if path[-1] == "challenger_agent":
+            if who != task.agent or who == driver:
+                continue  # only the task's agent; one that drives has its own (task_problems)
+        elif who not in authors:
+            author = next((a for a in authors if _alike(config, who, a) is not None), None)
+            if author is not None:
+                problems.append((path, f"{message}{_alike(config, who, author)}: {author!r} "
+                                       f"writes the work of task {name!r} under confgate run; "
+                                       "choose another model"))
+            continue
         problems.append((path, f"{message} ({who!r} writes the work of task {name!r} under "
                                "confgate run; choose another agent)"))
     return problems
+
+
+def _alike(config: ConfgateConfig, who: str, author: str | None) -> str | None:
+    """Why ``who`` cannot judge ``author``'s work ('' for the same name), or None."""
+    if author is None:
+        return None
+    if who == author:
+        return ""
+    first, second = config.agents.get(who), config.agents.get(author)
+    if first is None or second is None:
+        return None
+    same = same_evaluator(first, second)
+    return None if same is None else f" ({who!r} and {author!r} are {same})"
 
 
 def _unique(problems: list[tuple[KeyPath, str]]) -> list[tuple[KeyPath, str]]:

@@ -51,13 +51,17 @@ class AgentEvidence:
         self._agents: dict[str, Agent] = {}
         self._task_text: tuple[str, str] | None = None
         self._diff_text: str | None = None
+        self._cannot_answer: dict[str, str] = {}
+        """Agents only advisory judges ask that preflight found unable to answer."""
 
-    def needed(self) -> list[str]:
-        """The agents this gate will ask, in config order."""
+    def needed(self, *, advisory: bool = True) -> list[str]:
+        """The agents this gate will ask, in config order (``advisory=False``: those whose
+        answer can block: a judge that is not advisory, the confidence evaluator)."""
         names = [
             m.evaluator_agent
             for m in self.config.gate.metrics
             if isinstance(m, LlmJudgeMetricConfig) and m.evaluator_agent is not None
+            and (advisory or not m.advisory)
         ]
         confidence = self.config.gate.confidence
         if confidence.enabled and confidence.method != "formula" and confidence.evaluator_agent:
@@ -65,15 +69,23 @@ class AgentEvidence:
         return list(dict.fromkeys(names))
 
     def preflight(self) -> None:
-        """Raise ``ConfigError`` naming each agent that could not answer (key, SDK, program)."""
+        """Raise ``ConfigError`` naming each agent that could not answer (key, SDK, program).
+
+        An agent only advisory judges ask stops nothing: their metric is ``unavailable``.
+        """
         from pytest_confgate.agents import preflight
 
         where = self.config_file or "configuration"
         problems = []
+        blocking = self.needed(advisory=False)
         for name in self.needed():
             problem = preflight(name, self.config.agents[name], self.environ)
-            if problem is not None:
+            if problem is None:
+                continue
+            if name in blocking:
                 problems.append(f"{where}: agents.{name}: {problem}")
+            else:
+                self._cannot_answer[name] = f"{where}: agents.{name}: {problem}"
         if problems:
             raise ConfigError(problems)
 
@@ -83,6 +95,13 @@ class AgentEvidence:
         from pytest_confgate.gate.confidence import summary
 
         name = config.evaluator_agent or ""
+        if name in self._cannot_answer:
+            return EvalMetric(
+                type="llm_judge",
+                status=MetricStatus.UNAVAILABLE,
+                reason=f"the advisory judge cannot answer: {self._cannot_answer[name]}",
+                details={"tool": "llm_judge", "evaluator_agent": name, "duration_s": 0.0},
+            )
         try:
             diff = self._diff()
         except EvidenceError as exc:  # nothing was read, so nothing can be suspected

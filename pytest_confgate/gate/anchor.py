@@ -42,10 +42,6 @@ class Requested:
     config: str | None = None
     config_on_command_line: bool = False
 
-    @property
-    def command_line_config(self) -> str | None:
-        return self.config if self.config_on_command_line else None
-
 
 @dataclass(frozen=True)
 class ConfigChoice:

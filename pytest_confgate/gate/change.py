@@ -83,12 +83,6 @@ class Trust:
     edits_config: str | None = None
 
 
-def needs_changes(config: ConfgateConfig) -> bool:
-    """Whether the configuration cannot be evaluated without knowing the change."""
-    scoped = any(getattr(m, "scope", "all") == "changed" for m in config.gate.metrics)
-    return scoped or bool(config.gate.risk_rules)
-
-
 def load_changes(
     root: Path, config: ConfgateConfig, requested: Requested, environ: Mapping[str, str]
 ) -> ChangeView:

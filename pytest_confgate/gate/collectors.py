@@ -245,7 +245,28 @@ def _coverage(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
         metric = metric.model_copy(update={"details": {**metric.details, "scope": "all"}})
     if isinstance(config, CoverageMetricConfig):
         metric = _path_floors(metric, config, evidence)
-    return metric
+    return _without_tests(metric, evidence.tests)
+
+
+def _without_tests(metric: EvalMetric, tests: TestOutcomes) -> EvalMetric:
+    """No test ran (xdist aborted the session, every test errored in setup, all skipped):
+    the figure measures imports, not tests, so it is no evidence and never ``ok``."""
+    if tests.passed + tests.failed + tests.xfailed + tests.xpassed or not metric.available:
+        return metric
+    why = (
+        f"{tests.errors} error(s) stopped the session or every test before it ran (an xdist "
+        "abort such as 'Different tests were collected between gw0 and gw1' is one)"
+        if tests.errors
+        else "every collected test was skipped or none was collected"
+    )
+    return metric.model_copy(
+        update={
+            "value": None,
+            "status": MetricStatus.UNAVAILABLE,
+            "reason": f"no test ran: {why}; coverage.py's figure would measure imports only. "
+            "Fix the errors above and run again",
+        }
+    )
 
 
 def _from_background(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:

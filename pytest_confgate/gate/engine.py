@@ -281,8 +281,10 @@ class GateRun:
             metrics=list(counted), tests=tests, tier=tier, config=self.config
         )
         extra += self.plugins.problems + expired + self._unverified_change()
-        # Advisory: it never changes the decision, only whether a pass may auto-advance.
-        confidence = self.agents.confidence(counted)
+        # Advisory: it never changes the decision, only whether a pass may auto-advance. It
+        # is the mean of what the user listed: the test_integrity the gate adds on its own
+        # (a base known, the metric not listed) decides, but never moves that number.
+        confidence = self.agents.confidence(self._listed(counted))
         met = confidence is not None and confidence.advisory is not None
         verdict = decide(
             self.deciding, tier, counted, tests, found, confidence_met=met, extra=extra
@@ -338,6 +340,11 @@ class GateRun:
             signoffs=Signoffs(),
             provenance=self.provenance,
         )
+
+    def _listed(self, metrics: list[EvalMetric]) -> list[EvalMetric]:
+        if self.config.gate.metric("test_integrity") is not None:
+            return metrics
+        return [m for m in metrics if m.type != "test_integrity"]
 
     def _unverified_change(self) -> list[Condition]:
         """A change is being judged but git cannot say what it touched: fail closed.

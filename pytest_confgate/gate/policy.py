@@ -231,6 +231,8 @@ def _checks(
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
+        if kind == "checklist_completion" and not ok:
+            message += _conflicts(metric, "conflicting")
         checks.append(_Check("min", ok, message, metric.value, config.min, f"min {floor}"))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
@@ -312,6 +314,7 @@ def _checklist_checks(
         if missing
         else "checklist_completion: every required item is checked"
     )
+    message += _conflicts(metric, "required_conflicting")
     return [
         _Check("checklist_required", not missing, message, float(len(missing)), 0.0,
                "required items checked")
@@ -386,6 +389,17 @@ def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
     return (
         f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
         f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
+    )
+
+
+def _conflicts(metric: EvalMetric, key: str) -> str:
+    """Items with a ticked and an unticked box, which count as unticked, said as such."""
+    both = [str(text) for text in metric.details.get(key, [])][:5]
+    if not both:
+        return ""
+    return (
+        f"; {', '.join(map(repr, both))} {'has' if len(both) == 1 else 'have'} conflicting "
+        "boxes ([x] and [ ] for the same item count as unchecked): keep one box per item"
     )
 
 

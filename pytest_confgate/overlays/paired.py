@@ -164,7 +164,11 @@ _INLINE_OBJECT = re.compile(r"`[^`\n]*\{[^`\n]*`")
 
 def _own_words(text: str, driver_output: str) -> str:
     """``text`` without what it quotes (see the module docstring), line by line."""
-    echoed = {line.strip() for line in driver_output.splitlines() if "challenger_approved" in line}
+    echoed = {
+        _vote_form(line)
+        for line in driver_output.splitlines()
+        if "challenger_approved" in line.casefold()
+    }
     own: list[str] = []
     last_fence: tuple[str, list[str], int] | None = None
     lines = text.split("\n")
@@ -178,15 +182,28 @@ def _own_words(text: str, driver_output: str) -> str:
             end = _skip_to(lines, index, fence.group(1))
             last_fence = (fence.group(2).lower(), lines[index + 1 : end], end)
             index = end
-        elif not line.lstrip().startswith(">") and line.strip() not in echoed:
+        elif not line.lstrip().startswith(">") and _vote_form(line) not in echoed:
             own.append(_INLINE_OBJECT.sub("``", line))
         index += 1
     if last_fence is not None:
         language, body, end = last_fence
         closes_answer = end < len(lines) and not "".join(lines[end + 1 :]).strip()
         if language in ("", "json") and closes_answer:
-            own.extend(line for line in body if line.strip() not in echoed)
+            own.extend(line for line in body if _vote_form(line) not in echoed)
     return "\n".join(own)
+
+
+_MARKUP = re.compile(r"""[\s>*_`"'#-]+""")
+
+
+def _vote_form(line: str) -> str:
+    """``line`` as it reads, for telling an echo of the driver: a vote line is its vote and
+    what follows it (``**Challenger_Approved = TRUE**`` is the driver's
+    ``challenger_approved: true``); any line loses its case and markup."""
+    vote = _LINE.match(line)
+    if vote is None:
+        return _MARKUP.sub("", line).casefold()
+    return f"vote {vote.group(1).lower()} {_MARKUP.sub('', line[vote.end():]).casefold()}"
 
 
 def _skip_to(lines: list[str], start: int, marker: str) -> int:

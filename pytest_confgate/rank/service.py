@@ -214,8 +214,9 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     def job(key: str) -> Evidence:
         tree, state = jobs.paths[key]
         name = "baseline" if key == _BASELINE else key
+        reused = False
         if key == _BASELINE and cache is not None:
-            found = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
+            found, reused = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
         else:
             found = collect_evidence(name, tree, state, settings, processes)
         reference = None if key == _BASELINE else base_files
@@ -234,8 +235,8 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
         )
         with lock:
             done[0] += 1
-            jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} "
-                          f"({found.duration_s:.1f} s)")
+            took = "reused, not run again" if reused else f"{found.duration_s:.1f} s"
+            jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} ({took})")
         return found
 
     futures: dict[str, Future[Evidence]] = {key: jobs.pool.submit(job, key) for key in keys}
@@ -257,15 +258,16 @@ def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidenc
 def _cached_baseline(
     tree: Path, state: Path, settings: Settings, processes: Processes, cache: Path,
     progress: Progress,
-) -> Evidence:
+) -> tuple[Evidence, bool]:
+    """The baseline's evidence, and whether it was reused from ``cache``."""
     key = baseline_key(tree, settings)
     found = load_baseline(cache, key)
     if found is not None:
         progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
-        return found
+        return found, True
     found = collect_evidence("baseline", tree, state, settings, processes)
     save_baseline(cache, key, found)
-    return found
+    return found, False
 
 
 def _status(evidence: Evidence) -> str:

@@ -500,7 +500,7 @@ def test_two_jobs_a_test_cannot_reach_the_job_that_holds_the_token(
 def test_one_job_mode_both_does_not_protect_its_later_steps(
     workspace: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
-    """What README and SECURITY.md say of ``mode: both``: for trusted code only. A test that
+    """What the docs and SECURITY.md say of ``mode: both``: for trusted code only. A test that
     finds the runner's command files steers the publish step of the same job."""
     marker = planting(workspace, tmp_path)
     runner = Runner(workspace.path, tmp_path, github_server)

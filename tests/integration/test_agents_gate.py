@@ -204,6 +204,34 @@ def test_a_missing_key_stops_the_run_before_any_test(
     assert "passed" not in result.stdout.str()
 
 
+def test_an_advisory_judge_with_a_missing_key_is_unavailable_not_a_stop(
+    change: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 30: the missing key of a judge that cannot block stopped the run (exit 4)."""
+    monkeypatch.delenv("NOT_SET_KEY", raising=False)
+    write_config(
+        change,
+        """\
+        agents:
+          reviewer: {provider: openai, model: m, api_key_env: NOT_SET_KEY}
+        gate:
+          metrics: [{type: test_pass_rate}, {type: llm_judge, evaluator_agent: reviewer,
+                                              advisory: true}]
+        """,
+    )
+
+    result = change.runpytest("--confgate")
+
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    report = read_report(change)
+    judged = metric(report, "llm_judge")
+    assert (judged["status"], judged["value"], judged["passed"]) == ("unavailable", None, None)
+    assert "agents.reviewer" in judged["reason"]
+    assert "NOT_SET_KEY" in judged["reason"]
+    assert report["decision"] == "pass"
+    assert report["reasons"] == [f"advisory: llm_judge: evidence unavailable: {judged['reason']}"]
+
+
 def test_an_injected_instruction_cannot_change_the_decision(change: pytest.Pytester) -> None:
     log = change.path / "judge.log"
     judge_config(

@@ -53,6 +53,31 @@ def test_a_crashed_worker_fails_coverage_closed_and_is_named(project: pytest.Pyt
     assert "gw" in coverage["reason"]
 
 
+def test_an_xdist_abort_before_any_test_is_not_ok_coverage(project: pytest.Pytester) -> None:
+    """Issue 30: the workers collected different tests, none ran, and coverage said ok."""
+    project.path.joinpath("tests", "test_calc.py").write_text(
+        "import os\n\nimport pytest\n\nfrom calc import add\n\n\n"
+        "@pytest.mark.parametrize('who', [os.environ.get('PYTEST_XDIST_WORKER', 'main')])\n"
+        "def test_add(who):\n    assert add(1, 2) == 3\n",
+        encoding="utf-8",
+    )
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage}]\n")
+
+    result = project.runpytest("--confgate", "-n", "2", "-p", "xdist")
+
+    assert "Different tests were collected between gw0 and gw1" in result.stdout.str()
+    assert result.ret != 0
+    report = read_report(project)
+    assert report["tests"]["passed"] + report["tests"]["failed"] == 0
+    coverage = metric(report, "test_coverage")
+    assert (coverage["status"], coverage["value"], coverage["passed"]) == (
+        "unavailable", None, False
+    )
+    assert coverage["reason"].startswith("no test ran: 1 error(s) stopped the session")
+    assert "test_coverage: evidence unavailable: no test ran" in report["reasons"][1]
+    result.stdout.fnmatch_lines(["test_coverage * FAIL *(unavailable: no test ran*"])
+
+
 def test_pytest_cov_measurement_is_reused_instead_of_tracing_twice(
     project: pytest.Pytester,
 ) -> None:

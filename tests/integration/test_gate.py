@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import fake_tool, metric, read_report, write_config
+from conftest import fake_tool, git, metric, read_report, write_config
 
 REPORT_KEYS = {
     "schema_version", "tool_version", "project", "risk_tier", "decision", "reasons",
@@ -531,3 +531,39 @@ def test_a_pass_below_the_confidence_threshold_does_not_auto_advance(
     report = read_report(project)
     assert (report["decision"], report["confidence"]["advisory"]) == ("pass", None)
     assert report["auto_advance"] is False
+
+
+@pytest.mark.parametrize("mode", ["composite", "raw"])
+def test_the_test_integrity_the_gate_adds_does_not_move_the_confidence_score(
+    repo: pytest.Pytester, mode: str
+) -> None:
+    """Issue 30: with a base known, the unlisted test_integrity (1.0) was averaged in."""
+    write_config(
+        repo,
+        "gate:\n  metrics:\n"
+        "    - {type: test_pass_rate, weight: 0.5}\n"
+        "    - {type: test_coverage, weight: 0.5, min: 0.1}\n"
+        f"  confidence: {{enabled: true, mode: {mode}, threshold: 0.99}}\n",
+    )
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "the configuration, on main")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("calc", "extra.py").write_text(
+        "def f(x):\n    if x:\n        return 1\n    return 2\n", encoding="utf-8"
+    )
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "an untested module")
+
+    result = repo.runpytest("--confgate", "--confgate-base", "main")
+
+    assert result.ret == 0, result.stdout.str()
+    report = read_report(repo)
+    assert metric(report, "test_integrity")["value"] == 1.0  # it was measured and decides
+    passed, covered = (metric(report, k)["value"] for k in ("test_pass_rate", "test_coverage"))
+    assert covered < 1.0
+    confidence = report["confidence"]
+    assert set(confidence["scores"]) == {"test_pass_rate", "test_coverage"}
+    if mode == "composite":
+        assert confidence["score"] == pytest.approx((0.5 * passed + 0.5 * covered) / 1.0)
+    else:
+        assert confidence["score"] == pytest.approx(min(passed, covered))

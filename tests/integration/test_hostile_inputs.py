@@ -203,6 +203,30 @@ def test_a_source_that_is_not_utf8_is_named_and_the_report_is_written(
     assert result.ret == (1 if sys.version_info < (3, 12) else pytest.ExitCode.INTERRUPTED)
 
 
+@pytest.mark.parametrize("branch", [False, True], ids=["line-probes", "tracer"])
+def test_a_latin1_source_no_test_imports_is_named_by_coverage_not_an_internal_error(
+    project: pytest.Pytester, branch: bool
+) -> None:
+    measure = f"{{type: test_coverage, branch: {str(branch).lower()}}}"
+    write_config(project, ALL_FILE_METRICS.replace("{type: test_coverage}", measure))
+    project.path.joinpath("calc", "latin.py").write_bytes(b'# Caf\xe9\nNAME = "caf\xe9"\n')
+
+    result = project.runpytest("--confgate", "-p", "no:cacheprovider")
+
+    assert "internal error" not in result.stdout.str()
+    report = read_report(project)
+    assert report["decision"] == "fail"
+    coverage = metric(report, "test_coverage")
+    assert coverage["status"] == "error"
+    assert coverage["reason"].startswith(
+        "coverage.py cannot read calc/latin.py (invalid or missing encoding declaration"
+    )
+    assert "coding" in coverage["reason"]  # and what to do about it
+    named = {m["type"] for m in report["metrics"] if "calc/latin.py" in json.dumps(m)}
+    assert {"test_coverage", "lint_score", "security_score"} <= named, report["metrics"]
+    assert result.ret == 1
+
+
 CHANGED_SCOPE_METRICS = """\
 source: [calc]
 gate:

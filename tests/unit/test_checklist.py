@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ DETAIL_KEYS = {
     "total",
     "required_missing",
     "conflicting",
+    "required_conflicting",
     "items",
 }
 
@@ -254,6 +256,20 @@ def test_an_item_both_checked_and_unchecked_counts_as_unchecked_and_is_named() -
     assert metric.details["total"] == 3
     assert metric.details["conflicting"] == ["Tests pass"]
     assert metric.details["required_missing"] == ["tests pass"]
+    assert metric.details["required_conflicting"] == ["Tests pass"]
+
+
+def test_a_long_run_of_combining_marks_is_made_stream_safe_before_nfkc() -> None:
+    """Issue 30: NFKC reorders a run of combining marks in quadratic time (64,000 marks took
+    seconds); UAX #15's stream-safe form caps each run at 30 with U+034F."""
+    marks = "\u0316\u0301" * 40  # classes 220 and 230: NFKC must reorder them
+    folded = normalize_item_text("a" + marks)
+    runs = folded[1:].split("\u034f")  # "a" may have composed with one mark: "á"
+    assert len(runs) == 3
+    assert max(len(run) for run in runs) <= 30
+    assert all(sorted(run, key=unicodedata.combining) == list(run) for run in runs)
+    assert normalize_item_text(folded) == folded
+    assert normalize_item_text("Caf\u0065\u0301") == "caf\u00e9"  # short runs as before
 
 
 def test_no_items_is_unavailable_evidence_not_a_pass() -> None:

@@ -253,3 +253,43 @@ def test_the_gates_confidence_evaluator_may_not_be_a_tasks_agent(tmp_path: Path)
 def test_independent_judges_and_challengers_load(tmp_path: Path) -> None:
     loads(tmp_path, AGENTS + JUDGED_GATE + "tasks:\n  t:\n    agent: dev\n    prompt: p\n"
           "    overlays:\n      paired_workflow: {enabled: true, challenger_agent: critic}\n")
+
+
+SAME_MODEL = """\
+agents:
+  dev: {provider: openai, model: gpt-4o}
+  reviewer: {provider: openai, model: GPT-4o, base_url: "http://127.0.0.1:9/v1"}
+  other: {provider: anthropic, model: claude-x}
+"""
+
+
+def test_the_same_model_under_another_name_is_not_an_independent_judge(tmp_path: Path) -> None:
+    """Issue 30: `gpt-4o` as `dev` and as `reviewer` was accepted as independent."""
+    found = problems(
+        tmp_path,
+        SAME_MODEL + "gate:\n  agent: dev\n  metrics:\n"
+        "    - {type: llm_judge, evaluator_agent: reviewer}\n",
+    )
+    assert found == [
+        f"{tmp_path / 'confgate.yml'}:8: gate.metrics[0].evaluator_agent: {JUDGE_NOT_AUTHOR} "
+        "('reviewer' and 'dev' are the same model, GPT-4o)"
+    ]
+
+
+def test_the_same_model_may_not_give_a_tasks_confidence_either(tmp_path: Path) -> None:
+    found = problems(
+        tmp_path,
+        SAME_MODEL + "tasks:\n  t:\n    agent: dev\n    prompt: p\n    overlays:\n"
+        "      confidence_loop: {enabled: true, method: llm, evaluator_agent: reviewer}\n",
+    )
+    assert len(found) == 1, found
+    assert ": tasks.t.overlays.confidence_loop.evaluator_agent: " in found[0]
+    assert "('reviewer' and 'dev' are the same model, GPT-4o)" in found[0]
+
+
+def test_a_judge_of_another_model_is_independent(tmp_path: Path) -> None:
+    loads(
+        tmp_path,
+        SAME_MODEL + "gate:\n  agent: dev\n  metrics:\n"
+        "    - {type: llm_judge, evaluator_agent: other}\n",
+    )
