@@ -83,14 +83,6 @@ def republish(
     return Republished(report, notes, [], tamper)
 
 
-def recount_from_reviews(
-    report: GateReport, environ: Mapping[str, str]
-) -> tuple[GateReport, list[str]]:
-    """``republish`` without the gate job's result, for callers that only recount."""
-    done = republish(report, environ)
-    return done.report, [*done.notes, *done.tampered]
-
-
 def _recount(
     report: GateReport, client: GitHubClient, environ: Mapping[str, str], number: int
 ) -> Republished:

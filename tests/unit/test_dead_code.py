@@ -14,8 +14,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pytest_confgate"
 
-CALLED_BY_PYTHON = {"get_code", "set_data", "find_spec", "exec_module", "create_module"}
-"""Methods the import system or ``ast`` calls by name, never our code."""
+CALLED_BY_PYTHON = {"get_code", "set_data", "find_spec", "exec_module", "create_module",
+                    "redirect_request"}
+"""Methods the import system, ``ast`` or ``urllib`` calls by name, never our code."""
 
 
 def _words(folders: list[Path]) -> Counter[str]:
