@@ -5,7 +5,9 @@ bandit rates ``os.system("rm -rf /")`` LOW (a literal command) and has no rule f
 tree. This module finds, in source code (never in comments or docstrings):
 
 - ``shell``: ``os.system``/``os.popen``, ``subprocess.getoutput``, the ``subprocess`` calls
-  with ``shell=`` anything but ``False``, ``asyncio.create_subprocess_shell``;
+  with ``shell=`` anything but ``False``, ``asyncio.create_subprocess_shell``, and an argv that
+  starts a shell on a command string (``["sh", "-c", ...]``, ``bash``, ``/bin/sh``...: issue
+  28; bandit rates it LOW);
 - ``dynamic-code``: ``eval``/``exec``/``compile`` on anything but a string literal;
 - ``unsafe-deserialisation``: ``pickle``/``marshal``/``dill``/``shelve`` loads of anything but a
   literal, ``yaml.load``/``load_all`` without a safe loader, ``yaml.unsafe_load``;
@@ -34,6 +36,8 @@ _SHELL_OPTION = frozenset({
     "subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
     "subprocess.check_output",
 })
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "ash"})
+_PROCESS_MODULES = frozenset({"subprocess", "os", "asyncio", "pty"})
 _DYNAMIC = frozenset({"eval", "exec", "compile", "builtins.eval", "builtins.exec",
                       "builtins.compile"})
 _LOADERS = frozenset({
@@ -93,6 +97,8 @@ def _call(node: ast.Call, name: str, path: str) -> list[Issue]:
     first = node.args[0] if node.args else None
     if name in _SHELL_ALWAYS or (name in _SHELL_OPTION and _shell_option(node)):
         return [_issue("shell", f"{name} runs a shell command", node, path)]
+    if any(_shell_argv(arg) for arg in node.args) and name.split(".")[0] in _PROCESS_MODULES:
+        return [_issue("shell", f"{name} runs a shell on a command string", node, path)]
     if name in _DYNAMIC and not _is_literal(first):
         return [_issue("dynamic-code", f"{name}() runs code that is not a literal", node, path)]
     if name in _LOADERS and not _is_literal(first):
@@ -146,6 +152,17 @@ def _is_literal(node: ast.expr | None) -> bool:
 
 def _literal_root(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and str(node.value).strip() in _ROOTS
+
+
+def _shell_argv(node: ast.expr | None) -> bool:
+    """``["sh", "-c", ...]`` (a list or tuple): a shell given a command string to run."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < 2:
+        return False
+    head, flag = node.elts[0], node.elts[1]
+    return (isinstance(head, ast.Constant) and isinstance(head.value, str)
+            and head.value.rsplit("/", 1)[-1] in _SHELLS
+            and isinstance(flag, ast.Constant) and isinstance(flag.value, str)
+            and flag.value.startswith("-") and "c" in flag.value)
 
 
 def _rm_argv(node: ast.expr | None) -> bool:

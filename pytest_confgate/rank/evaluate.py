@@ -76,6 +76,7 @@ class GateEvidence:
     tests: TestCounts | None = None
     tests_problem: str | None = None
     coverage: float | None = None
+    statements: int | None = None
     lint: tuple[Issue, ...] | None = None
     lint_problem: str | None = None
     security: tuple[Issue, ...] | None = None
@@ -171,10 +172,12 @@ class PytestRun:
     finished: Finished | None
     outcomes: dict[str, str] | None
     problem: str | None = None
+    why: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Failed test id -> the first line of its failure (``outcomes_plugin``)."""
 
 
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
-               processes: Processes) -> PytestRun:
+               processes: Processes, extra_env: Mapping[str, str] | None = None) -> PytestRun:
     """``test_command`` plus ``arguments`` in ``tree``, recording each test's outcome by id.
 
     No outcomes file (pytest crashed before the session ended, or timed out) is a problem;
@@ -185,7 +188,9 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     state.mkdir(parents=True, exist_ok=True)
     record = state / "outcomes.json"
     record.unlink(missing_ok=True)
-    env = {**candidate_env(settings, tree, state), ENV: str(record)}
+    why_file = record.with_name(record.name + ".why")
+    why_file.unlink(missing_ok=True)
+    env = {**candidate_env(settings, tree, state), **(extra_env or {}), ENV: str(record)}
     argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
     try:
         done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
@@ -198,7 +203,12 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     if not isinstance(loaded, dict) or done.returncode in _PYTEST_BROKE:
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         return PytestRun(done, None, f"pytest exited {done.returncode}: {tail}")
-    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()})
+    try:
+        why = json.loads(why_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        why = {}
+    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()},
+                     why={str(k): str(v) for k, v in why.items()} if isinstance(why, dict) else {})
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
@@ -243,6 +253,7 @@ def collect_evidence(
         tests=gate.tests,
         tests_problem=gate.tests_problem,
         coverage=gate.coverage,
+        statements=gate.statements,
         lint=gate.lint,
         lint_problem=gate.lint_problem,
         security=gate.security,
@@ -332,11 +343,17 @@ def _from_report(report: GateReport) -> GateEvidence:
     return GateEvidence(
         tests=TestCounts(t.passed + t.xpassed, t.failed, t.errors, t.skipped, t.duration_s),
         coverage=coverage.value if coverage is not None and coverage.available else None,
+        statements=_int(coverage.details.get("num_statements")) if coverage is not None
+        and coverage.available else None,
         lint=lint,
         lint_problem=lint_problem,
         security=security,
         security_problem=security_problem,
     )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _issues(metric: EvalMetric | None, kind: str) -> tuple[tuple[Issue, ...] | None, str | None]:

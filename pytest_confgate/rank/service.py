@@ -21,12 +21,12 @@ from secrets import token_hex
 from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.rank import AutoAcceptConfig
-from pytest_confgate.rank import trees
+from pytest_confgate.rank import crosstest, trees
 from pytest_confgate.rank.assessment import assess
 from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
-from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests
+from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
 from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
@@ -39,7 +39,7 @@ from pytest_confgate.rank.models import (
     ScoringContext,
 )
 from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
-from pytest_confgate.rank.regression import run_regression
+from pytest_confgate.rank.regression import MASKED, run_regression, run_unmarked
 from pytest_confgate.rank.scoring import evaluate
 from pytest_confgate.rank.tampering import inspect
 
@@ -132,7 +132,8 @@ def _rank(
             }
             context = scoring_context(config, weights, baseline, evidence, agent is not None)
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
-            cells = _cross_test_all(jobs, unblocked, clones, baseline is not None)
+            cells = _cross_test_all(jobs, {k: evidence[k] for k in unblocked}, clones,
+                                    baseline is not None)
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
             # Then wait for them: a thread still writing into the scratch tree while it is
@@ -164,13 +165,15 @@ def decide(
     """Stages 4 and 5 from measured evidence (pure): what ``confgate rank`` answers.
 
     Only unblocked candidates' tests count in cross-testing, on unblocked candidates: a
-    candidate that broke the baseline's tests writes tests for the behaviour it broke.
+    candidate that broke the baseline's tests writes tests for the behaviour it broke. Each
+    failure weighs its writer's standing (``crosstest.standing``), not a majority.
     Ranking a subset of the candidates is calling this with their evidence.
     """
     preferences, comparisons = llm
     unblocked = {k for k, e in evidence.items() if not block_reasons(e, context)}
     counted = [c for c in cells if c.source in unblocked and c.target in unblocked]
-    cross = agreement(counted, clones)
+    standings = {k: standing(evidence[k], context.baseline) for k in unblocked}
+    cross = agreement(counted, clones, standings)
     evaluations = [
         evaluate(e, context, cross.get(k), preferences.get(k)) for k, e in evidence.items()
     ]
@@ -244,14 +247,33 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
 
 def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidence
                  ) -> dict[str, Evidence]:
-    """Tamper findings and the findings behind added suppressions, for every candidate."""
+    """Tamper findings and the findings behind added suppressions, the tests it added to the
+    baseline's test files, and its new tests marked xfail or skip run without the mark."""
     base_tree = jobs.paths[_BASELINE][0]
     sources = jobs.settings.sources
-    futures = {
-        key: jobs.pool.submit(inspect, found, jobs.paths[key][0], baseline, base_tree, sources)
-        for key, found in evidence.items()
-    }
+
+    def job(key: str, found: Evidence) -> Evidence:
+        tree, state = jobs.paths[key]
+        found = added_test_ids(inspect(found, tree, baseline, base_tree, sources), baseline)
+        masked = [test for test in found.outcomes or {} if test in new_test_ids(found)
+                  and (found.outcomes or {})[test] in MASKED]
+        if not masked:
+            return found
+        return dataclasses.replace(found, unmarked=run_unmarked(
+            masked, tree, state / "unmarked", jobs.settings, jobs.processes))
+
+    futures = {key: jobs.pool.submit(job, key, found) for key, found in evidence.items()}
     return {key: future.result() for key, future in futures.items()}
+
+
+def new_test_ids(evidence: Evidence) -> set[str]:
+    """The ids of its own run that are new tests (in new test files, or added by id)."""
+    changes = evidence.changes
+    if changes is None:
+        return set()
+    files = set(changes.new_test_files)
+    return {t for t in evidence.outcomes or {}
+            if t.split("::", 1)[0] in files or t in changes.new_test_ids}
 
 
 def _cached_baseline(
@@ -291,24 +313,47 @@ def scoring_context(
     return dataclasses.replace(probe, llm_expected=llm, reference_duration_s=reference)
 
 
+def added_test_ids(evidence: Evidence, baseline: Evidence) -> Evidence:
+    """``evidence`` with the test ids it added to the baseline's own test files (issue 28)."""
+    changes = evidence.changes
+    if changes is None or evidence.outcomes is None or baseline.outcomes is None:
+        return evidence
+    edited = set(changes.edited_test_files)
+    added = tuple(sorted(t for t in evidence.outcomes
+                         if "::" in t and t.split("::", 1)[0] in edited
+                         and t not in baseline.outcomes))
+    return dataclasses.replace(evidence, changes=dataclasses.replace(changes,
+                                                                     new_test_ids=added))
+
+
 def _cross_test_all(
-    jobs: Jobs, unblocked: Sequence[str], clones: Mapping[str, str], has_baseline: bool
+    jobs: Jobs, unblocked: Mapping[str, Evidence], clones: Mapping[str, str],
+    has_baseline: bool,
 ) -> list[CrossCell]:
     """Unblocked candidates' new tests on the other unblocked candidates; a target identical
-    to another is run once and its cells copied."""
+    to another is run once and its cells copied. New tests are new test files and, with a
+    baseline, new test ids in the baseline's own test files (only those ids count)."""
     files = jobs.files
     ids = list(unblocked)
+    picks: dict[str, dict[str, frozenset[str]]] = {key: {} for key in ids}
+    for key in ids:
+        changes = unblocked[key].changes
+        for test in changes.new_test_ids if has_baseline and changes is not None else ():
+            path = test.split("::", 1)[0]
+            picks[key][path] = picks[key].get(path, frozenset()) | {test}
     new_tests = {
-        key: trees.new_test_files(files[key], files[_BASELINE]) if has_baseline
+        key: [*trees.new_test_files(files[key], files[_BASELINE]), *sorted(picks[key])]
+        if has_baseline
         else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
         for key in ids
     }
-    runs: dict[str, list[tuple[str, Path, tuple[str, ...]]]] = {}
+    runs: dict[str, list[crosstest.Source]] = {}
     for target in dict.fromkeys(clones.get(t, t) for t in ids):
         for source in ids:
             chosen = [p for p in new_tests[source] if files[target].get(p) != files[source][p]]
             if clones.get(source, source) != target and chosen:
-                runs.setdefault(target, []).append((source, jobs.paths[source][0], tuple(chosen)))
+                runs.setdefault(target, []).append(
+                    (source, jobs.paths[source][0], tuple(chosen), picks[source]))
     if not runs:
         return []
     pairs = sum(len(sources) for sources in runs.values())

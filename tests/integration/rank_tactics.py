@@ -308,7 +308,8 @@ def build_groups(repo: Path) -> None:
     commit_main(repo, {
         "numerals/__init__.py": '"""Numerals people can read."""\n',
         "numerals/roman.py": BASE, "tests/test_roman.py": BASE_TESTS,
-        "pyproject.toml": PYPROJECT, "ruff.toml": '[lint]\nselect = ["E", "F"]\n',
+        "pyproject.toml": PYPROJECT,
+        "ruff.toml": 'line-length = 120\n\n[lint]\nselect = ["E", "F"]\n',
     })
     for branch, candidate in CANDIDATES.items():
         commit_branch(repo, branch, candidate.files, f"candidate {branch}: {candidate.kind}")

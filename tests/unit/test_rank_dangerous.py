@@ -32,11 +32,14 @@ def rules(source: str) -> list[str]:
         ('sql = "TRUNCATE orders"\n', ["destructive-sql"]),
         ('sql = "DELETE FROM sessions;"\n', ["destructive-sql"]),
         ('sql = "ALTER TABLE t DROP COLUMN c"\n', ["destructive-sql"]),
+        ('import subprocess\nsubprocess.run(["sh", "-c", "echo " + text])\n', ["shell"]),
+        ('from subprocess import Popen\nPopen(("/bin/bash", "-ec", script))\n', ["shell"]),
+        ('import os\nos.execvp("sh", ["sh", "-c", command])\n', ["shell"]),
     ],
     ids=["rm-rf-root", "system-nosec", "aliased-system", "shell-true", "shell-variable",
          "eval-nosec", "exec", "pickle", "yaml-load", "yaml-full-loader", "rmtree-computed",
          "rmtree-root", "rm-argv", "drop-table", "drop-table-fstring", "truncate",
-         "delete-everything", "drop-column"],
+         "delete-everything", "drop-column", "sh-c-argv", "bash-ec-tuple", "execvp-sh-c"],
 )
 def test_dangerous_operations_are_found(source: str, expected: list[str]) -> None:
     assert rules(source) == expected
@@ -49,6 +52,8 @@ def test_dangerous_operations_are_found(source: str, expected: list[str]) -> Non
         'import re\npattern = re.compile(text)\n',
         "import subprocess\nsubprocess.run(argv, shell=False)\n",
         "import subprocess\nsubprocess.run([\"ls\", path])\n",
+        'import subprocess\nsubprocess.run(["ls", "-c", path])\n',
+        'import subprocess\nsubprocess.run(["sh", "script.sh"])\n',
         'import shutil\nshutil.rmtree("build")\n',
         "import yaml\nyaml.load(text, Loader=yaml.SafeLoader)\n",
         "import yaml\nyaml.safe_load(text)\n",
@@ -58,7 +63,8 @@ def test_dangerous_operations_are_found(source: str, expected: list[str]) -> Non
         "# os.system('rm -rf /')\n",
         "this is not python (",
     ],
-    ids=["eval-literal", "re-compile", "shell-false", "argv-without-rm", "rmtree-literal",
+    ids=["eval-literal", "re-compile", "shell-false", "argv-without-rm", "ls-c", "sh-script",
+         "rmtree-literal",
          "yaml-safe-loader", "yaml-safe-load", "delete-with-where", "module-docstring",
          "function-docstring", "comment", "unparsable"],
 )

@@ -10,7 +10,7 @@ import pytest
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
 from pytest_confgate.rank.models import Regression
-from pytest_confgate.rank.regression import rerun_plan, run_regression
+from pytest_confgate.rank.regression import rerun_plan, run_regression, run_unmarked
 from pytest_confgate.rank.trees import read_tree
 
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
@@ -152,3 +152,35 @@ def test_the_rerun_plan(changes: dict[str, str | None], plan: list[str] | None) 
     candidate = {**baseline, **changes}
     head = {path: text for path, text in candidate.items() if text is not None}
     assert rerun_plan(baseline, head) == plan
+
+
+DOCTESTED = ('def fmt(seconds):\n    """Days.\n\n    >>> fmt(86400)\n    \'1d\'\n    """\n'
+             "    return f'{seconds // 86400}d'\n")
+DOCTEST_SETTINGS = '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n'
+
+
+def test_the_rerun_collects_the_doctests_the_baseline_collects(tmp_path: Path) -> None:
+    # issue 28: a candidate that added a test file runs every baseline test again; the
+    # baseline's doctests came back "missing" because only test files were named
+    base = write(tmp_path / "base", {"durations.py": DOCTESTED, "tests/test_fmt.py": TESTS,
+                                     "pyproject.toml": DOCTEST_SETTINGS})
+    files = {"durations.py": DOCTESTED, "tests/test_fmt.py": TESTS,
+             "tests/test_more.py": "def test_more():\n    pass\n"}
+    for name, settings in (("keeps", DOCTEST_SETTINGS), ("drops", "[project]\nname = 'd'\n")):
+        head = write(tmp_path / name, {**files, "pyproject.toml": settings})
+        result = run_regression(head, base, (read_tree(base), read_tree(head)), {},
+                                tmp_path / f"work-{name}", SETTINGS, Processes())
+        assert result.outcomes == {"durations.py::durations.fmt": "passed",
+                                   "tests/test_fmt.py::test_week": "passed",
+                                   "tests/test_fmt.py::test_day": "passed"}, name
+
+
+def test_new_tests_run_without_their_xfail_or_skip_mark(tmp_path: Path) -> None:
+    tests = ("import pytest\n\n\n@pytest.mark.xfail(strict=False)\ndef test_hidden():\n"
+             "    assert 1 == 2\n\n\n@pytest.mark.skip\ndef test_fine():\n    pass\n\n\n"
+             "pytestmark = pytest.mark.skipif(True, reason='never')\n")
+    root = write(tmp_path / "tree", {"tests/test_x.py": tests})
+    found = run_unmarked(["tests/test_x.py::test_hidden", "tests/test_x.py::test_fine"], root,
+                         tmp_path / "state", SETTINGS, Processes())
+    assert found == {"tests/test_x.py::test_hidden": "failed",
+                     "tests/test_x.py::test_fine": "passed"}

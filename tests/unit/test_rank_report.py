@@ -45,3 +45,13 @@ def test_weaknesses_of_candidates_that_did_not_win_are_named() -> None:
 def test_no_section_when_nobody_else_has_a_weakness() -> None:
     text = markdown(evaluation("clean", 1.0), evaluation("tidy", 0.5))
     assert "### Weaknesses of the others" not in text
+
+
+def test_accept_winner_is_offered_only_when_there_is_a_winner() -> None:
+    # issue 28: the Markdown offered "[Accept Winner]" when the ranking had no winner
+    tie = markdown(evaluation("a", 0.9), evaluation("b", 0.9))
+    assert "[Accept Winner]" not in tie
+    assert "[Choose One] `confgate rank feedback r1 --chose SOLUTION_ID`" in tie
+    clear = markdown(evaluation("a", 0.95), evaluation("b", 0.5))
+    assert "- [Accept Winner] `confgate rank feedback r1 --accepted-winner`" in clear
+    assert "[Choose Another]" in clear
