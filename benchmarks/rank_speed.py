@@ -1,6 +1,7 @@
 """SPEC 11 target for ``confgate rank``: 4 candidates with ``--jobs 2`` <= 2.3 x one candidate.
 
     python benchmarks/rank_speed.py [--project attrs|more-itertools] [--rounds 1]
+                                    [--variant fresh|kept]
 
 Measured side by side in one run on a real third-party suite (the pinned sdist and venv of
 ``_realproject``, shared with ``gate_speed.py``). Each candidate is a copy of the project
@@ -68,7 +69,7 @@ def main() -> int:
         ws = rp.prepare(spec, args.cache)
         work = Path(tempfile.mkdtemp(prefix="confgate-rank-bench-"))
         try:
-            rows = _measure(ws, work, args.rounds)
+            rows = _measure(ws, work, args.rounds, args.variant)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     print(f"{spec.name} {spec.version} on {os.cpu_count()} cores, {args.rounds} round(s)\n")
@@ -88,10 +89,13 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--project", choices=sorted(rp.PROJECTS), default="attrs")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--cache", type=Path, default=rp.DEFAULT_CACHE)
+    parser.add_argument("--variant", choices=("fresh", "kept"),
+                        help="only one variant: the baseline evaluated every time, or kept")
     return parser.parse_args()
 
 
-def _measure(ws: rp.Workspace, work: Path, rounds: int) -> list[tuple[str, float, float]]:
+def _measure(ws: rp.Workspace, work: Path, rounds: int, only: str | None = None
+             ) -> list[tuple[str, float, float]]:
     package = Path(ws.spec.sources[0]).name
     shutil.copytree(ws.project, work / "base", ignore=IGNORE)
     for n, body in enumerate(IMPLEMENTATIONS, start=1):
@@ -112,6 +116,8 @@ def _measure(ws: rp.Workspace, work: Path, rounds: int) -> list[tuple[str, float
         ("baseline evaluated every time", ["--baseline", "base", "--fresh-baseline"]),
         ("baseline evidence kept by content", ["--baseline", "base"]),
     ]
+    if only is not None:
+        variants = [variants[0 if only == "fresh" else 1]]
     rows = []
     for label, extra in variants:
         one: list[float] = []

@@ -234,13 +234,15 @@ def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]
 
 
 def collect_evidence(
-    solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes
+    solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes,
+    last: Sequence[str] = (),
 ) -> Evidence:
-    """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``)."""
+    """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``);
+    the tests of the files in ``last`` (its new test modules) run after all the others."""
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
     build_problem = _build(tree, settings, env, processes)
-    gate = _gate(tree, state, settings, processes)
+    gate = _gate(tree, state, settings, processes, last)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
         types = _type_check(tree, settings, env, processes)
@@ -309,8 +311,11 @@ def _is_module(path: Path) -> bool:
     )
 
 
-def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> GateEvidence:
+def _gate(tree: Path, state: Path, settings: Settings, processes: Processes,
+          last: Sequence[str] = ()) -> GateEvidence:
     """One ``pytest --confgate`` run: tests (by id too), coverage, lint and security."""
+    from pytest_confgate.rank.outcomes_plugin import LAST
+
     config = state / "confgate-rank.yml"
     source = "" if settings.sources is None else f"source: {list(settings.sources)!r}\n"
     config.write_text(source + _GATE_CONFIG, encoding="utf-8")
@@ -319,6 +324,7 @@ def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> 
         ["--confgate", f"--confgate-config={config}", f"--rootdir={tree}",
          f"--confgate-report={report}", "-p", "no:cacheprovider", "-q"],
         tree, state / "gate", settings, processes,
+        {LAST: json.dumps(list(last))} if last else None,
     )
     if run.finished is None:
         return GateEvidence.failed(run.problem or "pytest did not run")

@@ -21,6 +21,8 @@ from typing import Any
 
 ENV = "CONFGATE_RANK_OUTCOMES"
 """The variable naming the JSON file the outcomes are written to."""
+LAST = "CONFGATE_RANK_LAST"
+"""A JSON list of test files whose tests run after all others (a candidate's new modules)."""
 UNMARK = "CONFGATE_RANK_UNMARK"
 """Set to ``1``: every collected test runs without its ``xfail``, ``skip`` or always-true
 ``skipif`` mark (with ``--runxfail`` for ``pytest.xfail()``): does it pass on its own?"""
@@ -43,12 +45,24 @@ def pytest_collectreport(report: Any) -> None:
 
 
 def pytest_collection_modifyitems(items: Any) -> None:
-    """With ``UNMARK`` set, drop the marks that hide a failing test from each test's chain."""
+    """The tests of the files named in ``LAST`` move to the end, in their order; with
+    ``UNMARK`` set, the marks that hide a failing test leave each test's chain."""
+    last = set(json.loads(os.environ.get(LAST) or "[]"))
+    if last:
+        items[:] = sorted(items, key=lambda item: item.nodeid.split("::", 1)[0] in last)
     if os.environ.get(UNMARK) != "1":
         return
     for item in items:
         for node in item.listchain():
             node.own_markers[:] = [m for m in node.own_markers if not _masks(m)]
+
+
+# Last among the plugins (pluggy reads these options from ``<project>_impl``): after any
+# plugin that reorders, such as pytest-randomly.
+pytest_collection_modifyitems.pytest_impl = {  # type: ignore[attr-defined]
+    "wrapper": False, "hookwrapper": False, "optionalhook": False, "tryfirst": False,
+    "trylast": True, "specname": None,
+}
 
 
 def _masks(mark: Any) -> bool:

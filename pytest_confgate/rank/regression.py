@@ -15,11 +15,14 @@ in ``addopts``), one the baseline does not have is removed, and a full rerun nam
 so pytest collects what the baseline's run collected: the doctests of source modules too.
 
 A candidate that changed only source files already ran the baseline's test files, as they
-are, in its own run: ``rerun_plan`` then re-runs only the modules it changed or deleted. A
-candidate that added any test file runs them all again: in its own run, its new test modules
-were imported beside the baseline's and could have patched the code they judge (a function's
-``__code__`` swapped at import time), and so could a changed ``conftest.py``, helper or data
-file in a test folder, or the pytest configuration.
+are, in its own run: ``rerun_plan`` then re-runs only the modules it changed or deleted. So
+does a candidate whose new test files are only test modules that do nothing when imported
+(``inert``: imports, definitions, literals): its own run ran them after every baseline test
+(``outcomes_plugin`` moves them last), so they could not patch the code the baseline's tests
+judged before those tests ran (issue 28: the full rerun was the largest stage repeated per
+candidate). Any other new file in a test folder (a ``conftest.py``, a helper, a module that
+runs code at import), a changed ``conftest.py`` or helper, or changed pytest settings make
+the whole suite run again.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from pytest_confgate.collect.tamper import PYTEST_FILES
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.inert import inert
 from pytest_confgate.rank.models import Regression
 from pytest_confgate.rank.trees import RANK_STATE, is_test_file
 
@@ -57,9 +61,16 @@ def rerun_plan(baseline_files: Mapping[str, str], candidate_files: Mapping[str, 
         changed = candidate_files.get(path) != text
         if changed and (path in PYTEST_FILES or (is_test_support(path) and not _module(path))):
             return None
-    if any(is_test_support(p) and p not in baseline_files for p in candidate_files):
-        return None  # new test modules, conftests or helpers ran beside the baseline's tests
+    if any(is_test_support(p) and p not in baseline_files and not last_safe(p, text)
+           for p, text in candidate_files.items()):
+        return None  # new conftests, helpers or test modules that act when imported
     return [p for p in test_modules(baseline_files) if candidate_files.get(p) != baseline_files[p]]
+
+
+def last_safe(path: str, text: str) -> bool:
+    """A new test module the candidate's own run may hold beside the baseline's tests: it
+    does nothing when imported (``inert``), and its tests run after theirs."""
+    return _module(path) and inert(text)
 
 
 def _module(path: str) -> bool:

@@ -220,7 +220,9 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
         if key == _BASELINE and cache is not None:
             found = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
         else:
-            found = collect_evidence(name, tree, state, settings, processes)
+            last = [p for p in trees.new_test_files(jobs.files[key], base_files)
+                    if not p.endswith("conftest.py")] if base_files is not None else []
+            found = collect_evidence(name, tree, state, settings, processes, last)
         reference = None if key == _BASELINE else base_files
         if reference is not None:
             base_tree = jobs.paths[_BASELINE][0]
