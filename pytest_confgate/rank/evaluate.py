@@ -37,8 +37,9 @@ from pytest_confgate.processes import (
     describe_bytes,
     exchange,
 )
+from pytest_confgate.rank.build_check import build_check, top_level_modules
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts
-from pytest_confgate.rank.trees import RANK_STATE, is_source_file
+from pytest_confgate.rank.trees import RANK_STATE
 
 _SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF")
 _SCRUBBED_PREFIXES = ("CONFGATE_", "COVERAGE_", "COV_CORE_", "PYTEST_XDIST_")
@@ -51,10 +52,6 @@ _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<
 OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
 _PYTEST_BROKE = frozenset({3, 4})
 """pytest's exit statuses for an internal error and a usage error: no run to read."""
-_SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
-_IMPORT_CHECK = (
-    "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
-)
 
 
 @dataclass(frozen=True)
@@ -241,7 +238,7 @@ def collect_evidence(
     the tests of the files in ``last`` (its new test modules) run after all the others."""
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
-    build_problem = _build(tree, settings, env, processes)
+    build_problem = build_check(tree, settings, env, processes)
     gate = _gate(tree, state, settings, processes, last)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
@@ -262,52 +259,6 @@ def collect_evidence(
         security_problem=gate.security_problem,
         outcomes=gate.outcomes,
         duration_s=time.perf_counter() - started,
-    )
-
-
-def _build(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
-           ) -> str | None:
-    """The seed's "Build Success": every Python file compiles and the packages import."""
-    for path in sorted(tree.rglob("*.py")):
-        rel = path.relative_to(tree).as_posix()
-        if RANK_STATE in rel.split("/") or any(p.startswith(".") for p in rel.split("/")[:-1]):
-            continue
-        try:
-            compile(path.read_bytes(), rel, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            return f"{rel} does not compile: {exc}"
-        except OSError:
-            continue
-    modules = _top_level_modules(tree)
-    if not modules:
-        return None
-    argv = [settings.python, "-c", _IMPORT_CHECK, *modules]
-    try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.build_s)
-    except (OSError, TimeoutError) as exc:
-        return f"import check could not run: {exc}"
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return f"importing {', '.join(modules)} failed: {last}"
-    return None
-
-
-def _top_level_modules(tree: Path) -> list[str]:
-    root = tree / "src" if (tree / "src").is_dir() else tree
-    found = []
-    for child in sorted(root.iterdir()):
-        package = child.is_dir() and (child / "__init__.py").is_file()
-        if package and child.name.isidentifier() and is_source_file(f"{child.name}/__init__.py"):
-            found.append(child.name)
-        elif _is_module(child):
-            found.append(child.stem)
-    return found
-
-
-def _is_module(path: Path) -> bool:
-    name = path.name
-    return path.suffix == ".py" and path.stem.isidentifier() and name not in _SCRIPTS and (
-        is_source_file(name)
     )
 
 
@@ -376,7 +327,7 @@ def _issues(metric: EvalMetric | None, kind: str) -> tuple[tuple[Issue, ...] | N
 def _type_check(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
                 ) -> tuple[tuple[Issue, ...] | None, str | None]:
     """mypy over the tree's source (the project's own mypy config applies)."""
-    targets = list(settings.sources or []) or _top_level_modules(tree) or ["."]
+    targets = list(settings.sources or []) or top_level_modules(tree) or ["."]
     root = "src/" if (tree / "src").is_dir() and not settings.sources else ""
     argv = [settings.python, "-m", "mypy", "--no-error-summary", "--show-error-codes",
             "--no-pretty", *(root + t if not t.endswith(".py") else t for t in targets)]

@@ -23,7 +23,13 @@ from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.rank import AutoAcceptConfig
 from pytest_confgate.rank import crosstest, trees
 from pytest_confgate.rank.assessment import assess
-from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.baseline_cache import (
+    baseline_key,
+    load_baseline,
+    save_baseline,
+    save_tools,
+    seed_tools,
+)
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
@@ -213,15 +219,18 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     done = [0]
     base_files = jobs.files.get(_BASELINE)
     settings, processes = jobs.settings, jobs.processes
+    key_of_base = (baseline_key(jobs.paths[_BASELINE][0], settings)
+                   if cache is not None and _BASELINE in keys else None)
 
     def job(key: str) -> Evidence:
         tree, state = jobs.paths[key]
         name = "baseline" if key == _BASELINE else key
-        if key == _BASELINE and cache is not None:
-            found = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
+        if key == _BASELINE and cache is not None and key_of_base is not None:
+            found = _cached_baseline(tree, state, jobs, cache, key_of_base)
         else:
             last = [p for p in trees.new_test_files(jobs.files[key], base_files)
                     if not p.endswith("conftest.py")] if base_files is not None else []
+            seed_tools(cache, key_of_base, tree)
             found = collect_evidence(name, tree, state, settings, processes, last)
         reference = None if key == _BASELINE else base_files
         if reference is not None:
@@ -278,17 +287,14 @@ def new_test_ids(evidence: Evidence) -> set[str]:
             if t.split("::", 1)[0] in files or t in changes.new_test_ids}
 
 
-def _cached_baseline(
-    tree: Path, state: Path, settings: Settings, processes: Processes, cache: Path,
-    progress: Progress,
-) -> Evidence:
-    key = baseline_key(tree, settings)
+def _cached_baseline(tree: Path, state: Path, jobs: Jobs, cache: Path, key: str) -> Evidence:
     found = load_baseline(cache, key)
     if found is not None:
-        progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
+        jobs.progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
         return found
-    found = collect_evidence("baseline", tree, state, settings, processes)
-    save_baseline(cache, key, found)
+    found = collect_evidence("baseline", tree, state, jobs.settings, jobs.processes)
+    if save_baseline(cache, key, found):
+        save_tools(cache, key, tree)
     return found
 
 
