@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from pytest_confgate.rank.models import CATEGORIES
-from pytest_confgate.rank.report import cross_test_matrix
+from pytest_confgate.rank.report import cross_test_matrix, writer_standing
 from pytest_confgate.rank.service import RankOutcome
 
 _COLOURS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")
@@ -134,6 +134,9 @@ def _cross_html(outcome: RankOutcome) -> str:
             text = ("-" if cell is None else "error" if cell["problem"]
                     else f"{cell['passed']}/{cell['ran']}")
             cells += f"<td>{text}</td>"
-        body += f"<tr><th>{escape(source)}</th>{cells}</tr>"
-    return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column.</p>"
-            f"<table><tr><th></th>{head}</tr>{body}</table>")
+        weight, reason = writer_standing(outcome, source)
+        body += (f"<tr><th>{escape(source)}</th>{cells}"
+                 f"<td>{weight:g}: {escape(reason)}</td></tr>")
+    return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column; a failure "
+            f"weighs its writer's standing.</p>"
+            f"<table><tr><th></th>{head}<th>failures weigh</th></tr>{body}</table>")
