@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
@@ -126,11 +127,14 @@ def _rank(
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
             jobs = Jobs(pool, paths, files, settings, processes, progress, root)
+            clock = [time.perf_counter()]
             evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
+            stages = [f"evaluation {_lap(clock):.1f} s"]
             baseline = evidence.pop(_BASELINE, None)
             if baseline is not None:
                 evidence = _inspect_all(jobs, evidence, baseline)
+                stages.append(f"tamper analysis {_lap(clock):.1f} s")
             evidence = {
                 s.solution_id: dataclasses.replace(evidence[clones[s.solution_id]],
                                                    solution_id=s.solution_id)
@@ -140,6 +144,7 @@ def _rank(
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
             cells = _cross_test_all(jobs, {k: evidence[k] for k in unblocked}, clones,
                                     baseline is not None)
+            progress("stages: " + ", ".join([*stages, f"cross-testing {_lap(clock):.1f} s"]))
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
             # Then wait for them: a thread still writing into the scratch tree while it is
@@ -160,6 +165,13 @@ def _rank(
     return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,
                        weights, evidence, baseline, cells,
                        sources={source.solution_id: source for source in sources})
+
+
+def _lap(clock: list[float]) -> float:
+    """Seconds since the last lap (progress only: what each stage of a ranking costs)."""
+    now = time.perf_counter()
+    elapsed, clock[0] = now - clock[0], now
+    return elapsed
 
 
 def decide(
@@ -233,11 +245,14 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
             seed_tools(cache, key_of_base, tree)
             found = collect_evidence(name, tree, state, settings, processes, last)
         reference = None if key == _BASELINE else base_files
+        rerun = 0.0
         if reference is not None:
             base_tree = jobs.paths[_BASELINE][0]
+            started = time.perf_counter()
             found = dataclasses.replace(found, regression=run_regression(
                 tree, base_tree, (reference, jobs.files[key]), found.outcomes,
                 state / "regression", settings, processes))
+            rerun = time.perf_counter() - started
         found = dataclasses.replace(
             found,
             code=trees.code_metrics(jobs.files[key], reference),
@@ -249,7 +264,9 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
         with lock:
             done[0] += 1
             jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} "
-                          f"({found.duration_s:.1f} s)")
+                          f"({found.duration_s:.1f} s"
+                          + (f", baseline tests again {rerun:.1f} s" if rerun >= 0.05 else "")
+                          + ")")
         return found
 
     futures: dict[str, Future[Evidence]] = {key: jobs.pool.submit(job, key) for key in keys}
@@ -265,8 +282,8 @@ def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidenc
 
     def job(key: str, found: Evidence) -> Evidence:
         tree, state = jobs.paths[key]
-        found = added_test_ids(inspect(found, tree, baseline, base_tree, sources), baseline)
-        masked = [test for test in found.outcomes or {} if test in new_test_ids(found)
+        found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, sources), baseline)
+        masked = [test for test in found.outcomes or {} if test in trees.new_test_ids(found)
                   and (found.outcomes or {})[test] in MASKED]
         if not masked:
             return found
@@ -275,16 +292,6 @@ def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidenc
 
     futures = {key: jobs.pool.submit(job, key, found) for key, found in evidence.items()}
     return {key: future.result() for key, future in futures.items()}
-
-
-def new_test_ids(evidence: Evidence) -> set[str]:
-    """The ids of its own run that are new tests (in new test files, or added by id)."""
-    changes = evidence.changes
-    if changes is None:
-        return set()
-    files = set(changes.new_test_files)
-    return {t for t in evidence.outcomes or {}
-            if t.split("::", 1)[0] in files or t in changes.new_test_ids}
 
 
 def _cached_baseline(tree: Path, state: Path, jobs: Jobs, cache: Path, key: str) -> Evidence:
@@ -319,19 +326,6 @@ def scoring_context(
                  if e.tests is not None and not block_reasons(e, probe)]
         reference = min(times) if times else None
     return dataclasses.replace(probe, llm_expected=llm, reference_duration_s=reference)
-
-
-def added_test_ids(evidence: Evidence, baseline: Evidence) -> Evidence:
-    """``evidence`` with the test ids it added to the baseline's own test files (issue 28)."""
-    changes = evidence.changes
-    if changes is None or evidence.outcomes is None or baseline.outcomes is None:
-        return evidence
-    edited = set(changes.edited_test_files)
-    added = tuple(sorted(t for t in evidence.outcomes
-                         if "::" in t and t.split("::", 1)[0] in edited
-                         and t not in baseline.outcomes))
-    return dataclasses.replace(evidence, changes=dataclasses.replace(changes,
-                                                                     new_test_ids=added))
 
 
 def _cross_test_all(
