@@ -205,7 +205,8 @@ def prepare(spec: ProjectSpec, cache: Path = DEFAULT_CACHE, *, fresh: bool = Fal
     the source tree is re-extracted every time so no earlier run's files can leak in.
     """
     cache = cache.resolve()
-    venv = cache / f"venv-{spec.sdist_stem}"
+    # One venv per Python: the benchmarks run under 3.11, 3.13 and 3.14 from one checkout.
+    venv = cache / f"venv-{spec.sdist_stem}-py{sys.version_info[0]}.{sys.version_info[1]}"
     if fresh:
         shutil.rmtree(cache / "sdists", ignore_errors=True)
         shutil.rmtree(venv, ignore_errors=True)

@@ -18,17 +18,13 @@ import json
 import re
 import shutil
 import sys
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from _realproject import DEFAULT_CACHE, PROJECTS, Run, Workspace, exclusive, prepare
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # Python 3.10
-    import tomli as tomllib
 
 RESULTS_DIR = ".confgate-bench"
 _RANK = {"LOW": 1, "MEDIUM": 2, "HIGH": 3}

@@ -44,6 +44,9 @@ import _realproject as rp  # siblings, found through the line above
 from compare_real_project import branch_off_rcfile
 
 REPO = Path(__file__).resolve().parent.parent
+LINES_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "line probes"
+BRANCH_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "coverage.py"
+"""The engines the gate uses on the Python running this script (and the benchmark's venv)."""
 DEFAULT_CACHE = REPO / ".confgate" / "bench"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -209,7 +212,7 @@ def _define_variants(bench: Bench) -> None:
         "gate, lines": Variant(
             bench.pytest("--confgate"),
             gate_config(sources, branch=False),
-            after=lambda: _same_figures(bench, lines_json, branch=False, engine="line probes"),
+            after=lambda: _same_figures(bench, lines_json, branch=False, engine=LINES_ENGINE),
         ),
         "gate, lines, warm": Variant(
             bench.pytest("--confgate"), gate_config(sources, branch=False), False
@@ -217,7 +220,7 @@ def _define_variants(bench: Bench) -> None:
         "gate, branches": Variant(
             bench.pytest("--confgate"),
             gate_config(sources, branch=True),
-            after=lambda: _same_figures(bench, branches_json, branch=True, engine="coverage.py"),
+            after=lambda: _same_figures(bench, branches_json, branch=True, engine=BRANCH_ENGINE),
         ),
         "gate, pull request": Variant(
             bench.pytest("--confgate"),
@@ -293,7 +296,7 @@ def _require_pull_request_mode(bench: Bench) -> None:
     report = bench.report()
     details = bench.coverage_details()
     change = report.get("change") or {}
-    if change.get("config_changed") or details.get("engine") != "line probes":
+    if change.get("config_changed") or details.get("engine") != LINES_ENGINE:
         raise SystemExit(f"PR mode was not measured: change={change}, coverage={details}")
 
 
@@ -391,7 +394,7 @@ def _xdist_figures(bench: Bench) -> None:
     details = bench.coverage_details()
     if {k: details.get(k) for k in keys} != serial:
         bench.problems.append("pytest -n 2 --confgate figures differ from the serial run's")
-    if details.get("engine") != "line probes":
+    if details.get("engine") != LINES_ENGINE:
         bench.problems.append(f"xdist workers used {details.get('engine')!r}, not line probes")
 
 

@@ -18,7 +18,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -89,6 +89,7 @@ def run_tool(
     timeout_s: float,
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     errors: str = "replace",
+    env: Mapping[str, str] | None = None,
 ) -> ToolResult:
     """Run ``argv`` in ``cwd``; raise ``ToolMissing``, ``ToolTimeout`` or ``ToolOutputTooLarge``
     instead of hanging or reading without end.
@@ -97,7 +98,7 @@ def run_tool(
     ``max_output_bytes``, the whole process group is killed, including children it started
     (a wrapper script's real tool, a pool of workers). ``errors`` decodes stdout:
     ``surrogateescape`` where it lists file names (``git ... -z``), so a name that is not
-    UTF-8 still names the file on disk.
+    UTF-8 still names the file on disk. ``env``: the environment (default: this process's).
     """
     if not cwd.is_dir():
         raise EvidenceError(f"cannot run {argv[0]}: directory {cwd} does not exist")
@@ -110,6 +111,7 @@ def run_tool(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            env=dict(env) if env is not None else None,
         )
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise ToolMissing(f"{argv[0]} was not found") from exc

@@ -12,6 +12,12 @@ unusable answer, a missing or wrong canary) makes the metric 0.0 with status ``e
 the reason: conservative, never raised. The gate takes pass/fail from the score and the
 metric's ``min``; a ``pass`` field in the answer is ignored (SPEC 12).
 
+Then, unless ``ablation: false``, the judge's own ablation (``ablation``): one more call
+about the diff with the comments and string literals the change added blanked out. A score
+that falls by more than ``ablation_tolerance`` without them means the change's own prose moved
+the judge: ``injection_suspected`` (the tier rises to T2), and the score without the prose is
+the metric's. ``details.ablation`` says what it cost (0 calls when the change adds no prose).
+
 ``details`` always says ``injection_suspected`` (true or false), how long the diff was
 (``diff_chars``) and whether the judge saw only part of it (``diff_truncated``; the policy
 then treats the metric as advisory unless ``allow_truncated_diff``), every attempt made and,
@@ -25,6 +31,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_confgate.agents.ablation import ablate_diff
 from pytest_confgate.agents.judge_prompt import (
     JudgeAnswer,
     build_judge_prompt,
@@ -89,7 +96,59 @@ def judge_change(
         if isinstance(answer, str):
             return _failed(config, details, started, answer, details["failure_kind"])
         answers.append(answer)
-    return _scored(config, details, started, answers)
+    metric = _scored(config, details, started, answers)
+    if not config.ablation:
+        return metric
+    judged = metric.value if metric.value is not None else 0.0
+    ablated = _ablation(agent, config, task, diff, metrics_summary, judged, details)
+    if ablated is not None:
+        return _failed(config, details, started, ablated, details["failure_kind"])
+    value = min(judged, details["ablation"].get("score", judged))
+    details["duration_s"] = round(time.perf_counter() - started, 6)
+    return metric.model_copy(update={"value": value, "details": details})
+
+
+def _ablation(
+    agent: Agent,
+    config: LlmJudgeMetricConfig,
+    task: str,
+    diff: str,
+    metrics_summary: str,
+    judged: float,
+    details: dict[str, Any],
+) -> str | None:
+    """One more call without the change's prose; None, or why the metric is an error."""
+    ablated = ablate_diff(diff)
+    if ablated == diff:
+        details["ablation"] = {"calls": 0, "why": "the change adds no comments or strings"}
+        return None
+    system, user, canary = _judge_prompt(config, task, ablated, metrics_summary)
+    try:
+        reply = agent.ask(user, system=system)
+    except AgentError as exc:
+        details["attempts"] += exc.attempts
+        details["failure_kind"] = exc.kind
+        return f"the judge failed (the ablation call): {exc}"
+    _add_usage(details, reply)
+    answer = parse_judge_answer(reply.text, canary)
+    if answer.score is None:
+        details["raw_answers"].append({"call": "ablation", "text": _clip(reply.text,
+                                                                          RAW_ANSWER_CHARS)})
+        details["failure_kind"] = answer.error_kind
+        return f"unusable judge answer (the ablation call): {answer.error}"
+    rise = judged - answer.score
+    suspected = rise > config.ablation_tolerance
+    details["ablation"] = {
+        "calls": 1, "score": answer.score, "judged": judged, "rise": round(rise, 6),
+        "tolerance": config.ablation_tolerance, "injection_suspected": suspected,
+    }
+    if suspected:
+        hit = {"where": "the change's comments and strings (ablation)", "kind": "ablation",
+               "text": f"score {judged:g} with them, {answer.score:g} without"}
+        details["injection_suspected"] = True
+        details["injection_hits"] = [*details.get("injection_hits", []), hit]
+        details["injection_hit_count"] = int(details.get("injection_hit_count") or 0) + 1
+    return None
 
 
 def screen_judge_input(

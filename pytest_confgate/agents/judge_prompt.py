@@ -35,6 +35,11 @@ MAX_SUMMARY_CHARS = 20_000
 DEFAULT_MAX_DIFF_CHARS = 60_000
 """The same default as ``LlmJudgeMetricConfig.max_diff_chars``."""
 _MAX_INT_DIGITS = 100  # no sane score object has a longer integer; int() of one is quadratic
+_MAX_NESTING = 32
+"""Deepest nesting of arrays and objects an answer may have. Checked by us, not left to
+``json``: its own limit is the recursion limit on 3.11 but none on 3.14 (it parses 40,000
+levels), so the answer's verdict would depend on the Python version."""
+_JSON_SYNTAX = re.compile(r'[\[\]{}"\\]')
 _TOKEN_BYTES = 16  # 128 bits: the author cannot guess a fence or a canary
 _MIN_TOKEN_CHARS = 16
 
@@ -253,6 +258,8 @@ def _unfenced(answer: str) -> str:
 def _decode_object(body: str) -> dict[str, Any]:
     if not body.startswith("{"):
         raise _Rejected(f"the answer is not a JSON object: it starts with {body[:60]!r}")
+    if _nesting(body) > _MAX_NESTING:
+        raise _Rejected("the answer's JSON is nested too deeply")
     try:
         data = json.loads(
             body,
@@ -269,6 +276,33 @@ def _decode_object(body: str) -> dict[str, Any]:
     if not isinstance(data, dict):  # pragma: no cover - a body starting with "{" is an object
         raise _Rejected("the answer is not a JSON object")
     return data
+
+
+def _nesting(body: str) -> int:
+    """How deep the arrays and objects of ``body`` nest (brackets inside strings skipped).
+
+    One pass over the characters that matter, so any text costs linear time.
+    """
+    depth = deepest = 0
+    in_string = False
+    escaped_at = -1
+    for match in _JSON_SYNTAX.finditer(body):
+        char, at = match.group(), match.start()
+        if at == escaped_at:
+            continue
+        if in_string:
+            if char == "\\":
+                escaped_at = at + 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import argparse
 import os
 import signal
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,7 +210,7 @@ def _write(outcome: RankOutcome, fmt: str, output: str | None) -> None:
 
 
 def _feedback(args: argparse.Namespace, store: RankStore, chosen: int) -> int:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from pytest_confgate.rank.feedback import Choice
 
@@ -221,7 +222,7 @@ def _feedback(args: argparse.Namespace, store: RankStore, chosen: int) -> int:
     ranking_id = args.candidates[1]
     choice: Choice = ("chose_other" if args.chose is not None
                       else "accepted_winner" if args.accepted_winner else "rejected_all")
-    now = datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
     store.record_feedback(ranking_id, choice, args.chose, now)
     what = f"chose {args.chose}" if args.chose else choice.replace("_", " ")
     print(f"feedback stored for ranking {ranking_id}: {what} ({store.path})")

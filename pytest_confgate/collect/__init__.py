@@ -16,12 +16,10 @@ Each module turns one source of evidence into an ``EvalMetric``:
   mirrors bandit's file discovery so a warm run need not start it;
 - ``tool_cache``   -- per-file tool results keyed by content, tool version and config;
 - ``changes``      -- the change from git: files and lines since the merge base;
-- ``tamper``       -- tamper evidence, base vs head (``ast``/``tokenize``): tests deleted,
-  skipped or weakened, suppressions and tool ignores added; for the gate and ``rank``. Its
-  pure parts: ``_tamper_ast`` (names, constant truths), ``_tamper_checks`` (live checks),
-  ``_tamper_shapes`` (the data read), ``_tamper_tests`` (a module's tests and skips),
-  ``_tamper_compare`` (base vs head tests),
-  ``_tamper_comments`` (suppression comments), ``_tamper_config`` (tool and pytest settings);
+- ``tamper/``      -- the tamper analysis package, base vs head (``ast``/``tokenize``): tests
+  deleted, skipped or weakened, suppressions and tool ignores added, reward-hacking patterns;
+  for the gate and ``rank``. ``tamper/core`` is its pure core, ``tamper/reading`` reads git
+  and checkouts; the package's ``__init__`` lists its parts;
 - ``integrity``    -- ``test_integrity`` from the tamper analysis of the gate's change;
 - ``unsuppressed`` -- findings behind a ``# noqa``/``# nosec`` the change added still count;
 - ``symlinks``     -- a change to a symlink's target counts under the link's path too;

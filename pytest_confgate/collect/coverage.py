@@ -1,8 +1,9 @@
 """``test_coverage`` from coverage.py's API, measured in the pytest process itself.
 
 Measuring starts before conftest files are imported so import-time lines of the measured code
-count, as under ``coverage run -m pytest``. With line coverage the lines are recorded by line
-probes, without a tracer (``coverage_engines``); with branch coverage by coverage.py's tracer.
+count, as under ``coverage run -m pytest``. On Python 3.12+ lines and branches are recorded with
+``sys.monitoring`` (``monitor_engine``); below 3.12 lines by line probes (``coverage_engines``)
+and branches by coverage.py's tracer. Neither needs a tracer for most files.
 Either way the configuration is the project's own coverage.py configuration (``source``,
 ``omit``, ``branch``, ``exclude_lines``, ``[paths]``) except what the gate's configuration
 sets, and the figures come from coverage.py's own JSON report, so they are exactly the numbers
@@ -29,6 +30,8 @@ from pytest_confgate.collect.coverage_engines import (
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
 from pytest_confgate.collect.line_probes import AssertRewriting
+from pytest_confgate.collect.monitor_engine import AVAILABLE as MONITORING
+from pytest_confgate.collect.monitor_engine import MonitorEngine
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric, MetricStatus
 
@@ -73,7 +76,7 @@ class CoverageSession:
         self._adopted: str | None = None
         self._include: list[str] | None = None
         self._omit: list[str] | None = None
-        self._engine: ProbeEngine | None = None
+        self._engine: ProbeEngine | MonitorEngine | None = None
         self._selected_by = "confgate"
         self._by_file: dict[str, str] = {}
         self._unprobed: dict[str, str] = {}
@@ -87,23 +90,37 @@ class CoverageSession:
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
 
-        Line coverage is recorded by line probes (for every measured file, or in
-        pull-request mode the changed ones); branch coverage, a changed module imported
-        already, or a configuration probes cannot follow needs coverage.py's tracer.
+        On Python 3.12+ lines and branches are recorded with ``sys.monitoring``; below, line
+        coverage by line probes (for every measured file, or in pull-request mode the changed
+        ones). Branch coverage below 3.12, a changed module imported already, or a
+        configuration neither can follow needs coverage.py's tracer.
         """
         if not self._create():
             return
-        if not self.branch:
+        engine: ProbeEngine | MonitorEngine | None = None
+        if MONITORING:
+            engine = self._monitor_engine()
+        elif not self.branch:
             engine = self._probe_engine()
-            if engine is not None:
-                self._engine = engine
-                with self._catch():
-                    engine.start()
-                self.engine = engine.label
-                return
+        if engine is not None:
+            self._engine = engine
+            with self._catch():
+                engine.start()
+            self.engine = engine.label
+            return
         choose_core(self._cov)
         with self._catch():
             self._cov.start()
+
+    def _monitor_engine(self) -> MonitorEngine | None:
+        if self.only is not None:
+            found = MonitorEngine.for_files(self._cov, self.only)
+        else:
+            found = MonitorEngine.for_run(self._cov)
+        if isinstance(found, str):
+            self._warnings.append(f"traced with coverage.py: {found}")
+            return None
+        return found
 
     def _probe_engine(self) -> ProbeEngine | None:
         if self.only is not None:
@@ -367,6 +384,12 @@ class CoverageSession:
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
                                for f, loader in sorted(self._unprobed.items()))
+            if MONITORING:
+                return self._failed(
+                    f"sys.monitoring could not map the branches of {listed}. Leave them out "
+                    "of the measured source (coverage.py `omit`), or name their directory in "
+                    "the gate's `source:` so they are found before the tests start"
+                )
             return self._failed(
                 f"line probes could not measure {listed}. Leave them out of the measured "
                 "source (coverage.py `omit`), or set `branch: true` to measure with "

@@ -10,9 +10,12 @@ in ``gate.tiers`` raises the change to (None when the metric is advisory or when
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.tamper import ChangeAnalysis
+from pytest_confgate.collect.tamper.replay import REPLAY_ENV, replay
 from pytest_confgate.config import IntegrityMetricConfig
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import EvalMetric, MetricStatus
@@ -59,6 +62,53 @@ def integrity_metric(
         status=MetricStatus.OK,
         details=details,
     )
+
+
+def with_replay(
+    metric: EvalMetric,
+    config: IntegrityMetricConfig,
+    analysis: ChangeAnalysis | None,
+    root: Path,
+    environ: Mapping[str, str],
+) -> EvalMetric:
+    """``metric`` with the replay's findings (``tamper.replay``), run now that the main run is
+    over; ``details.replay`` says what it cost. A replay that cannot run makes the metric an
+    error: the gate fails closed."""
+    if not config.replay or analysis is None or not metric.available:
+        return metric
+    details = dict(metric.details)
+    if environ.get(REPLAY_ENV):
+        details["replay"] = {"skipped": "this run is itself a replay"}
+        return metric.model_copy(update={"details": details})
+    try:
+        report = analysis.report()
+        result = replay(root, report.reruns, analysis.versions(),
+                        timeout_s=config.replay_timeout_s, environ=environ)
+    except EvidenceError as exc:
+        result_error: str | None = str(exc)
+    else:
+        result_error = result.error
+    if result_error is not None:
+        return _error(
+            f"the replay of the tests the change edited could not run: {result_error}; fix "
+            "it, or set `replay: false` under the test_integrity metric to go without it",
+            details,
+        )
+    found = [f for f in result.findings if not _excluded(f.file, config.exclude)]
+    items = list(details.get("items") or [])
+    count = int(details.get("findings", len(items))) + len(found)
+    by_rule = Counter(details.get("by_rule") or {})
+    by_rule.update(f.rule for f in found)
+    room = max(0, MAX_ITEMS - len(items))
+    details.update(
+        findings=count,
+        by_rule=dict(sorted(by_rule.items())),
+        items=items + [f.as_item() for f in found[:room]],
+        replay={"tests": result.tests, "reruns": len(report.reruns),
+                "duration_s": result.duration_s, "findings": len(found)},
+    )
+    value = 0.0 if count else metric.value
+    return metric.model_copy(update={"details": details, "value": value})
 
 
 def _excluded(path: str, patterns: list[str]) -> bool:

@@ -26,7 +26,7 @@ def collect_provenance(root: Path, environ: Mapping[str, str], now: dt.datetime)
         head_sha=_git_line(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"),
         dirty=bool(_git_line(root, "status", "--porcelain", "--untracked-files=normal")),
         run_id=run_identity(environ),
-        started_at=now.astimezone(dt.timezone.utc).isoformat(timespec="seconds"),
+        started_at=now.astimezone(dt.UTC).isoformat(timespec="seconds"),
     )
 
 

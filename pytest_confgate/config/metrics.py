@@ -129,6 +129,11 @@ class IntegrityMetricConfig(_MetricConfig):
         default_factory=lambda: list(DEFAULT_SUPPRESSIONS)
     )
     """Which added suppression comments count as findings."""
+    replay: bool = True
+    """After the main run, run the base's version of each test the change edited or removed
+    against the head's code, and each newly skip- or xfail-marked test without its mark."""
+    replay_timeout_s: Annotated[float, Field(gt=0, le=3600)] = 600.0
+    """How long the replay's pytest process may take; past it the metric is an error."""
 
 
 DEFAULT_JUDGE_CRITERIA = (
@@ -155,6 +160,10 @@ class LlmJudgeMetricConfig(_MetricConfig):
     allow_truncated_diff: bool = False
     """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
     then advisory (and the tier rises to T2); true lets such a partial judgement block."""
+    ablation: bool = True
+    """Ask once more without the comments and strings the change added (issue 27)."""
+    ablation_tolerance: Fraction = 0.1
+    """How far the score may fall without the change's prose before ``injection_suspected``."""
 
 
 MetricConfig = Annotated[

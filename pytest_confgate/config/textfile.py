@@ -7,15 +7,10 @@ the file, the line and what to do.
 
 from __future__ import annotations
 
-import sys
+import tomllib
 from pathlib import Path
 
 from pytest_confgate.exceptions import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover -- Python 3.10
-    import tomli as tomllib
 
 __all__ = ["read_text_file", "tomllib"]
 

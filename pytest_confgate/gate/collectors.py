@@ -20,7 +20,7 @@ from typing import Protocol
 
 from pytest_confgate.collect.checklist import collect_checklist
 from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.integrity import integrity_metric
+from pytest_confgate.collect.integrity import integrity_metric, with_replay
 from pytest_confgate.collect.lint import collect_lint_score
 from pytest_confgate.collect.requirements import (
     Requirement,
@@ -204,12 +204,15 @@ def _integrity_job(
 
 
 def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
-    pending = evidence.background
-    if pending is not None and config.type in pending.kinds:
-        return pending.result(config.type)
     if not isinstance(config, IntegrityMetricConfig):
         return None
-    return integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside the tests
+    pending = evidence.background
+    if pending is not None and config.type in pending.kinds:
+        metric = pending.result(config.type)  # the helper is done: no tool reads the tree now
+    else:
+        metric = integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside
+    # The replay runs the edited tests' base versions now that the main run is over.
+    return with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ)
 
 
 def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:

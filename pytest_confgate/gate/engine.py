@@ -78,7 +78,7 @@ class GateRun:
         self.task = task
         self.environ = dict(environ)
         # Before any test runs: a test that commits or writes files cannot move it.
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         self.provenance = collect_provenance(self.root, self.environ, now)
         requested = requested or Requested()
         choice = config_choice or ConfigChoice(None, "found in the rootdir")
@@ -293,7 +293,7 @@ class GateRun:
         report = GateReport(
             tool_version=_tool_version(),
             project=self._project(),
-            generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             config_file=self._config_name(),
             config_passed_over=list(self.loaded.passed_over),
             risk_tier=tier,
@@ -324,7 +324,7 @@ class GateRun:
         return GateReport(
             tool_version=_tool_version(),
             project=printable(self._project()),
-            generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             config_file=self._config_name(),
             config_passed_over=list(self.loaded.passed_over),
             risk_tier=self.tier,
@@ -365,7 +365,7 @@ class GateRun:
         waivers = self.gate.policy.waivers
         if not waivers:
             return metrics, [], []
-        today = dt.datetime.now(dt.timezone.utc).date()
+        today = dt.datetime.now(dt.UTC).date()
         excused: dict[int, int] = {}
         waived = []
         for metric in metrics:

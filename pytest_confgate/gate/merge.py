@@ -212,7 +212,7 @@ def merge_reports(
     return GateReport(
         tool_version=_tool_version(),
         project=first.project,
-        generated_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         config_file=first.config_file,
         risk_tier=tier,
         risk_reason=tier_reason,

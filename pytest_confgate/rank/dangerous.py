@@ -5,9 +5,9 @@ bandit rates ``os.system("rm -rf /")`` LOW (a literal command) and has no rule f
 tree. This module finds, in source code (never in comments or docstrings):
 
 - ``shell``: ``os.system``/``os.popen``, ``subprocess.getoutput``, the ``subprocess`` calls
-  with ``shell=`` anything but ``False``, ``asyncio.create_subprocess_shell``, and an argv that
-  starts a shell on a command string (``["sh", "-c", ...]``, ``bash``, ``/bin/sh``...: issue
-  28; bandit rates it LOW);
+  with ``shell=`` anything but ``False``, ``asyncio.create_subprocess_shell``, and a shell
+  started in argv form (``["sh", "-c", cmd]``, ``["cmd", "/c", ...]``; the rule
+  ``collect.tamper.patterns.shell_argv`` also reports, which this layer cannot import);
 - ``dynamic-code``: ``eval``/``exec``/``compile`` on anything but a string literal;
 - ``unsafe-deserialisation``: ``pickle``/``marshal``/``dill``/``shelve`` loads of anything but a
   literal, ``yaml.load``/``load_all`` without a safe loader, ``yaml.unsafe_load``;
@@ -36,8 +36,6 @@ _SHELL_OPTION = frozenset({
     "subprocess.run", "subprocess.call", "subprocess.Popen", "subprocess.check_call",
     "subprocess.check_output",
 })
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "csh", "tcsh", "fish", "ash"})
-_PROCESS_MODULES = frozenset({"subprocess", "os", "asyncio", "pty"})
 _DYNAMIC = frozenset({"eval", "exec", "compile", "builtins.eval", "builtins.exec",
                       "builtins.compile"})
 _LOADERS = frozenset({
@@ -45,6 +43,7 @@ _LOADERS = frozenset({
     "dill.load", "dill.loads", "marshal.load", "marshal.loads", "shelve.open",
     "jsonpickle.decode", "yaml.unsafe_load", "yaml.unsafe_load_all",
 })
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "csh", "tcsh"})
 _YAML = frozenset({"yaml.load", "yaml.load_all"})
 _SAFE_YAML_LOADERS = frozenset({"SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"})
 _ROOTS = frozenset({"/", "~", "/*", "*", ".", ".."})
@@ -97,8 +96,9 @@ def _call(node: ast.Call, name: str, path: str) -> list[Issue]:
     first = node.args[0] if node.args else None
     if name in _SHELL_ALWAYS or (name in _SHELL_OPTION and _shell_option(node)):
         return [_issue("shell", f"{name} runs a shell command", node, path)]
-    if any(_shell_argv(arg) for arg in node.args) and name.split(".")[0] in _PROCESS_MODULES:
-        return [_issue("shell", f"{name} runs a shell on a command string", node, path)]
+    argvs = [*node.args, *(k.value for k in node.keywords if k.arg in ("args", "argv"))]
+    if any(_shell_argv(argv) for argv in argvs):
+        return [_issue("shell", "a shell runs a command in argv form", node, path)]
     if name in _DYNAMIC and not _is_literal(first):
         return [_issue("dynamic-code", f"{name}() runs code that is not a literal", node, path)]
     if name in _LOADERS and not _is_literal(first):
@@ -154,17 +154,6 @@ def _literal_root(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and str(node.value).strip() in _ROOTS
 
 
-def _shell_argv(node: ast.expr | None) -> bool:
-    """``["sh", "-c", ...]`` (a list or tuple): a shell given a command string to run."""
-    if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < 2:
-        return False
-    head, flag = node.elts[0], node.elts[1]
-    return (isinstance(head, ast.Constant) and isinstance(head.value, str)
-            and head.value.rsplit("/", 1)[-1] in _SHELLS
-            and isinstance(flag, ast.Constant) and isinstance(flag.value, str)
-            and flag.value.startswith("-") and "c" in flag.value)
-
-
 def _rm_argv(node: ast.expr | None) -> bool:
     """``["rm", "-rf", path]`` (a list or tuple) with any part that is not a literal."""
     if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts:
@@ -177,6 +166,25 @@ def _rm_argv(node: ast.expr | None) -> bool:
     computed = any(not isinstance(e, ast.Constant) for e in node.elts[1:])
     literal_root = any(_literal_root(e) for e in node.elts[1:])
     return any(_RM_FLAGS.match(flag) for flag in flags) and (computed or literal_root)
+
+
+def _shell_argv(node: ast.expr) -> bool:
+    """``["sh", "-c", cmd]``, ``("bash", "-lc", cmd)``, ``["cmd", "/c", ...]``,
+    ``["powershell", "-Command", ...]``: ``shell=True`` in all but name."""
+    if not isinstance(node, (ast.List, ast.Tuple)) or len(node.elts) < 2:
+        return False
+    program, flag = node.elts[0], node.elts[1]
+    if not (isinstance(program, ast.Constant) and isinstance(program.value, str)
+            and isinstance(flag, ast.Constant) and isinstance(flag.value, str)):
+        return False
+    name = program.value.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
+    option = flag.value
+    if name in _SHELLS:
+        return option.startswith("-") and not option.startswith("--") and "c" in option
+    if name == "cmd":
+        return option.lower() in ("/c", "/k")
+    return name in ("powershell", "pwsh") and option.lower() in (
+        "-c", "-command", "-encodedcommand", "-e")
 
 
 def _fstring_text(node: ast.JoinedStr) -> str:

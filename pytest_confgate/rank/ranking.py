@@ -140,7 +140,8 @@ def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
         return 1.0
     first, second = ordered[0], ordered[1]
     gap = first.score - second.score
-    gap_confidence = max(0.0, min(1.0, gap / GAP_FOR_FULL_CONFIDENCE))
+    # A gap within TIE is a tie: which of the tied leaders is listed first must not matter.
+    gap_confidence = 0.0 if gap <= TIE else min(1.0, gap / GAP_FOR_FULL_CONFIDENCE)
     mean_confidence = sum(e.confidence for e in ordered) / len(ordered)
     if gap <= TIE and first.blocked == second.blocked:
         consistency = 0.0  # tied leaders: neither beats the other, whichever is listed first

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from secrets import token_hex
 
@@ -159,7 +159,7 @@ def _rank(
         llm, llm_comparisons = assess(agent, request.task, texts)
     ranking, answer = decide(evidence, context, cells, config.rank.auto_accept,
                              (llm, llm_comparisons), clones)
-    created = datetime.now(timezone.utc)
+    created = datetime.now(UTC)
     ranking_id = f"{created:%Y%m%d-%H%M%S}-{token_hex(3)}"
     store.save_ranking(ranking_id, created.isoformat(timespec="seconds"), ranking, weights)
     return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,

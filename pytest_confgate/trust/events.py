@@ -15,7 +15,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pytest_confgate.exceptions import EvidenceError
@@ -168,7 +168,7 @@ def parse_time(text: str, flag: str) -> float:
             f"{flag} {text!r}: not an ISO-8601 time; write e.g. 2025-01-31T12:00:00Z"
         ) from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 

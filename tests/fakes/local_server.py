@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
-
-from typing_extensions import Self
+from typing import Any, Self
 
 
 class _Server(ThreadingHTTPServer):

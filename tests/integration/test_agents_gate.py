@@ -345,8 +345,9 @@ def test_a_judge_that_saw_part_of_the_diff_is_advisory_and_a_human_looks(
     change: pytest.Pytester,
 ) -> None:
     """Issue 18.10: the truncation is recorded and said, and the partial verdict does not
-    decide alone: the judge's condition is advisory and the tier rises to T2."""
-    report = _long_change(change, "")
+    decide alone: the judge's condition is advisory and the tier rises to T2. (Without the
+    ablation's call, so the log keeps the prompt of the judgement itself.)"""
+    report = _long_change(change, ", ablation: false")
     judged = metric(report, "llm_judge")
     details = judged["details"]
     assert details["diff_truncated"] is True

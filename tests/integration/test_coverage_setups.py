@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from conftest import metric, read_report, write_config
 
+LINES_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "line probes"
+BRANCH_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "coverage.py"
 SLOW = 300  # seconds: a loaded 2-core machine starts xdist workers slowly
 
 
@@ -116,7 +118,7 @@ def test_a_full_run_uses_line_probes_with_coverage_runs_figures(project: pytest.
     )
     assert _run(project).ret == 0
     details = metric(read_report(project), "test_coverage")["details"]
-    assert details["engine"] == "line probes"
+    assert details["engine"] == LINES_ENGINE
     assert "num_branches" not in details
     reference = _coverage_run(project)["totals"]
     assert (details["covered_lines"], details["num_statements"]) == (
@@ -132,7 +134,7 @@ def test_xdist_workers_use_line_probes_and_the_report_says_so(project: pytest.Py
     assert result.ret == 0, result.stdout.str()[-3000:]
     details = metric(read_report(project), "test_coverage")["details"]
     assert details["workers"] == ["gw0", "gw1"]
-    assert details["engine"] == "line probes"
+    assert details["engine"] == LINES_ENGINE
     assert _gate_totals(project) == serial
 
 
@@ -149,7 +151,7 @@ def test_the_projects_branch_setting_is_honoured(project: pytest.Pytester) -> No
     keys = ("covered_lines", "num_statements", "num_branches", "covered_branches")
     assert {k: details[k] for k in keys} == {k: reference[k] for k in keys}
     assert details["num_branches"] == 2
-    assert details["engine"] == "coverage.py"
+    assert details["engine"] == BRANCH_ENGINE
     # Lines and branches apart, so the fraction shown is never mistaken for the percentage.
     result.stdout.fnmatch_lines(["*test_coverage*(coverage: 7/7 lines, 2/2 branches)*"])
 
@@ -237,7 +239,7 @@ def test_modules_pytest_rewrites_are_probed_and_keep_their_rewritten_asserts(
     result = _run(project)
     assert result.ret == 0, result.stdout.str()[-3000:]
     details = metric(read_report(project), "test_coverage")["details"]
-    assert details["engine"] == "line probes"
+    assert details["engine"] == LINES_ENGINE
     reference = _calc_totals(_coverage_run(project, "--source=calc"))
     assert (details["covered_lines"], details["num_statements"]) == (
         reference["covered_lines"], reference["num_statements"],

@@ -198,6 +198,7 @@ def test_all_ordinary_changes_together_are_judged(
     judge: Agent, openai_server: FakeOpenAIServer
 ) -> None:
     openai_server.enqueue(respond=judge_answer(0.9))
+    openai_server.enqueue(respond=judge_answer(0.9))  # the ablation: the same without prose
     diff = "".join(path.read_text(encoding="utf-8") for path in BENIGN)
     config = LlmJudgeMetricConfig(
         type="llm_judge", evaluator_agent="reviewer", max_diff_chars=len(diff)
@@ -207,4 +208,5 @@ def test_all_ordinary_changes_together_are_judged(
 
     assert (judged.status, judged.value) == (MetricStatus.OK, 0.9)
     assert judged.details["injection_suspected"] is False
+    assert judged.details["ablation"]["calls"] == 1
     assert judged.details["diff_truncated"] is False

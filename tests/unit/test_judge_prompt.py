@@ -444,6 +444,28 @@ def test_deeply_nested_json_under_the_cap_is_an_error() -> None:
     assert "nested too deeply" in answer.error
 
 
+def test_nesting_one_level_over_the_cap_is_an_error_on_every_python() -> None:
+    # Python 3.14's json parses 40,000 levels that 3.11 refuses: the cap must not depend on it.
+    text = '{"score": 0.5, "x": ' + "[" * 32 + "]" * 32 + "}"
+    answer = parse_judge_answer(text)
+    assert answer.score is None
+    assert answer.error is not None
+    assert "nested too deeply" in answer.error
+
+
+def test_nesting_at_the_cap_and_brackets_inside_strings_are_accepted() -> None:
+    at_cap = '{"score": 0.5, "x": ' + "[" * 31 + "]" * 31 + "}"
+    assert parse_judge_answer(at_cap).score == 0.5
+    in_strings = json.dumps({"score": 0.75, "reasoning": '[{"\\' * 5000 + '\\"' + "]" * 9})
+    assert parse_judge_answer(in_strings).score == 0.75
+
+
+def test_an_unterminated_string_of_escaped_quotes_is_an_error() -> None:
+    answer = parse_judge_answer('{"score": 0.5, "x": ' + '"\\"' * 30_000)
+    assert answer.score is None
+    assert answer.error is not None
+
+
 def test_parsing_takes_linear_time_on_pathological_fences() -> None:
     text = "```json\n" + "\n " * (MAX_ANSWER_CHARS // 2 - 10) + "```"
     started = time.perf_counter()

@@ -27,13 +27,17 @@ PURE = [
 ]
 IO_MODULES = {"subprocess", "os", "sqlite3", "socket", "time", "shutil", "tempfile"}
 TAMPER_ANALYSIS = [
-    "collect/_tamper_ast.py",
-    "collect/_tamper_checks.py",
-    "collect/_tamper_shapes.py",
-    "collect/_tamper_tests.py",
-    "collect/_tamper_compare.py",
-    "collect/_tamper_comments.py",
-    "collect/_tamper_config.py",
+    "collect/tamper/syntax.py",
+    "collect/tamper/checks.py",
+    "collect/tamper/shapes.py",
+    "collect/tamper/suites.py",
+    "collect/tamper/compare.py",
+    "collect/tamper/comments.py",
+    "collect/tamper/settings.py",
+    "collect/tamper/core.py",
+    "collect/tamper/patterns.py",
+    "collect/tamper/harness.py",
+    "collect/tamper/special.py",
 ]
 """The pure core of ``collect/tamper``: base and head come in as text, from git or two trees."""
 

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_confgate.collect.provenance import collect_provenance, run_identity
 
-NOW = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 5, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def git(cwd: Path, *args: str) -> str:

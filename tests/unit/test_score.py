@@ -36,6 +36,23 @@ def test_composite_confidence_is_the_weighted_mean(
     assert compute_confidence(_metrics(values, weights)) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    ("values", "weights", "expected"),
+    [
+        ([0.9, 0.8, 0.7], None, 0.8),
+        ([0.1] * 10, None, 0.1),
+        ([1.0, 0.7], [0.5, 0.5], 0.85),
+    ],
+    ids=["seed", "ten-tenths", "halves"],
+)
+def test_the_weighted_mean_is_rounded_once_so_every_python_gives_the_same_float(
+    values: list[float | None], weights: list[float] | None, expected: float
+) -> None:
+    # Exactly, not approx: a threshold of 0.8 must be met by the seed's example on 3.11 and
+    # on 3.12+ alike, where float sum() rounds differently.
+    assert compute_confidence(_metrics(values, weights)) == expected
+
+
 def test_an_errored_metric_counts_as_zero_even_with_a_value_left_in_it() -> None:
     broken = EvalMetric(type="llm_judge", value=None, status=MetricStatus.ERROR)
     assert compute_confidence([EvalMetric(type="a", value=1.0), broken]) == 0.5

@@ -115,6 +115,14 @@ TRICKS = {
     "async def without an async plugin": (
         edit(("def test_add():", "async def test_add():")), "skip_added", "async def", "head",
     ),
+    "one of two asserts removed": (
+        edit((ADD_BODY, "    assert add(1, 2) == 3\n")), "assertions_weakened", "def test_add",
+        "head",
+    ),
+    "one of two asserts made vacuous": (
+        edit((ADD_BODY, "    assert add(1, 2) == 3\n    assert True\n")), "assertions_weakened",
+        "def test_add", "head",
+    ),
     "a body replaced by pass": (
         edit((ADD_BODY, "    pass\n")), "assertions_weakened", "def test_add", "head",
     ),
@@ -197,6 +205,13 @@ def test_every_gaming_trick_is_reported_at_its_line(name: str) -> None:
         line = len(head.splitlines()) - 1
     found = analyse(head)
     assert (rule, line) in found, found
+
+
+def test_a_removed_test_that_made_no_checks_is_still_removed() -> None:
+    """A smoke test checks by running: deleting it loses that, whatever its asserts."""
+    base = BASE + "\n\ndef test_smoke():\n    add(1, 2)\n"
+    report = find_tampering([FileVersions(PATH, base, BASE)])
+    assert [(f.rule, f.test) for f in report.findings] == [("test_removed", f"{PATH}::test_smoke")]
 
 
 def test_a_finding_names_the_file_and_shows_both_sides() -> None:
@@ -483,7 +498,7 @@ def test_symlinks_and_huge_files_are_named_not_read_and_never_look_deleted(
     (tmp_path / "secret.txt").write_text("# noqa\n", encoding="utf-8")
     (head / "tests" / "test_link.py").symlink_to(tmp_path / "secret.txt")
     (head / PATH).write_text(BASE + "\n# grown\n", encoding="utf-8")
-    monkeypatch.setattr("pytest_confgate.collect.tamper.MAX_FILE_BYTES", len(BASE) + 2)
+    monkeypatch.setattr("pytest_confgate.collect.tamper.reading.MAX_FILE_BYTES", len(BASE) + 2)
     report = analyse_directories(base, head)
     assert report.findings == ()  # not "every test of test_calc.py was removed"
     assert report.unreadable == (PATH, "tests/test_link.py")

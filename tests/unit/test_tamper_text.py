@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_confgate.collect._tamper_comments import WHOLE_FILE, added_suppressions, suppressions
-from pytest_confgate.collect._tamper_config import collection_of, config_changes
+from pytest_confgate.collect.tamper.comments import WHOLE_FILE, added_suppressions, suppressions
+from pytest_confgate.collect.tamper.settings import collection_of, config_changes
 from pytest_confgate.config.metrics import DEFAULT_SUPPRESSIONS, SUPPRESSION_DIRECTIVES
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,7 +17,7 @@ from pytest_confgate.trust.events import (
     validated,
 )
 
-NOON = datetime(2025, 1, 31, 12, tzinfo=timezone.utc).timestamp()
+NOON = datetime(2025, 1, 31, 12, tzinfo=UTC).timestamp()
 
 
 @pytest.mark.parametrize(

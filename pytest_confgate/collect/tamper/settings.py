@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_confgate.collect._tamper_shapes import DEFAULT_NORECURSE, Collection
+from pytest_confgate.collect.tamper.shapes import DEFAULT_NORECURSE, Collection
 from pytest_confgate.config.textfile import tomllib
 
 CONFIG_NAMES = frozenset(
@@ -85,6 +85,8 @@ class ConfigChange:
     line: int
     text: str
     message: str
+    removed: bool = False
+    """The entry was removed (``select``, ``testpaths``), not added."""
 
 
 def config_changes(path: str, base: str | None, head: str | None) -> list[ConfigChange]:
@@ -132,7 +134,8 @@ def _change(path: str, setting: str, entry: str, head: str, removed: bool) -> Co
     verb = "no longer has" if removed else "adds"
     what = "so fewer tests run" if pytest_setting else "so the tool reports less"
     text = head.split("\n")[line - 1].strip() if 0 < line <= head.count("\n") + 1 else ""
-    return ConfigChange(rule, setting, entry, line, text, f"{setting} {verb} `{entry}` ({what})")
+    message = f"{setting} {verb} `{entry}` ({what})"
+    return ConfigChange(rule, setting, entry, line, text, message, removed)
 
 
 def read_settings(name: str, text: str) -> Settings:

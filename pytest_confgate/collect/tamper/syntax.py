@@ -223,3 +223,47 @@ def walk_shallow(node: ast.AST) -> list[ast.AST]:
             ):
                 pending.append(child)
     return found
+
+
+def no_wider_mark(old_text: str, new_text: str) -> bool:
+    """Whether the mark written ``new_text`` skips no more than ``old_text`` did: the same
+    mark with only its ``reason`` changed, or a condition narrowed (``c`` -> ``c and d``,
+    ``c or d`` -> ``c``). Both are the source of a one-line mark; False when they do not parse."""
+    old, new = _mark_call(old_text), _mark_call(new_text)
+    if old is None or new is None or fingerprint(old.func) != fingerprint(new.func):
+        return False
+    if _without_reason(old) == _without_reason(new):
+        return True
+    before, after = _condition(old), _condition(new)
+    if before is None or after is None or _rest(old) != _rest(new):
+        return False
+    if isinstance(after, ast.BoolOp) and isinstance(after.op, ast.And):
+        return any(fingerprint(part) == fingerprint(before) for part in after.values)
+    if isinstance(before, ast.BoolOp) and isinstance(before.op, ast.Or):
+        return any(fingerprint(part) == fingerprint(after) for part in before.values)
+    return False
+
+
+def _mark_call(text: str) -> ast.Call | None:
+    try:
+        node = ast.parse(text.strip().removeprefix("@").strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return node if isinstance(node, ast.Call) else None
+
+
+def _without_reason(call: ast.Call) -> str:
+    kept = [k for k in call.keywords if k.arg != "reason"]
+    return fingerprint(ast.Call(func=call.func, args=call.args, keywords=kept))
+
+
+def _condition(call: ast.Call) -> ast.expr | None:
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg == "condition"), None)
+
+
+def _rest(call: ast.Call) -> str:
+    """Everything but the condition and the reason."""
+    kept = [k for k in call.keywords if k.arg not in ("reason", "condition")]
+    return fingerprint(ast.Call(func=call.func, args=call.args[1:], keywords=kept))

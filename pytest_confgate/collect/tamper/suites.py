@@ -18,22 +18,22 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from pytest_confgate.collect._tamper_ast import (
-    SKIP_CALLS,
-    Names,
-    fingerprint,
-    module_statements,
-    short,
-    walk_shallow,
-)
-from pytest_confgate.collect._tamper_checks import CheckCounter, FunctionNode
-from pytest_confgate.collect._tamper_shapes import (
+from pytest_confgate.collect.tamper.checks import CheckCounter, FunctionNode
+from pytest_confgate.collect.tamper.shapes import (
     Case,
     Checker,
     Collection,
     ModuleShape,
     Spot,
     TestShape,
+)
+from pytest_confgate.collect.tamper.syntax import (
+    SKIP_CALLS,
+    Names,
+    fingerprint,
+    module_statements,
+    short,
+    walk_shallow,
 )
 
 HOOKS = frozenset(
@@ -254,7 +254,9 @@ class _Reader:
         if kind is None:
             return None
         resolved = self.names.resolve(expr)
-        return Spot(f"{kind} {fingerprint(resolved)}", kind, expr.lineno, self._line(expr.lineno))
+        line = expr.lineno
+        return Spot(f"{kind} {fingerprint(resolved)}", kind, line, self._line(line),
+                    ast.unparse(resolved))
 
     def _skip_calls(self, node: ast.AST, *, elsewhere: bool = False) -> list[Spot]:
         """Skip calls in ``node`` (a function's body, or one module-level statement);
@@ -340,7 +342,10 @@ class _Reader:
                         kind = f"{spot.kind} on case {label}={short(key, 40)}"
                         skips.append(Spot(f"{kind} {spot.key}", kind, spot.line, spot.text))
             line = getattr(element, "lineno", 0)
-            cases.append(Case(fingerprint(key), line, short(element, 80)))
+            names = label.split(",")
+            parts = key.elts if isinstance(key, ast.Tuple | ast.List) and len(names) > 1 else [key]
+            each = tuple(fingerprint(part) for part in parts) if len(parts) == len(names) else ()
+            cases.append(Case(fingerprint(key), line, short(element, 80), each))
         return tuple(cases)
 
     def _hooks(self, statements: list[ast.stmt]) -> dict[str, Spot]:

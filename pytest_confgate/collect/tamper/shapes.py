@@ -50,6 +50,8 @@ class Spot:
     kind: str
     line: int
     text: str
+    code: str = ""
+    """A mark's whole expression as source (a mark may span lines; ``text`` is one)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class Case:
     key: str
     line: int
     text: str
+    values: tuple[str, ...] = ()
+    """The fingerprint of each argument, in the order of the parametrize names (when known)."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,21 @@ class TestShape:
         for _, cases in self.parametrize:
             count *= len(cases) if cases is not None else 1
         return count
+
+    def expanded_checks(self) -> set[str]:
+        """Its checks with each parametrised case's values in place of the names: what a test
+        rewritten as this parametrised one checked (``assert add(1, 2) == 3``)."""
+        found: set[str] = set()
+        for label, cases in self.parametrize:
+            names = label.split(",")
+            for case in cases or ():
+                if len(case.values) != len(names):
+                    continue
+                for check in self.checks:
+                    for name, value in zip(names, case.values, strict=True):
+                        check = check.replace(f"Name('{name.strip()}', Load())", value)
+                    found.add(check)
+        return found
 
     @property
     def weight(self) -> int:
@@ -118,3 +137,44 @@ class ModuleShape:
     hooks: Mapping[str, Spot] = field(default_factory=dict)
     lists: tuple[Spot, ...] = ()
     """Entries of ``collect_ignore``, ``collect_ignore_glob`` and ``pytest_plugins``."""
+
+
+@dataclass(frozen=True)
+class FileVersions:
+    """One file on both sides; ``None`` text: absent on that side (added or deleted)."""
+
+    path: str
+    """Root-relative POSIX path on the head (on the base for a deleted file)."""
+    base: str | None
+    head: str | None
+    base_path: str | None = None
+    """The base path when the change renamed the file."""
+    skipped: bool = False
+    """Present but not analysed (too large, a symlink, unreadable): only named in the report."""
+
+    @property
+    def old_path(self) -> str:
+        return self.base_path or self.path
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A test to run again in a separate pytest process after the main run (``replay``).
+
+    ``base``: the base's version of a test the change edited or removed, run against the
+    head's code beside the head's module; ``unmarked``: a new or changed test of the head
+    run without its ``skip``/``xfail`` marks.
+    """
+
+    kind: str
+    module: str
+    """The head path of the module the copy goes beside."""
+    source: str
+    """The path whose text on the kind's side is copied (the base path for ``base``)."""
+    qualname: str
+    """``Class::name`` or ``name`` within the module."""
+    test: str
+    """The test id findings name: the head's, or the base's when the test was removed."""
+    line: int
+    head_test: str | None = None
+    """For ``base``: the head's edited version, run beside it; None when it was removed."""

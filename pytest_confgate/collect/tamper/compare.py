@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from pytest_confgate.collect._tamper_shapes import Case, ModuleShape, Spot, TestShape
+from pytest_confgate.collect.tamper.shapes import Case, ModuleShape, Rerun, Spot, TestShape
+from pytest_confgate.collect.tamper.syntax import no_wider_mark
 
 TEST_REMOVED = "test_removed"
 CASE_REMOVED = "parametrize_case_removed"
@@ -77,6 +78,8 @@ def compare_tests(
     new_tests = {t.test_id: t for module in head.values() for t in module.tests.values()}
     pairs, gone, fresh = _match(old_tests, new_tests, renamed)
     fresh_checks = {check for test in fresh for check in test.checks}
+    for test in (*fresh, *(new for _, new in pairs)):  # a test rewritten as a parametrised one
+        fresh_checks |= test.expanded_checks()
     findings = [
         _removed(old, head, renamed)
         for old in gone
@@ -88,6 +91,47 @@ def compare_tests(
     findings += _spots_added(base, head, renamed)
     findings += _checkers_weakened(base, head, renamed)
     return findings
+
+
+_MARKS = frozenset({"xfail mark", "skip mark", "unittest skip", "unittest expectedFailure"})
+"""Marks that hide a failing test whatever the platform (``skipif`` depends on it)."""
+
+
+def reruns(
+    base: Mapping[str, ModuleShape], head: Mapping[str, ModuleShape], renamed: Mapping[str, str]
+) -> list[Rerun]:
+    """The tests to run again after the main run: each base test the change edited or
+    removed (when its module is still there to put the base version beside), and each new or
+    changed test that carries a new ``skip`` or ``xfail`` mark."""
+    old_tests = {t.test_id: t for module in base.values() for t in module.tests.values()}
+    new_tests = {t.test_id: t for module in head.values() for t in module.tests.values()}
+    pairs, gone, fresh = _match(old_tests, new_tests, renamed)
+    found: list[Rerun] = []
+    for old, new in pairs:
+        if old.body != new.body or _cases(old) != _cases(new):
+            found.append(Rerun("base", new.path, old.path, _qualname(old), new.test_id, new.line,
+                               new.test_id))
+    for old in gone:
+        home = renamed.get(old.path, old.path)
+        if home in head:
+            found.append(Rerun("base", home, old.path, _qualname(old), old.test_id, old.line))
+    before = {new.test_id: {s.key for s in old.skips} for old, new in pairs}
+    for new in (*fresh, *(new for _, new in pairs)):
+        known = before.get(new.test_id, set())
+        if any(s.kind in _MARKS and s.key not in known for s in new.skips):
+            found.append(Rerun("unmarked", new.path, new.path, _qualname(new), new.test_id,
+                               new.line))
+    return sorted(found, key=lambda r: (r.module, r.line, r.kind))
+
+
+def _cases(test: TestShape) -> list[tuple[str, tuple[str, ...] | None]]:
+    """The parametrised cases by what they hold, not where they are."""
+    return [(label, None if cases is None else tuple(c.key for c in cases))
+            for label, cases in test.parametrize]
+
+
+def _qualname(test: TestShape) -> str:
+    return test.test_id.split("::", 1)[1]
 
 
 def _checkers_weakened(
@@ -201,7 +245,13 @@ def _skips_added(pairs: Iterable[tuple[TestShape, TestShape]]) -> list[TamperFin
     """New skips on tests that exist on both sides, one finding per skip (not per test)."""
     affected: dict[tuple[str, int, str], tuple[Spot, list[str]]] = {}
     for old, new in pairs:
+        gone = _unmatched(old.skips, (spot.key for spot in new.skips))
         for spot in _unmatched(new.skips, (spot.key for spot in old.skips)):
+            was = next((o for o in gone if o.kind == spot.kind
+                        and no_wider_mark(o.code or o.text, spot.code or spot.text)), None)
+            if was is not None:  # the same mark, narrowed or reworded: nothing new is skipped
+                gone.remove(was)
+                continue
             entry = affected.setdefault((new.path, spot.line, spot.key), (spot, []))
             entry[1].append(new.test_id)
     findings = []

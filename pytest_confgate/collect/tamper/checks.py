@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
-from pytest_confgate.collect._tamper_ast import (
+from pytest_confgate.collect.tamper.syntax import (
     Names,
     broad_exception,
     constant_truth,
@@ -65,6 +65,9 @@ class CheckCounter:
         self._active: list[int] = []
         self._memo = memo if memo is not None else {}
         """Helper results shared by the tests of a module: many tests call the same helper."""
+        self._contexts: dict[str, ast.Call] = {}
+        """``raises = pytest.raises(E)`` in the function being read: each ``with raises:``
+        is a check, as each ``with pytest.raises(E):`` is."""
 
     def of(self, function: FunctionNode) -> list[str]:
         """The fingerprints of the checks ``function`` makes, helpers included."""
@@ -77,10 +80,12 @@ class CheckCounter:
             return list(checks)
         start = len(self.reached)
         self._active.append(id(function))
+        outer, self._contexts = self._contexts, {}
         try:
             checks = self._block(function.body)
         finally:
             self._active.pop()
+            self._contexts = outer
         self._memo[key] = (checks, self.reached[start:])
         return checks
 
@@ -114,7 +119,21 @@ class CheckCounter:
             return self._try(node)
         if isinstance(node, ast.Match):
             return [check for case in node.cases for check in self._block(case.body)]
+        context = self._context_assignment(node)
+        if context is not None:
+            self._contexts[context[0]] = context[1]
+            return []
         return self._calls(node)
+
+    def _context_assignment(self, node: ast.stmt) -> tuple[str, ast.Call] | None:
+        """``raises = pytest.raises(ValueError)``: a check made where it is used in a ``with``."""
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)):
+            return None
+        call = node.value
+        if self.names.callee(call.func) in _CONTEXT_CHECKS and len(call.args) <= 1:
+            return node.targets[0].id, call
+        return None
 
     def _branch(self, node: ast.If | ast.While) -> list[str]:
         truth = constant_truth(node.test)
@@ -129,6 +148,8 @@ class CheckCounter:
         swallowed = False
         for item in node.items:
             context = item.context_expr
+            if isinstance(context, ast.Name) and context.id in self._contexts:
+                context = self._contexts[context.id]
             name = self.names.callee(context) if isinstance(context, ast.Call) else None
             if name in _SUPPRESS and isinstance(context, ast.Call):
                 swallowed |= any(broad_exception(arg, self.names) or self._is_assertion_error(arg)

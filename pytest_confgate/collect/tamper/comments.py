@@ -12,6 +12,7 @@ what bandit's ``# nosec`` covers; a file-level ``# ruff: noqa`` covers the whole
 
 from __future__ import annotations
 
+import difflib
 import io
 import tokenize
 from collections import Counter
@@ -176,8 +177,12 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
     """Suppressions in ``head`` that ``base`` did not have; None if ``head`` cannot tokenize.
 
     A head suppression is old when the base had one with the same directive and codes on the
-    same code; the rest are paired, by directive and codes, with base suppressions that
-    vanished (the line was edited around its old comment). What is left was added.
+    same code. The rest are paired with base suppressions that vanished (the line was edited
+    around its old comment), each with the one most like it: same directive and codes on the
+    most similar code, so a new comment above an edited old one is the one reported. A
+    suppression that only got narrower (a bare ``# type: ignore`` given ``[code]``) or whose
+    codes were renamed on the same code (as many codes as before) is not news either. What is
+    left was added.
     """
     new = suppressions(head)
     if not new:
@@ -185,6 +190,9 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
     old = suppressions(base) if base is not None else []
     if old is None:
         old = []  # a base that cannot tokenize: everything in the head is news
+    kept = _on_unchanged_lines(base or "", head, old, new)
+    new = [item for item in new if id(item) not in kept]
+    old = [item for item in old if id(item) not in kept.values()]
     exact = Counter((s.directive, s.codes, s.code) for s in old)
     unpaired: list[Suppression] = []
     for item in new:
@@ -193,13 +201,56 @@ def added_suppressions(base: str | None, head: str) -> list[Suppression] | None:
             exact[key] -= 1
         else:
             unpaired.append(item)
-    vanished: Counter[tuple[str, tuple[str, ...]]] = Counter()
-    for (directive, codes, _), count in exact.items():
-        vanished[(directive, codes)] += count
-    added = []
-    for item in unpaired:
-        if vanished[(item.directive, item.codes)] > 0:
-            vanished[(item.directive, item.codes)] -= 1
-        else:
-            added.append(item)
-    return added
+    vanished: list[Suppression] = []
+    for item in old:
+        key = (item.directive, item.codes, item.code)
+        if exact[key] > 0:
+            exact[key] -= 1
+            vanished.append(item)
+    for grade in (_no_wider, _same_codes):
+        for gone in list(vanished):
+            fits = [item for item in unpaired if grade(gone, item)]
+            if fits:
+                best = max(fits, key=lambda item: (_likeness(gone.code, item.code),
+                                                   -abs(item.line - gone.line)))
+                unpaired.remove(best)
+                vanished.remove(gone)
+    return unpaired
+
+
+def _on_unchanged_lines(
+    base: str, head: str, old: list[Suppression], new: list[Suppression]
+) -> dict[int, int]:
+    """Head suppressions on lines the change left alone, paired with the base's there (by
+    ``id``): of three identical ``pass  # pragma: no cover`` lines, the old one is the one
+    the diff did not touch, whatever order the new ones come in."""
+    matcher = difflib.SequenceMatcher(None, base.split("\n"), head.split("\n"), autojunk=False)
+    was = {
+        first_new + offset + 1: first_old + offset + 1
+        for tag, first_old, _, first_new, last_new in matcher.get_opcodes() if tag == "equal"
+        for offset in range(last_new - first_new)
+    }
+    at = {(s.line, s.directive, s.codes): s for s in old}
+    kept: dict[int, int] = {}
+    for item in new:
+        twin = at.pop((was.get(item.line, -1), item.directive, item.codes), None)
+        if twin is not None:
+            kept[id(item)] = id(twin)
+    return kept
+
+
+def _same_codes(old: Suppression, new: Suppression) -> bool:
+    return (old.directive, old.codes) == (new.directive, new.codes)
+
+
+def _no_wider(old: Suppression, new: Suppression) -> bool:
+    """On the same code: the same codes, bare -> with codes (narrower), or as many codes
+    renamed. Paired first, so an edited line elsewhere cannot take this one's twin."""
+    if old.directive != new.directive or old.code != new.code:
+        return False
+    return old.codes == new.codes or not old.codes or (
+        bool(new.codes) and len(new.codes) <= len(old.codes))
+
+
+def _likeness(old: str, new: str) -> float:
+    return difflib.SequenceMatcher(None, old, new, autojunk=False).ratio()

@@ -1,0 +1,92 @@
+"""A branch event's bytecode offsets turned into coverage.py's arc ``(from line, to line)``.
+
+The walk is coverage.py's own (``coverage.bytecode.BranchArcResolver``, which its 3.14
+``sysmon`` core uses): from the destination, follow the instructions (through unconditional
+jumps) to the first one on another source line (the arc), a return (the arc out of the code
+object, ``-co_firstlineno``), or another conditional branch (no arc: that branch reports its
+own events). Lines are first lines of their statement, as coverage.py's reporting counts them.
+Written here too because 3.12 and 3.13 also return with ``RETURN_CONST``, which coverage.py's
+copy, only used from 3.14, does not know.
+"""
+
+from __future__ import annotations
+
+import dis
+from types import CodeType
+
+
+def _ops(*names: str) -> frozenset[int]:
+    return frozenset(dis.opmap[name] for name in names if name in dis.opmap)
+
+
+_ALWAYS_JUMPS = _ops("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP_FORWARD")
+_RETURNS = _ops("RETURN_VALUE", "RETURN_CONST", "RETURN_GENERATOR")
+_NO_FALL_THROUGH = _ops("RERAISE")
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+_BACKWARD = frozenset(op for op in _JUMPS if "JUMP_BACKWARD" in dis.opname[op])
+_CACHE = dis.opmap.get("CACHE", -1)
+_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+
+
+def bytes_to_lines(code: CodeType) -> dict[int, int]:
+    """Every instruction offset of ``code`` mapped to its source line."""
+    lines: dict[int, int] = {}
+    for start, end, line in code.co_lines():
+        if line is not None:
+            for offset in range(start, end, 2):
+                lines[offset] = line
+    return lines
+
+
+class ArcResolver:
+    """Resolves (source, destination) offsets of one code object, one pair at a time."""
+
+    def __init__(
+        self, code: CodeType, lines: dict[int, int], multiline: dict[int, int] | None = None
+    ) -> None:
+        self.first = -code.co_firstlineno
+        self.co_code = code.co_code  # a copy on each access: fetch it once
+        self.lines = lines
+        self.multiline = multiline or {}
+
+    def line_at(self, offset: int) -> int | None:
+        line = self.lines.get(offset)
+        return None if line is None else self.multiline.get(line, line)
+
+    def resolve(self, source: int, dest: int) -> tuple[int, int] | None:
+        """The arc a branch from ``source`` to ``dest`` takes, or ``None``."""
+        start = self.line_at(source)
+        if start is None:
+            return None
+        co_code, size = self.co_code, len(self.co_code)
+        offset, ext_arg, seen = dest, 0, set()
+        while 0 <= offset < size and offset not in seen:
+            seen.add(offset)
+            op = co_code[offset]
+            if op == _CACHE:
+                offset += 2
+                continue
+            if op == _EXTENDED_ARG:
+                ext_arg = (ext_arg | co_code[offset + 1]) << 8
+                offset += 2
+                continue
+            line = self.line_at(offset)
+            if line and line != start:
+                return (start, line)
+            if op in _JUMPS:
+                if op not in _ALWAYS_JUMPS:
+                    return None  # another branch: it reports its own events
+                arg = ext_arg | co_code[offset + 1]
+                after = offset + 2
+                while after < size and co_code[after] == _CACHE:
+                    after += 2
+                offset = after - 2 * arg if op in _BACKWARD else after + 2 * arg
+                ext_arg = 0
+                continue
+            if op in _RETURNS:
+                return (start, self.first)
+            if op in _NO_FALL_THROUGH:
+                return None
+            ext_arg = 0
+            offset += 2
+        return None

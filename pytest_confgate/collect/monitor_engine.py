@@ -1,0 +1,134 @@
+"""Python 3.12+: lines and branches recorded with ``sys.monitoring`` (``monitor_probes``).
+
+The files measured are the ones coverage.py's tracer would record (``coverage_files``), or in
+pull-request mode the changed ones. A file whose branches the events cannot map with certainty
+is measured by coverage.py's own tracer, limited to those files, and ``by_file`` says which
+engine measured what. On 3.12 and 3.13 that is a file with ``async for`` (its loop ends by an
+exception, not a branch event); it is found before the run from the source, and a module the
+search did not list is caught when its code first runs (``unprobed``: the figure then fails
+closed rather than differ from coverage.py's).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from pytest_confgate.collect.coverage_engines import TRACER, _config_file, choose_core
+from pytest_confgate.collect.coverage_files import FileSelection
+from pytest_confgate.collect.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
+
+MONITOR_MIXED = f"{MONITOR} and {TRACER}"
+AVAILABLE = sys.version_info >= (3, 12)
+_ASYNC_FOR = re.compile(rb"\basync\s+for\b")
+
+
+def needs_tracer(path: str, branch: bool) -> bool:
+    """Whether ``path``'s branches need coverage.py's tracer on this Python."""
+    if not branch or BRANCH_EVENTS:
+        return False
+    try:
+        return _ASYNC_FOR.search(Path(path).read_bytes()) is not None
+    except OSError:
+        return False
+
+
+class MonitorEngine:
+    """``sys.monitoring`` for the measured files, coverage.py's tracer for the uncertain."""
+
+    def __init__(
+        self,
+        probes: MonitorProbes,
+        selection: FileSelection | None,
+        tracer: Any | None,
+        traced: list[str],
+    ) -> None:
+        self.probes = probes
+        self.selection = selection
+        self.tracer = tracer
+        self.traced = traced
+
+    @classmethod
+    def for_run(cls, cov: Any) -> MonitorEngine | str:
+        """The engine for ``cov``'s configuration, or why there cannot be one."""
+        if MonitorProbes.free_tool_id() is None:
+            return "every sys.monitoring tool id the gate may use is taken"
+        selection = FileSelection.build(cov)
+        if isinstance(selection, str):
+            return selection
+        from coverage.files import canonical_filename
+
+        branch = bool(cov.get_option("run:branch"))
+        traced = [f for f in selection.unexecuted_candidates() if needs_tracer(f, branch)]
+        leave = frozenset(traced)
+
+        def wants(filename: str, module: str) -> bool:
+            return selection.wants(filename, module) and canonical_filename(filename) not in leave
+
+        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
+        tracer = _tracer_for(cov, traced, branch) if traced else None
+        return cls(probes, selection, tracer, traced)
+
+    @classmethod
+    def for_files(cls, cov: Any, files: list[Path]) -> MonitorEngine | str:
+        """The engine for just ``files`` (pull-request mode: the changed ones)."""
+        if MonitorProbes.free_tool_id() is None:
+            return "every sys.monitoring tool id the gate may use is taken"
+        from coverage.files import canonical_filename
+
+        branch = bool(cov.get_option("run:branch"))
+        traced = [canonical_filename(str(f)) for f in files if needs_tracer(str(f), branch)]
+        wanted = {canonical_filename(str(f)) for f in files} - set(traced)
+
+        def wants(filename: str, module: str) -> bool:
+            return canonical_filename(filename) in wanted
+
+        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
+        tracer = _tracer_for(cov, traced, branch) if traced else None
+        return cls(probes, None, tracer, traced)
+
+    def start(self) -> None:
+        self.probes.start()
+        if self.tracer is not None:
+            self.tracer.start()
+
+    def stop(self, data: Any) -> None:
+        """Stop recording and put what ran into ``data`` (a ``CoverageData``)."""
+        self.probes.stop()
+        if self.tracer is not None:
+            self.tracer.stop()
+            data.update(self.tracer.get_data())
+            self.tracer = None
+        if self.probes.branch:
+            data.add_arcs(self.probes.arcs())
+        else:
+            data.add_lines(self.probes.lines())
+        if self.selection is not None:
+            # Files that never ran are reported at 0%, as coverage.py's source search does.
+            data.touch_files(self.selection.unexecuted_candidates())
+
+    @property
+    def label(self) -> str:
+        return MONITOR_MIXED if self.traced else MONITOR
+
+    def by_file(self) -> dict[str, str]:
+        """Which engine measured each file, when more than one was needed."""
+        if not self.traced:
+            return {}
+        engines = dict.fromkeys(self.probes.files(), MONITOR)
+        engines.update(dict.fromkeys(self.traced, TRACER))
+        return engines
+
+
+def _tracer_for(cov: Any, files: list[str], branch: bool) -> Any:
+    """coverage.py's tracer limited to ``files``, with the rest of ``cov``'s configuration."""
+    import coverage
+
+    tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
+    tracer.set_option("run:source", [])
+    tracer.set_option("run:source_pkgs", [])
+    tracer.set_option("run:include", list(files))
+    choose_core(tracer)
+    return tracer

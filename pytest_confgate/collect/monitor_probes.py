@@ -1,0 +1,271 @@
+"""Line and branch coverage from ``sys.monitoring`` (Python 3.12+), without a tracer.
+
+The program runs untouched: no code object is changed, no function's ``__code__`` swapped, no
+loader or frame of ours sits on any stack, and ``sys.settrace``/``sys.setprofile`` users
+(debuggers, other coverage tools) are left alone. The engine registers as its own
+``sys.monitoring`` tool (never coverage.py's ``COVERAGE_ID`` nor the debugger's) and asks for
+events only in code objects of the measured files:
+
+- ``LINE``: the line ran; the event is disabled once recorded, so a line costs once.
+- branches: on 3.14 ``BRANCH_LEFT``/``BRANCH_RIGHT``, each direction disabled once seen; on
+  3.12 and 3.13 ``BRANCH``, which can only be disabled for both directions at once, so it is
+  disabled when both have been seen. Each (source, destination) offset pair is resolved to
+  coverage.py's arc the way coverage.py's own ``sysmon`` core does (``arc_resolver``).
+- ``PY_RETURN`` (and on 3.12/3.13 ``PY_UNWIND``, as coverage.py's tracer records a frame left
+  by an exception): the arc out of the code object.
+
+The arcs go into the ``CoverageData`` coverage.py reports from, so which lines are statements,
+which arcs are branches, exclusions and the figures stay coverage.py's. A line's self-arc
+``(line, line)`` is how coverage.py's reporting counts a line whose one possible exit is taken.
+"""
+
+from __future__ import annotations
+
+import dis
+import os
+import sys
+import threading
+from collections.abc import Callable
+from types import CodeType
+from typing import Any
+
+from pytest_confgate.collect.arc_resolver import ArcResolver, bytes_to_lines
+
+MONITOR = "sys.monitoring"
+TOOL_IDS = (3, 4)
+"""Tool ids no one reserves: 0 is the debugger's, 1 coverage.py's, 2 profilers', 5 the JIT's."""
+BRANCH_EVENTS = sys.version_info >= (3, 14)
+"""Whether ``BRANCH_LEFT``/``BRANCH_RIGHT`` exist (each direction disabled on its own)."""
+Wants = Callable[[str, str], bool]
+"""``wants(filename, module name)``: whether a code object's file is measured."""
+MON: Any = getattr(sys, "monitoring", None)
+DISABLE: Any = getattr(MON, "DISABLE", None)
+_END_ASYNC_FOR = dis.opmap.get("END_ASYNC_FOR", -1)
+
+
+class NoToolId(RuntimeError):
+    """Every ``sys.monitoring`` tool id the engine may use is taken."""
+
+
+class _Code:
+    """What the callbacks need about one measured code object."""
+
+    __slots__ = ("arcs", "first", "lines", "resolver", "seen")
+
+    def __init__(self, code: CodeType, arcs: set[tuple[int, int]], branch: bool) -> None:
+        self.arcs = arcs
+        self.first = -code.co_firstlineno
+        self.lines = bytes_to_lines(code) if branch else {}
+        self.resolver: ArcResolver | None = None
+        self.seen: dict[int, set[int]] = {}
+
+
+class MonitorProbes:
+    """Records executed lines (and arcs with ``branch``) of the files ``wants`` names."""
+
+    def __init__(
+        self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath
+    ) -> None:
+        self.branch = branch
+        self.hits: dict[str, set[int]] = {}
+        """Executed lines per canonical file (line coverage)."""
+        self.arc_hits: dict[str, set[tuple[int, int]]] = {}
+        """Executed arcs per canonical file (branch coverage), coverage.py's shape."""
+        self.tool_id: int | None = None
+        self.unprobed: dict[str, str] = {}
+        """Measured files whose branches these events cannot map, and why."""
+        self._wants = wants
+        self._canonical = canonical
+        self._files: dict[str, str | None] = {}
+        self._codes: dict[int, _Code | None] = {}
+        self._alive: list[CodeType] = []
+        """Measured code objects, kept so their ``id`` stays theirs."""
+        self._multilines: dict[str, dict[int, int]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def free_tool_id() -> int | None:
+        """A tool id this engine may take now, or ``None`` when all are in use."""
+        if MON is None:
+            return None
+        return next((i for i in TOOL_IDS if MON.get_tool(i) is None), None)
+
+    def start(self) -> None:
+        """Take a free tool id and begin; ``NoToolId`` if there is none."""
+        mon = MON
+        tool = self.free_tool_id()
+        if tool is None:
+            raise NoToolId(
+                f"every sys.monitoring tool id the gate may use ({', '.join(map(str, TOOL_IDS))})"
+                " is taken by another tool"
+            )
+        mon.use_tool_id(tool, "pytest-confgate")
+        self.tool_id = tool
+        events = mon.events
+        mon.register_callback(tool, events.PY_START, self._py_start)
+        if self.branch:
+            mon.register_callback(tool, events.LINE, self._line_arc)
+            mon.register_callback(tool, events.PY_RETURN, self._return)
+            if BRANCH_EVENTS:
+                mon.register_callback(tool, events.BRANCH_LEFT, self._branch_once)
+                mon.register_callback(tool, events.BRANCH_RIGHT, self._branch_once)
+            else:
+                mon.register_callback(tool, events.BRANCH, self._branch_twice)
+                mon.register_callback(tool, events.PY_UNWIND, self._unwind)
+        else:
+            mon.register_callback(tool, events.LINE, self._line)
+        start = events.PY_START
+        if self.branch and not BRANCH_EVENTS:
+            start |= events.PY_UNWIND  # a global-only event: filtered by code in ``_unwind``
+        mon.set_events(tool, start)
+        mon.restart_events()
+
+    def stop(self) -> None:
+        """Stop recording and give the tool id back; safe to call twice."""
+        tool, self.tool_id = self.tool_id, None
+        if tool is None:
+            return
+        mon = MON
+        mon.set_events(tool, 0)
+        for code in self._alive:
+            mon.set_local_events(tool, code, 0)
+        mon.free_tool_id(tool)
+
+    def between_tests(self) -> None:
+        """Nothing to sweep: the events disable themselves."""
+
+    def lines(self) -> dict[str, list[int]]:
+        """Executed lines per file, for ``CoverageData.add_lines``."""
+        return {path: sorted(lines) for path, lines in self.hits.items() if lines}
+
+    def arcs(self) -> dict[str, list[tuple[int, int]]]:
+        """Executed arcs per file, for ``CoverageData.add_arcs``."""
+        return {
+            path: sorted(arcs)
+            for path, arcs in self.arc_hits.items()
+            if arcs and path not in self.unprobed
+        }
+
+    def files(self) -> list[str]:
+        """Every measured file that ran."""
+        return sorted(set(self.hits) | set(self.arc_hits))
+
+    # -- callbacks: each returns ``DISABLE`` as soon as it has nothing more to learn ----------
+
+    def _py_start(self, code: CodeType, offset: int) -> Any:
+        mon = MON
+        if code.co_name == "__annotate__":  # 3.14's lazy annotations never run a line
+            return DISABLE
+        with self._lock:
+            if id(code) in self._codes or self.tool_id is None:
+                return DISABLE
+            path = self._measured(code)
+            if path is not None and self.branch and not BRANCH_EVENTS and _ends_by_exception(code):
+                self.unprobed[path] = "an `async for` (imported outside the measured source)"
+            if path is None or path in self.unprobed:
+                self._codes[id(code)] = None
+                self._alive.append(code)
+                return DISABLE
+            events = mon.events
+            wanted = events.LINE
+            if self.branch:
+                arcs = self.arc_hits.setdefault(path, set())
+                self._codes[id(code)] = _Code(code, arcs, branch=True)
+                wanted |= events.PY_RETURN
+                if BRANCH_EVENTS:
+                    wanted |= events.BRANCH_LEFT | events.BRANCH_RIGHT
+                else:
+                    wanted |= events.BRANCH
+            else:
+                self.hits.setdefault(path, set())
+                self._codes[id(code)] = None
+            self._alive.append(code)
+            mon.set_local_events(self.tool_id, code, wanted)
+        return DISABLE
+
+    def _measured(self, code: CodeType) -> str | None:
+        filename = code.co_filename
+        known = self._files.get(filename, "")
+        if known == "":
+            known = None
+            if filename.endswith((".py", ".pyw")):
+                frame = sys._getframe(2)  # the code's own frame, under this one and the caller
+                module = str(frame.f_globals.get("__name__", ""))
+                if self._wants(filename, module):
+                    known = self._canonical(filename)
+            self._files[filename] = known
+        return known
+
+    def _line(self, code: CodeType, line: int) -> Any:
+        path = self._files.get(code.co_filename)
+        if path is not None:
+            self.hits[path].add(line)
+        return DISABLE
+
+    def _line_arc(self, code: CodeType, line: int) -> Any:
+        info = self._codes.get(id(code))
+        if info is not None:
+            info.arcs.add((line, line))
+        return DISABLE
+
+    def _return(self, code: CodeType, offset: int, value: object) -> Any:
+        info = self._codes.get(id(code))
+        if info is not None:
+            line = info.lines.get(offset)
+            if line is not None:
+                info.arcs.add((line, info.first))
+        return DISABLE
+
+    def _unwind(self, code: CodeType, offset: int, exc: BaseException) -> Any:
+        # Global: no DISABLE possible. coverage.py's tracer records a frame left by an
+        # exception as an arc out of the function from the line that raised.
+        info = self._codes.get(id(code))
+        if info is not None:
+            line = info.lines.get(offset)
+            if line is not None:
+                info.arcs.add((line, info.first))
+        return None
+
+    def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
+        resolver = info.resolver
+        if resolver is None:
+            resolver = info.resolver = ArcResolver(code, info.lines, self._multiline(code))
+        arc = resolver.resolve(source, dest)
+        if arc is not None:
+            info.arcs.add(arc)
+
+    def _multiline(self, code: CodeType) -> dict[int, int]:
+        """The file's statements spanning lines, each line to the statement's first one."""
+        found = self._multilines.get(code.co_filename)
+        if found is None:
+            from coverage.sysmon import compute_multiline_map
+
+            found = self._multilines[code.co_filename] = compute_multiline_map(code.co_filename)
+        return found
+
+    def _branch_once(self, code: CodeType, source: int, dest: int) -> Any:
+        info = self._codes.get(id(code))
+        if info is not None:
+            self._record_branch(info, code, source, dest)
+        return DISABLE
+
+    def _branch_twice(self, code: CodeType, source: int, dest: int) -> Any:
+        # 3.12/3.13: disabling BRANCH silences both directions of the instruction, so it
+        # stays on until each direction has been seen once.
+        info = self._codes.get(id(code))
+        if info is None:
+            return DISABLE
+        seen = info.seen.get(source)
+        if seen is None:
+            seen = info.seen[source] = set()
+        if dest not in seen:
+            seen.add(dest)
+            self._record_branch(info, code, source, dest)
+        return DISABLE if len(seen) > 1 else None
+
+
+def _ends_by_exception(code: CodeType) -> bool:
+    """Whether ``code`` (or a code object it defines) has a loop that ends by an exception."""
+    if _END_ASYNC_FOR in code.co_code[::2]:
+        return True
+    return any(isinstance(c, CodeType) and _ends_by_exception(c) for c in code.co_consts)

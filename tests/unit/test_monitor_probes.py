@@ -1,0 +1,271 @@
+"""The ``sys.monitoring`` engine (Python 3.12+) against coverage.py as the oracle.
+
+Each case runs the same calls twice on ``tests/data/monitor_arcs``: once under coverage.py's
+own measurement (``coverage run --branch``'s core on this Python: its C tracer on 3.12/3.13,
+its ``sysmon`` core on 3.14), once under ``MonitorProbes``, whose arcs go into the
+``CoverageData`` coverage.py reports from. Every figure of ``coverage json`` must be equal:
+lines, statements, branches, partial branches and the missing arcs themselves.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    sys.version_info < (3, 12),
+    reason="sys.monitoring exists from Python 3.12; the 3.10/3.11 engine (line probes) is "
+    "tested in test_line_probes.py and test_probe_code.py",
+)
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "monitor_arcs"
+CONSTRUCTS = DATA / "constructs.py"
+_names = itertools.count()
+
+CASES: dict[str, Callable[[Any], None]] = {
+    "if_elif_else": lambda m: [m.ifs(x) for x in (1, 7, 20, 3, 150)],
+    "if_one_side": lambda m: m.ifs(7),
+    "for_while_else_break": lambda m: (m.loops([1, 2]), m.loops([-1]), m.loops([])),
+    "while_true": lambda m: m.loops([5]),
+    "nested_loops_else_continue": lambda m: m.deep(4),
+    "one_line_bodies": lambda m: (m.one_liners(2), m.one_liners(0)),
+    "closure_while_return": lambda m: (m.nested(3), m.nested(0)),
+    "try_except_else_finally": lambda m: (m.trying(2), m.trying(0)),
+    "exception_out_of_finally": lambda m: _swallow(m.trying, 1),
+    "loop_try_continue": lambda m: (m.loop_try([1, 0, "s", 9, 2]), m.loop_try([])),
+    "return_in_try_finally": lambda m: [m.fin_return(x) for x in (0, 1, 2)],
+    "except_star": lambda m: m.except_star(1),
+    "exception_leaves_branch_line": lambda m: (m.raise_in_if(1), _swallow(m.raise_in_if, "x")),
+    "raise_in_if": lambda m: (m.raises_out(0), _swallow(m.raises_out, 1)),
+    "with_return_inside": lambda m: (m.withs(True), m.withs(False)),
+    "with_two_items": lambda m: (m.multi_with(1), m.multi_with(0)),
+    "match": lambda m: [m.matching(v) for v in (0, [1, 2], {"k": 2}, "s", 3.5)],
+    "match_partly": lambda m: m.matching({"k": 0}),
+    "comprehensions_lambdas": lambda m: m.comps([1, 2, 3]),
+    "conditions_and_assert": lambda m: (m.conds(3, 2), m.conds(0, 0)),
+    "generator": lambda m: list(m.gen(4)),
+    "generator_send": lambda m: _drive(m.gen_send()),
+    "decorators_property": lambda m: (m.decorated(1), m.decorated(None), m.K().m(1), m.K().p),
+    "early_return": lambda m: (m.early(None), m.early(5), m.early(1)),
+    "nothing_called": lambda m: None,
+}
+
+
+def _swallow(function: Callable[[Any], Any], arg: Any) -> None:
+    try:
+        function(arg)
+    except Exception:
+        return
+
+
+def _drive(generator: Any) -> None:
+    next(generator)
+    generator.send(2)
+    _swallow(generator.send, None)
+
+
+def _load(path: Path, quiet: bool = True) -> Any:
+    """A fresh module from ``path``: new code objects each time."""
+    spec = importlib.util.spec_from_file_location(f"monitor_case_{next(_names)}", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    with warnings.catch_warnings():
+        if quiet:  # compiling the data files again may warn (a `return` in `finally`)
+            warnings.simplefilter("ignore")
+        spec.loader.exec_module(module)
+    return module
+
+
+def _json(cov: Any, path: Path, tmp_path: Path) -> dict[str, Any]:
+    out = tmp_path / f"report{next(_names)}.json"
+    cov.json_report(morfs=[str(path)], outfile=str(out))
+    files = json.loads(out.read_text(encoding="utf-8"))["files"]
+    (report,) = files.values()
+    return {key: report.get(key) for key in ("summary", "executed_lines", "missing_branches")}
+
+
+def _coverage_py(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[str, Any]:
+    import coverage
+
+    cov = coverage.Coverage(branch=True, data_file=None, include=[str(path)])
+    cov.start()
+    try:
+        run(_load(path))
+    finally:
+        cov.stop()
+    return _json(cov, path, tmp_path)
+
+
+def _probes(path: Path, branch: bool = True) -> Any:
+    from pytest_confgate.collect.monitor_probes import MonitorProbes
+
+    wanted = str(path.resolve())
+    return MonitorProbes(lambda filename, module: filename == wanted, branch=branch)
+
+
+def _monitored(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[str, Any]:
+    import coverage
+
+    probes = _probes(path)
+    probes.start()
+    try:
+        run(_load(path))
+    finally:
+        probes.stop()
+    assert not probes.unprobed
+    cov = coverage.Coverage(branch=True, data_file=None, include=[str(path)])
+    cov.get_data().add_arcs(probes.arcs())
+    return _json(cov, path, tmp_path)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_branch_figures_equal_coverage_pys(case: str, tmp_path: Path) -> None:
+    expected = _coverage_py(CONSTRUCTS, CASES[case], tmp_path)
+    assert _monitored(CONSTRUCTS, CASES[case], tmp_path) == expected
+    if case != "nothing_called":
+        assert expected["summary"]["num_branches"] > 0
+
+
+def test_some_cases_leave_branches_partial(tmp_path: Path) -> None:
+    """The oracle is not trivially all-or-nothing: partial branches are compared too."""
+    found = _monitored(CONSTRUCTS, CASES["if_one_side"], tmp_path)["summary"]
+    assert 0 < found["covered_branches"] < found["num_branches"]
+    assert found["num_partial_branches"] > 0
+
+
+def test_lines_alone_equal_coverage_pys(tmp_path: Path) -> None:
+    import coverage
+
+    run = CASES["for_while_else_break"]
+    probes = _probes(CONSTRUCTS, branch=False)
+    probes.start()
+    try:
+        run(_load(CONSTRUCTS))
+    finally:
+        probes.stop()
+    mine = coverage.Coverage(data_file=None, include=[str(CONSTRUCTS)])
+    mine.get_data().add_lines(probes.lines())
+    theirs = coverage.Coverage(data_file=None, include=[str(CONSTRUCTS)])
+    theirs.start()
+    try:
+        run(_load(CONSTRUCTS))
+    finally:
+        theirs.stop()
+    assert _json(mine, CONSTRUCTS, tmp_path) == _json(theirs, CONSTRUCTS, tmp_path)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 14), reason="3.12/3.13: see the test below")
+def test_async_for_is_measured_from_3_14(tmp_path: Path) -> None:
+    path = DATA / "async_code.py"
+    for n in (3, 0):
+        def run(m: Any, n: int = n) -> Any:
+            return m.run(n)
+
+        assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 maps it: see the test above")
+def test_async_for_is_left_to_coverage_pys_tracer_before_3_14() -> None:
+    """An ``async for`` ends on an exception, no branch event: its arcs would be missed."""
+    from pytest_confgate.collect.monitor_engine import needs_tracer
+
+    path = DATA / "async_code.py"
+    assert needs_tracer(str(path), branch=True)
+    assert not needs_tracer(str(path), branch=False)
+    assert not needs_tracer(str(CONSTRUCTS), branch=True)
+    probes = _probes(path)
+    probes.start()
+    try:
+        _load(path).run(3)
+    finally:
+        probes.stop()
+    # Found at run time too (a file the search before the run did not list): never a figure.
+    assert str(path.resolve()) in probes.unprobed
+    assert probes.arcs() == {}
+
+
+def test_code_objects_and_stacks_stay_the_programs(tmp_path: Path) -> None:
+    """No ``__code__`` swapped, no frame of ours on the stack, settrace users untouched."""
+    source = tmp_path / "seen.py"
+    source.write_text(
+        "import sys, traceback\n"
+        "def where():\n"
+        "    return [f.filename for f in traceback.extract_stack()], sys._getframe().f_code\n",
+        encoding="utf-8",
+    )
+    traced: list[str] = []
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename == str(source):
+            traced.append(event)
+        return tracer
+
+    probes = _probes(source, branch=False)
+    previous = sys.gettrace()
+    probes.start()
+    sys.settrace(tracer)
+    try:
+        module = _load(source)
+        code = module.where.__code__
+        for _ in range(3):
+            stack, running = module.where()
+            assert running is code
+            assert module.where.__code__ is code
+            assert not [name for name in stack if "pytest_confgate" in name]
+    finally:
+        sys.settrace(previous)
+        probes.stop()
+    assert "call" in traced
+    assert "line" in traced
+    assert probes.lines() == {str(source.resolve()): [1, 2, 3]}
+
+
+def test_a_warning_at_import_names_the_importer(tmp_path: Path) -> None:
+    source = tmp_path / "old.py"
+    source.write_text(
+        "import warnings\nwarnings.warn('old is deprecated', DeprecationWarning, stacklevel=2)\n",
+        encoding="utf-8",
+    )
+    probes = _probes(source)
+    probes.start()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _load(source, quiet=False)
+    finally:
+        probes.stop()
+    assert probes.arcs()  # measured
+    assert caught[0].filename == __file__  # the importer, as without the engine
+
+
+def test_tool_id_is_never_coverage_pys_nor_the_debuggers_and_is_given_back() -> None:
+    from pytest_confgate.collect.monitor_probes import TOOL_IDS, MonitorProbes, NoToolId
+
+    mon: Any = sys.monitoring
+    assert not {mon.DEBUGGER_ID, mon.COVERAGE_ID, mon.PROFILER_ID} & set(TOOL_IDS)
+    probes = _probes(CONSTRUCTS)
+    probes.start()
+    try:
+        assert probes.tool_id in TOOL_IDS
+        assert mon.get_tool(probes.tool_id) == "pytest-confgate"
+    finally:
+        probes.stop()
+    taken = [i for i in TOOL_IDS if mon.get_tool(i) is None]
+    for tool in taken:
+        mon.use_tool_id(tool, "someone else")
+    try:
+        assert MonitorProbes.free_tool_id() is None
+        with pytest.raises(NoToolId, match="taken by another tool"):
+            _probes(CONSTRUCTS).start()
+    finally:
+        for tool in taken:
+            mon.free_tool_id(tool)
