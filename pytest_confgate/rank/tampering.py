@@ -1,5 +1,12 @@
 """What a candidate does to its judges, against the baseline (issue 15, ``collect.tamper``).
 
+The static reward-hacking patterns of ``collect.tamper`` (issue 27: a test that patches the
+code under test and calls the stand-in, a special-cased input, a constant ``__eq__``, a test
+that ends the run or writes the gate's report) come with the tamper findings, read with the
+candidate's own top-level packages as "the code under test"; ``scoring`` counts them against
+correctness (``no_gaming``) and safety, and they cost the candidate's tests their weight in
+cross-testing (issue 28).
+
 ``inspect`` adds to a candidate's evidence the tamper findings of ``find_tampering`` (tests
 deleted, skipped or weakened; suppressions, tool ignores, narrowed collection, test hooks),
 and, from the baseline's and the candidate's own runs, each baseline test that ran there and
@@ -36,6 +43,7 @@ from pytest_confgate.collect.tamper import (
 )
 from pytest_confgate.models import EvalMetric
 from pytest_confgate.paths import glob_match
+from pytest_confgate.rank.build_check import top_level_modules
 from pytest_confgate.rank.collection import SETTINGS_FILES, dropped_options
 from pytest_confgate.rank.models import Evidence, Issue
 from pytest_confgate.rank.trees import is_source_file
@@ -53,8 +61,9 @@ def inspect(
     """``evidence`` with its tamper findings and the findings its suppressions hide."""
     try:
         versions = versions_from_directories(baseline_tree, tree)
-        report = find_tampering(versions)
-        skipped = _skipped_at_run_time(versions, report, baseline, evidence)
+        own = tuple(top_level_modules(tree))
+        report = find_tampering(versions, own_packages=own)
+        skipped = _skipped_at_run_time(versions, report, baseline, evidence, own)
     except (OSError, ValueError, RecursionError) as exc:
         problem = f"could not compare it with the baseline: {exc}"
         return dataclasses.replace(evidence, tamper=None, tamper_problem=problem)
@@ -118,11 +127,11 @@ def _settings(tree: Path) -> dict[str, str]:
 
 def _skipped_at_run_time(
     versions: Sequence[FileVersions], report: TamperReport, baseline: Evidence,
-    evidence: Evidence,
+    evidence: Evidence, own: Sequence[str] = (),
 ) -> list[TamperFinding]:
     if baseline.outcomes is None or evidence.outcomes is None:
         return []
-    with_runs = find_tampering(versions, base_outcomes=baseline.outcomes,
+    with_runs = find_tampering(versions, base_outcomes=baseline.outcomes, own_packages=own,
                                head_outcomes=evidence.outcomes)
     return [f for f in with_runs.findings
             if f.rule == TEST_SKIPPED and f not in report.findings]

@@ -126,3 +126,15 @@ def test_dropping_doctest_modules_from_addopts_narrows_collection(tmp_path: Path
     assert [(f.rule, f.path) for f in found.tamper or ()] == [
         ("collection_narrowed", "pyproject.toml")]
     assert "`--doctest-modules` was dropped from addopts" in (found.tamper or ())[0].message
+
+
+def test_a_test_of_a_stand_in_for_the_code_under_test_is_a_finding(tmp_path: Path) -> None:
+    # issue 28: a test that monkeypatches the code under test raised nothing in a ranking
+    base = tree(tmp_path / "base")
+    patched = ("from calc import parse\n\n\ndef test_forty(monkeypatch):\n"
+               "    monkeypatch.setattr(parse, 'parse', lambda text: 40)\n"
+               "    assert parse.parse('XL') == 40\n")
+    head = tree(tmp_path / "head")
+    (head / "tests" / "test_forty.py").write_text(patched)
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert "patched_under_test" in [f.rule for f in found.tamper or ()]
