@@ -1,6 +1,10 @@
-"""Issue 15's labelled groups, as a table: who is first, the winner, auto-acceptance, time.
+"""Labelled groups (issues 15 and 28), as a table: who is first, the winner, auto-acceptance.
 
-    python benchmarks/rank_labelled_groups.py [--alone] [--source DIR]
+    python benchmarks/rank_labelled_groups.py [--groups durations|tactics] [--alone]
+                                              [--source DIR]
+
+``--groups tactics`` ranks issue 28's groups (``tests/integration/rank_tactics.py``: the
+``numerals`` project, one group per gaming tactic) instead of issue 15's.
 
 Builds the task and candidate branches of ``tests/integration/rank_groups.py`` in a temporary
 git repository, decides each candidate's correctness with the held-out tests (which the
@@ -28,12 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "integration"))
 
-from rank_groups import (  # the labelled groups of the test suite, found through the line above
-    CANDIDATES,
-    GROUPS,
-    build_groups,
-    held_out_verdicts,
-)
+import rank_groups  # the labelled groups of the test suite, found through the line above
+import rank_tactics
+
+CANDIDATES = rank_groups.CANDIDATES
+GROUPS = rank_groups.GROUPS
 
 CONFIG = "rank:\n  auto_accept:\n    enabled: true\n"
 STRICT = {"clean-vs-convoluted": "    min_confidence: 0.99\n"}
@@ -41,12 +44,15 @@ STRICT = {"clean-vs-convoluted": "    min_confidence: 0.99\n"}
 
 
 def main() -> int:
+    global CANDIDATES, GROUPS
     args = _arguments()
+    labelled = rank_tactics if args.groups == "tactics" else rank_groups
+    CANDIDATES, GROUPS = labelled.CANDIDATES, labelled.GROUPS
     with tempfile.TemporaryDirectory(prefix="confgate-rank-groups-") as scratch:
         work = Path(scratch)
         repo = work / "task"
-        build_groups(repo)
-        verdicts = held_out_verdicts(repo, work / "held-out")
+        labelled.build_groups(repo)
+        verdicts = labelled.held_out_verdicts(repo, work / "held-out")
         env = _environment(args.source)
         rows, started = [], time.monotonic()
         for group, members in GROUPS.items():
@@ -60,6 +66,8 @@ def main() -> int:
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--groups", choices=("durations", "tactics"), default="durations",
+                        help="issue 15's groups (durations) or issue 28's (tactics)")
     parser.add_argument("--alone", action="store_true",
                         help="also rank each must-never-accept candidate on its own")
     parser.add_argument("--source", type=Path,

@@ -3,14 +3,19 @@
 The pipeline keeps IO at its edges::
 
     candidates (checkouts) -> evaluate (stage 1, 2: one process per candidate)
-        + regression (the baseline's tests, unmodified, on the candidate)
+        + build_check (every file compiles, memoised by content; the packages import)
+        + regression (the baseline's tests, unmodified, as the baseline's settings collect
+          them; skipped for new test modules that are ``inert`` when imported; new tests
+          marked xfail/skip run without the mark)
         + trees / code_metrics / dangerous (static metrics, dangerous operations; pure)
-        -> tampering (tamper findings, what added suppressions hide)
-        -> crosstest (new tests x candidates) -> assessment (stage 3, optional LLM)
+        -> tampering (tamper findings, what added suppressions hide, ``collection``: the
+           collection options a candidate dropped)
+        -> crosstest (new tests x candidates, each failure weighed by its writer's standing)
+        -> assessment (stage 3, optional LLM)
         -> blocking (stage 1, pure) -> scoring (stage 4, pure) -> ranking (stage 5, pure)
         -> report, report_html (md, json, html)
     feedback_store (SQLite) <-> feedback (pure weight adjustment)
-    baseline_cache: the baseline's evidence, kept by content
+    baseline_cache: the baseline's evidence and its per-file tool caches, kept by content
     outcomes_plugin: loaded into every pytest run rank starts; each test's outcome by id
 
 ``service.run_ranking`` wires the stages together for the CLI; ``service.decide`` is stages

@@ -5,6 +5,13 @@ coverage; those depend on nothing but its files, how trees are evaluated and the
 hashes every file of the checked-out tree (bytes, or a link's target), the settings, this
 package's version and the Python running it, so any change there is a miss. Only complete
 evidence (it built and its tests, lint and security ran) is kept; a damaged entry is a miss.
+
+Beside the evidence, ``<key>.tools`` keeps the baseline run's own per-file caches (ruff's and
+bandit's findings and coverage's line probes, each keyed by a file's content: the gate's
+``.confgate/cache``). Every candidate's tree starts with a private copy (``seed_tools``), so
+the files a candidate did not change are neither scanned nor instrumented again (issue 28:
+tool work repeated per candidate). Only the baseline's run writes it: a candidate's tests
+could write into their own copy, never into another candidate's.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -60,6 +68,39 @@ def _settings(settings: Settings) -> dict[str, object]:
         "timeouts": settings.timeouts.model_dump(),
         "sources": list(settings.sources) if settings.sources else None,
     }
+
+
+TOOL_CACHE = Path(".confgate") / "cache"
+"""Where the gate keeps its per-file caches, in the tree it runs in."""
+
+
+def save_tools(folder: Path, key: str, tree: Path) -> bool:
+    """Keep the baseline run's per-file caches under ``<key>.tools``; True when kept."""
+    source = tree / TOOL_CACHE
+    if not source.is_dir():
+        return False
+    target = folder / f"{key}.tools"
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(source, target, symlinks=False)
+    except (OSError, shutil.Error):
+        shutil.rmtree(target, ignore_errors=True)  # half a cache is only a slower next run
+        return False
+    return True
+
+
+def seed_tools(folder: Path | None, key: str | None, tree: Path) -> bool:
+    """Give ``tree`` a private copy of the baseline's per-file caches; True when seeded."""
+    if folder is None or key is None:
+        return False
+    source = folder / f"{key}.tools"
+    if not source.is_dir():
+        return False
+    try:
+        shutil.copytree(source, tree / TOOL_CACHE, symlinks=False, dirs_exist_ok=True)
+    except (OSError, shutil.Error):
+        return False
+    return True
 
 
 def load_baseline(folder: Path, key: str) -> Evidence | None:

@@ -3,13 +3,18 @@
 The seed's checks (type check when configured, lint, build, tests) and, with a baseline,
 issue 15's: every baseline test that passed on the baseline passes on the candidate when run
 unmodified (by test id: failed, error, skipped and missing all block), and no baseline test
-was deleted, skipped or weakened (``collect.tamper``'s findings). Evidence that is missing
-blocks too: a regression suite or a tamper analysis that did not run is never a pass.
+was deleted, skipped or weakened (``collect.tamper``'s findings). The baseline's failing
+tests are the task (issue 28): run as the baseline has them they must pass, so a candidate that
+makes one pass only by editing it (to expect the buggy output) is blocked with the reason.
+Evidence that is missing blocks too: a regression suite or a tamper analysis that did not run
+is never a pass.
 """
 
 from __future__ import annotations
 
-from pytest_confgate.rank.models import Evidence, Issue, ScoringContext, new_issues
+from collections.abc import Mapping
+
+from pytest_confgate.rank.models import PASSING, Evidence, Issue, ScoringContext, new_issues
 
 BLOCKING_TAMPER = frozenset({
     "test_removed", "parametrize_case_removed", "skip_added", "test_skipped",
@@ -17,6 +22,7 @@ BLOCKING_TAMPER = frozenset({
 })
 """Tamper findings that change the judge itself: tests deleted, skipped or weakened."""
 _LISTED = 5
+_FAILED = frozenset({"failed", "error"})
 
 
 def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
@@ -39,6 +45,13 @@ def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
         reasons.append(
             f"tests fail: {tests.failed} failed, {tests.errors} errors, {tests.passed} passed"
         )
+    hidden = sorted(f"{t} ({o})" for t, o in (evidence.unmarked or {}).items()
+                    if o in ("failed", "error"))
+    if hidden:
+        one = len(hidden) == 1
+        reasons.append(f"{_count(len(hidden), 'new test')} marked xfail or skip fail"
+                       f"{'s' if one else ''} without the mark, and count{'s' if one else ''} "
+                       f"as failing: {', '.join(hidden[:_LISTED])}")
     if base is not None:
         reasons += _regression_reasons(evidence, base)
         reasons += _tamper_reasons(evidence)
@@ -73,15 +86,46 @@ def _regression_reasons(evidence: Evidence, base: Evidence) -> list[str]:
     if regression is None or regression.problem is not None:
         why = regression.problem if regression is not None else "it was not run"
         return [f"the baseline's tests could not run on it: {why}"]
+    reasons = _task_reasons(evidence, base.outcomes, regression.outcomes)
     failures = regression.failures(base.outcomes)
     if not failures:
-        return []
+        return reasons
     listed = ", ".join(f"{test} ({outcome})" for test, outcome in failures[:_LISTED])
     more = f" (+{len(failures) - _LISTED} more)" if len(failures) > _LISTED else ""
     noun, verb = (("1 baseline test", "does") if len(failures) == 1
                   else (f"{len(failures)} baseline tests", "do"))
     return [f"{noun} that passed on the baseline {verb} not pass here, run unmodified: "
-            f"{listed}{more}"]
+            f"{listed}{more}", *reasons]
+
+
+def task_failures(base: Mapping[str, str], here: Mapping[str, str]) -> list[tuple[str, str]]:
+    """(test id, outcome here) for each test that failed on the baseline (the task) and does
+    not pass here when run as the baseline has it."""
+    return [(test, here.get(test, "missing")) for test, outcome in sorted(base.items())
+            if outcome in _FAILED and here.get(test) not in PASSING]
+
+
+def _task_reasons(evidence: Evidence, base: Mapping[str, str], here: Mapping[str, str]
+                  ) -> list[str]:
+    failing = task_failures(base, here)
+    if not failing:
+        return []
+    edited = set(evidence.changes.edited_test_files) if evidence.changes is not None else set()
+    own = evidence.outcomes or {}
+    mine = [f"{t} ({o})" for t, o in failing
+            if t.split("::", 1)[0] in edited and own.get(t, "missing") not in _FAILED]
+    if not mine:
+        return []  # not edited: its own run fails on it and says so, or it broke everywhere
+    return [f"it makes the baseline's failing test{_s(mine)} pass only by editing {_it(mine)}: "
+            f"run as the baseline has {_it(mine)}: {', '.join(mine[:_LISTED])}"]
+
+
+def _s(items: list[str]) -> str:
+    return "s" if len(items) > 1 else ""
+
+
+def _it(items: list[str]) -> str:
+    return "them" if len(items) > 1 else "it"
 
 
 def _tamper_reasons(evidence: Evidence) -> list[str]:

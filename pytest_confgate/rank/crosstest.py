@@ -13,10 +13,13 @@ runs. Each pytest start-up costs a real suite a second or more, so this is n run
 n x (n-1); only a source with a failing test in a shared run runs again alone, so another
 source's module cannot fail it by patching the target at import.
 
-``agreement`` weighs each failure by how many other candidates the same test passes on: a
-test that fails on every candidate but its author is more likely wrong than they are, while
-one that only this candidate fails is a concrete counterexample (with two candidates there is
-nobody else to ask, and a failure counts in full).
+``agreement`` counts evidence, not votes (issue 28): a test a candidate wrote, and that it
+passes itself, is evidence about every other candidate, and a failure elsewhere weighs by the
+writer's own standing (``standing``: the baseline's tests pass on it where they should, the
+task's failing tests included, and it has no tamper finding), never by how many other
+candidates pass the same test. Two candidates sharing a bug fail a correct candidate's test
+together; under a majority that made the test worthless, here it counts on both. A writer
+without standing still shows its tests in the matrix, counted 0, with the reason.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_confgate.rank.candidates import IGNORED_NAMES
-from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
-from pytest_confgate.rank.models import PASSING, RAN, CrossTest
+from pytest_confgate.rank.evaluate import Processes, PytestRun, Settings, run_pytest
+from pytest_confgate.rank.models import PASSING, RAN, CrossTest, Evidence
 from pytest_confgate.rank.trees import RANK_STATE
 
 
@@ -42,6 +45,8 @@ class CrossCell:
     outcomes: Mapping[str, str] = field(default_factory=dict)
     """The source's tests on the target: node id -> outcome."""
     problem: str | None = None
+    why: Mapping[str, str] = field(default_factory=dict)
+    """Failed or errored test id -> the first line of its failure, as pytest reported it."""
 
     @property
     def passed(self) -> int:
@@ -70,48 +75,70 @@ class CrossCell:
 
 
 def agreement(
-    cells: Iterable[CrossCell], clones: Mapping[str, str] | None = None
+    cells: Iterable[CrossCell], clones: Mapping[str, str] | None = None,
+    standing: Mapping[str, Standing] | None = None,
 ) -> dict[str, CrossTest]:
-    """Per target: the other candidates' tests it passed, and its weighted disagreement.
+    """Per target: the other candidates' tests it passed, and the evidence against it.
 
-    ``clones`` maps a candidate to the one whose identical tree stands for it: copies of one
-    solution vote once, so duplicating a wrong answer cannot outvote a test that catches it.
+    Each failure weighs the writer's standing (1.0 when ``standing`` does not name it).
+    ``clones`` maps a candidate to the one whose identical tree stands for it: the tests of
+    copies of one solution count once, so duplicating a test does not double its evidence.
     """
-    voter = (lambda target: clones.get(target, target)) if clones else (lambda target: target)
-    usable = [cell for cell in cells if cell.problem is None]
-    passed_on: dict[tuple[str, str], set[str]] = {}
-    ran_on: dict[tuple[str, str], set[str]] = {}
-    for cell in usable:
-        for test, outcome in cell.outcomes.items():
-            if outcome in RAN:
-                ran_on.setdefault((cell.source, test), set()).add(voter(cell.target))
-                if outcome in PASSING:
-                    passed_on.setdefault((cell.source, test), set()).add(voter(cell.target))
+    rank_of = standing or {}
+    usable = [cell for cell in cells if cell.problem is None
+              and (clones is None or clones.get(cell.source, cell.source) == cell.source)]
     totals: dict[str, CrossTest] = {}
     for cell in usable:
         before = totals.get(cell.target, CrossTest())
-        weight = sum(
-            _support(passed_on.get((cell.source, test), set()),
-                     ran_on[(cell.source, test)] - {voter(cell.target)})
-            for test in cell.failing
-        )
+        weight, reason = rank_of.get(cell.source, FULL)
+        failing = tuple(f"{cell.source}: {test}" for test in cell.failing)
         totals[cell.target] = CrossTest(
             before.passed + cell.passed, before.ran + cell.ran,
-            before.disagreement + weight,
-            before.failing + tuple(f"{cell.source}: {test}" for test in cell.failing),
+            before.disagreement + weight * len(cell.failing),
+            before.failing + failing,
+            {**before.why, **{f"{cell.source}: {t}": cell.why.get(t, cell.outcomes[t])
+                              for t in cell.failing}},
+            {**before.standing, cell.source: (weight, reason)},
         )
     return totals
 
 
-def _support(passed_on: set[str], others: set[str]) -> float:
-    """How far the other candidates back a test that failed here: the share it passes on."""
-    if not others:
-        return 1.0
-    return len(passed_on & others) / len(others)
+Standing = tuple[float, str]
+"""How much a writer's failing tests weigh, and why."""
+FULL: Standing = (1.0, "its tests count in full")
 
 
-Source = tuple[str, Path, tuple[str, ...]]
-"""A candidate whose new test files are cross-run: (id, tree, files)."""
+def standing(evidence: Evidence, baseline: Evidence | None) -> Standing:
+    """A writer's standing: 1.0 when the baseline's tests, run unmodified, pass on it where
+    they should (every one that passed on the baseline, and the baseline's failing tests:
+    the task) and it has no tamper finding; else 0.0, with the reason. Pure."""
+    tamper = evidence.tamper or ()
+    if baseline is not None and evidence.tamper is None:
+        return 0.0, "its tamper analysis did not run"
+    serious = [f for f in tamper if f.rule not in QUIET_TAMPER]
+    if serious:
+        first = serious[0]
+        where = f"{first.rule} at {first.path}:{first.line}"
+        return 0.0, f"not counted: it has a tamper finding ({where})"
+    regression = evidence.regression
+    if baseline is not None and baseline.outcomes is not None and regression is not None:
+        broken = sorted(t for t, o in baseline.outcomes.items()
+                        if o in RAN and regression.outcomes.get(t) not in PASSING)
+        if broken:
+            return 0.0, (f"not counted: the baseline's test {broken[0]} does not pass on it, "
+                         "run unmodified")
+    return FULL
+
+
+QUIET_TAMPER = frozenset({"suppression_added"})
+"""Tamper findings that do not cost a writer its standing: an added ``# noqa`` is common and
+what it hides is scored where it belongs (lint, security, coverage)."""
+
+
+Source = tuple[str, Path, tuple[str, ...], Mapping[str, frozenset[str]]]
+"""A candidate whose new tests are cross-run: (id, tree, files, picks). ``picks`` names, for
+a baseline test file the candidate added tests to, the new test ids that count (the file's
+other tests are the baseline's and are not this candidate's evidence)."""
 
 
 def run_cross_tests(
@@ -139,7 +166,7 @@ def _compatible_groups(sources: Sequence[Source]) -> list[list[Source]]:
     """Greedy: a source joins the first group none of whose files it would overwrite."""
     groups: list[tuple[list[Source], dict[str, bytes]]] = []
     for source in sources:
-        _, tree, files = source
+        _, tree, files, _ = source
         content = {name: (tree / name).read_bytes() for name in files}
         for members, taken in groups:
             if all(taken.get(name, data) == data for name, data in content.items()):
@@ -159,8 +186,8 @@ def _run_group(
     tree = workdir / "tree"
     shutil.copytree(target_tree, tree, symlinks=True,
                     ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
-    chosen = sorted({name for _, _, files in group for name in files})
-    for _, source_tree, files in group:
+    chosen = sorted({name for _, _, files, _ in group for name in files})
+    for _, source_tree, files, _ in group:
         for name in files:
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source_tree / name, tree / name)
@@ -169,13 +196,17 @@ def _run_group(
                      tree, workdir / "state", settings, processes)
     if run.outcomes is None:
         problem = run.problem or "pytest gave no outcomes"
-        return [CrossCell(s, target_id, files, problem=problem) for s, _, files in group]
-    return [_cell(source, target_id, files, run.outcomes) for source, _, files in group]
+        return [CrossCell(s, target_id, files, problem=problem) for s, _, files, _ in group]
+    return [_cell(source, target_id, files, picks, run)
+            for source, _, files, picks in group]
 
 
 def _cell(source: str, target: str, files: tuple[str, ...],
-          outcomes: Mapping[str, str]) -> CrossCell:
-    """The outcomes of the tests in ``files`` (a module that failed to import counts once)."""
+          picks: Mapping[str, frozenset[str]], run: PytestRun) -> CrossCell:
+    """The outcomes of the source's tests in ``files`` (a module that failed to import counts
+    once; in a file named in ``picks``, only the ids it names)."""
+    outcomes, why = run.outcomes or {}, run.why
     mine = {test: outcome for test, outcome in outcomes.items()
-            if test.split("::", 1)[0] in files}
-    return CrossCell(source, target, files, mine)
+            if test.split("::", 1)[0] in files
+            and (test.split("::", 1)[0] not in picks or test in picks[test.split("::", 1)[0]])}
+    return CrossCell(source, target, files, mine, why={t: why[t] for t in mine if t in why})

@@ -37,8 +37,9 @@ from pytest_confgate.processes import (
     describe_bytes,
     exchange,
 )
+from pytest_confgate.rank.build_check import build_check, top_level_modules
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts
-from pytest_confgate.rank.trees import RANK_STATE, is_source_file
+from pytest_confgate.rank.trees import RANK_STATE
 
 _SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF")
 _SCRUBBED_PREFIXES = ("CONFGATE_", "COVERAGE_", "COV_CORE_", "PYTEST_XDIST_")
@@ -51,10 +52,6 @@ _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<
 OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
 _PYTEST_BROKE = frozenset({3, 4})
 """pytest's exit statuses for an internal error and a usage error: no run to read."""
-_SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
-_IMPORT_CHECK = (
-    "import importlib, sys\nfor name in sys.argv[1:]:\n    importlib.import_module(name)\n"
-)
 
 
 @dataclass(frozen=True)
@@ -76,6 +73,7 @@ class GateEvidence:
     tests: TestCounts | None = None
     tests_problem: str | None = None
     coverage: float | None = None
+    statements: int | None = None
     lint: tuple[Issue, ...] | None = None
     lint_problem: str | None = None
     security: tuple[Issue, ...] | None = None
@@ -171,10 +169,12 @@ class PytestRun:
     finished: Finished | None
     outcomes: dict[str, str] | None
     problem: str | None = None
+    why: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Failed test id -> the first line of its failure (``outcomes_plugin``)."""
 
 
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
-               processes: Processes) -> PytestRun:
+               processes: Processes, extra_env: Mapping[str, str] | None = None) -> PytestRun:
     """``test_command`` plus ``arguments`` in ``tree``, recording each test's outcome by id.
 
     No outcomes file (pytest crashed before the session ended, or timed out) is a problem;
@@ -185,7 +185,9 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     state.mkdir(parents=True, exist_ok=True)
     record = state / "outcomes.json"
     record.unlink(missing_ok=True)
-    env = {**candidate_env(settings, tree, state), ENV: str(record)}
+    why_file = record.with_name(record.name + ".why")
+    why_file.unlink(missing_ok=True)
+    env = {**candidate_env(settings, tree, state), **(extra_env or {}), ENV: str(record)}
     argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
     try:
         done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
@@ -198,7 +200,12 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     if not isinstance(loaded, dict) or done.returncode in _PYTEST_BROKE:
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         return PytestRun(done, None, f"pytest exited {done.returncode}: {tail}")
-    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()})
+    try:
+        why = json.loads(why_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        why = {}
+    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()},
+                     why={str(k): str(v) for k, v in why.items()} if isinstance(why, dict) else {})
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
@@ -224,13 +231,15 @@ def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]
 
 
 def collect_evidence(
-    solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes
+    solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes,
+    last: Sequence[str] = (),
 ) -> Evidence:
-    """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``)."""
+    """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``);
+    the tests of the files in ``last`` (its new test modules) run after all the others."""
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
-    build_problem = _build(tree, settings, env, processes)
-    gate = _gate(tree, state, settings, processes)
+    build_problem = build_check(tree, settings, env, processes)
+    gate = _gate(tree, state, settings, processes, last)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
         types = _type_check(tree, settings, env, processes)
@@ -243,6 +252,7 @@ def collect_evidence(
         tests=gate.tests,
         tests_problem=gate.tests_problem,
         coverage=gate.coverage,
+        statements=gate.statements,
         lint=gate.lint,
         lint_problem=gate.lint_problem,
         security=gate.security,
@@ -252,54 +262,11 @@ def collect_evidence(
     )
 
 
-def _build(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
-           ) -> str | None:
-    """The seed's "Build Success": every Python file compiles and the packages import."""
-    for path in sorted(tree.rglob("*.py")):
-        rel = path.relative_to(tree).as_posix()
-        if RANK_STATE in rel.split("/") or any(p.startswith(".") for p in rel.split("/")[:-1]):
-            continue
-        try:
-            compile(path.read_bytes(), rel, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            return f"{rel} does not compile: {exc}"
-        except OSError:
-            continue
-    modules = _top_level_modules(tree)
-    if not modules:
-        return None
-    argv = [settings.python, "-c", _IMPORT_CHECK, *modules]
-    try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.build_s)
-    except (OSError, TimeoutError) as exc:
-        return f"import check could not run: {exc}"
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        return f"importing {', '.join(modules)} failed: {last}"
-    return None
-
-
-def _top_level_modules(tree: Path) -> list[str]:
-    root = tree / "src" if (tree / "src").is_dir() else tree
-    found = []
-    for child in sorted(root.iterdir()):
-        package = child.is_dir() and (child / "__init__.py").is_file()
-        if package and child.name.isidentifier() and is_source_file(f"{child.name}/__init__.py"):
-            found.append(child.name)
-        elif _is_module(child):
-            found.append(child.stem)
-    return found
-
-
-def _is_module(path: Path) -> bool:
-    name = path.name
-    return path.suffix == ".py" and path.stem.isidentifier() and name not in _SCRIPTS and (
-        is_source_file(name)
-    )
-
-
-def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> GateEvidence:
+def _gate(tree: Path, state: Path, settings: Settings, processes: Processes,
+          last: Sequence[str] = ()) -> GateEvidence:
     """One ``pytest --confgate`` run: tests (by id too), coverage, lint and security."""
+    from pytest_confgate.rank.outcomes_plugin import LAST
+
     config = state / "confgate-rank.yml"
     source = "" if settings.sources is None else f"source: {list(settings.sources)!r}\n"
     config.write_text(source + _GATE_CONFIG, encoding="utf-8")
@@ -308,6 +275,7 @@ def _gate(tree: Path, state: Path, settings: Settings, processes: Processes) -> 
         ["--confgate", f"--confgate-config={config}", f"--rootdir={tree}",
          f"--confgate-report={report}", "-p", "no:cacheprovider", "-q"],
         tree, state / "gate", settings, processes,
+        {LAST: json.dumps(list(last))} if last else None,
     )
     if run.finished is None:
         return GateEvidence.failed(run.problem or "pytest did not run")
@@ -332,11 +300,17 @@ def _from_report(report: GateReport) -> GateEvidence:
     return GateEvidence(
         tests=TestCounts(t.passed + t.xpassed, t.failed, t.errors, t.skipped, t.duration_s),
         coverage=coverage.value if coverage is not None and coverage.available else None,
+        statements=_int(coverage.details.get("num_statements")) if coverage is not None
+        and coverage.available else None,
         lint=lint,
         lint_problem=lint_problem,
         security=security,
         security_problem=security_problem,
     )
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _issues(metric: EvalMetric | None, kind: str) -> tuple[tuple[Issue, ...] | None, str | None]:
@@ -353,7 +327,7 @@ def _issues(metric: EvalMetric | None, kind: str) -> tuple[tuple[Issue, ...] | N
 def _type_check(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
                 ) -> tuple[tuple[Issue, ...] | None, str | None]:
     """mypy over the tree's source (the project's own mypy config applies)."""
-    targets = list(settings.sources or []) or _top_level_modules(tree) or ["."]
+    targets = list(settings.sources or []) or top_level_modules(tree) or ["."]
     root = "src/" if (tree / "src").is_dir() and not settings.sources else ""
     argv = [settings.python, "-m", "mypy", "--no-error-summary", "--show-error-codes",
             "--no-pretty", *(root + t if not t.endswith(".py") else t for t in targets)]

@@ -85,6 +85,8 @@ class ChangeStats:
     """Test files the baseline does not have: the only ones whose tests count as new."""
     edited_test_files: tuple[str, ...] = ()
     """Baseline test files the candidate changed or deleted (they run from the baseline)."""
+    new_test_ids: tuple[str, ...] = ()
+    """Tests (by id) the candidate added to the baseline's own test files: new tests too."""
 
     @property
     def lines_changed(self) -> int:
@@ -121,6 +123,8 @@ class Evidence:
     tests: TestCounts | None = None
     tests_problem: str | None = None
     coverage: float | None = None
+    statements: int | None = None
+    """The statements coverage measured (to count lines an added ``pragma: no cover`` hides)."""
     lint: tuple[Issue, ...] | None = None
     lint_problem: str | None = None
     security: tuple[Issue, ...] | None = None
@@ -140,17 +144,23 @@ class Evidence:
     tamper_problem: str | None = None
     dangerous: tuple[Issue, ...] = ()
     """Dangerous operations in changed source code that the baseline does not have."""
+    hidden_uncovered: int = 0
+    """Statements under a ``pragma: no cover`` it added, counted in ``coverage`` as missed."""
+    unmarked: Mapping[str, str] | None = None
+    """Its new tests marked xfail or skip, run without the mark: id -> outcome (issue 28)."""
 
     def new_tests(self) -> tuple[int, int]:
-        """(passed, ran) of the tests in test files the baseline does not have.
-
-        Tests a candidate added to, or rewrote in, the baseline's own test files are not new.
-        Without outcomes by id, each new test file counts as one test that ran.
+        """(passed, ran) of the tests the baseline does not have: those in new test files and
+        new test ids in the baseline's own test files (issue 28; a rewritten baseline test
+        keeps its id and is not new). Without outcomes by id, each new test file counts as
+        one test that ran.
         """
         files = set(self.changes.new_test_files) if self.changes is not None else set()
+        added = set(self.changes.new_test_ids) if self.changes is not None else set()
         if self.outcomes is None:
             return len(files), len(files)
-        mine = [o for test, o in self.outcomes.items() if test.split("::", 1)[0] in files]
+        mine = [o for test, o in self.outcomes.items()
+                if test.split("::", 1)[0] in files or test in added]
         return sum(1 for o in mine if o in PASSING), sum(1 for o in mine if o in RAN)
 
 
@@ -161,9 +171,13 @@ class CrossTest:
     passed: int = 0
     ran: int = 0
     disagreement: float = 0.0
-    """Failed tests, each weighted by the share of the other candidates it passes on."""
+    """Failed tests, each weighted by its writer's standing (``crosstest.standing``)."""
     failing: tuple[str, ...] = ()
-    """The other candidates' test ids that failed or errored here."""
+    """The other candidates' test ids that failed or errored here (``writer: test id``)."""
+    why: Mapping[str, str] = field(default_factory=dict)
+    """``writer: test id`` -> the first line of its failure here."""
+    standing: Mapping[str, tuple[float, str]] = field(default_factory=dict)
+    """Writer -> (how much its failing tests weigh, why)."""
 
 
 @dataclass(frozen=True)

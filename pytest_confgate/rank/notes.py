@@ -53,21 +53,44 @@ def _always_named(evidence: Evidence) -> list[Note]:
         for op in evidence.dangerous
     ]
     edited = evidence.changes.edited_test_files if evidence.changes is not None else ()
+    added = evidence.changes.new_test_ids if evidence.changes is not None else ()
     if edited:
+        extra = (f"; the {len(added)} test{'s' if len(added) != 1 else ''} it added there "
+                 "count as new tests" if added else "")
         notes.append(Note("correctness", f"Edits baseline test files ({', '.join(edited)}): "
-                          "they ran from the baseline, unmodified, and add no new tests"))
+                          f"their baseline tests ran from the baseline, unmodified{extra}"))
     return notes
 
 
 def _cross_notes(cross: CrossTest | None) -> Found:
+    """Whose tests fail here, why, and how much each writer's tests count (issue 28)."""
     if cross is None or not cross.ran:
         return [], []
     if not cross.failing:
         return [Note("correctness", "Passes every test the other candidates added")], []
-    shown = ", ".join(cross.failing[:_LISTED])
-    more = f" (+{len(cross.failing) - _LISTED} more)" if len(cross.failing) > _LISTED else ""
+    by_writer: dict[str, list[str]] = {}
+    for entry in cross.failing:
+        writer, test = entry.split(": ", 1)
+        by_writer.setdefault(writer, []).append(test)
+    parts = []
+    for writer, tests in by_writer.items():
+        weight, reason = cross.standing.get(writer, (1.0, "its tests count in full"))
+        shown = ", ".join(
+            f"{test} ({_short(cross.why.get(f'{writer}: {test}', 'failed'))})"
+            for test in tests[:_LISTED]
+        )
+        more = f" (+{len(tests) - _LISTED} more)" if len(tests) > _LISTED else ""
+        counted = reason if weight < 1.0 else f"counted in full: {writer} {_FULL_REASON}"
+        parts.append(f"{len(tests)} by {writer}: {shown}{more}; {counted}")
     return [], [Note("correctness", f"Fails {len(cross.failing)} of the {cross.ran} tests the "
-                     f"other candidates added: {shown}{more}")]
+                     f"other candidates added: {'; '.join(parts)}")]
+
+
+_FULL_REASON = ("passes the baseline's tests where they should pass and has no tamper finding")
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def tests_pass_text(evidence: Evidence, baseline: Evidence | None) -> str | None:
@@ -155,6 +178,9 @@ def _completeness(evidence: Evidence, baseline: Evidence | None, parts: Parts) -
     if part.get("coverage_kept", 1.0) < 1.0 and baseline and baseline.coverage is not None:
         drop = baseline.coverage - (coverage or 0.0)
         bad.append(Note("completeness", f"Coverage dropped {drop:.1%} against the baseline"))
+    if evidence.hidden_uncovered:
+        bad.append(Note("completeness", f"{evidence.hidden_uncovered} statements of its own under "
+                        "an added `pragma: no cover` count as uncovered"))
     if part.get("tests_added") == 0.0:
         bad.append(Note("completeness", "No tests added for the changed code"))
     return good, bad

@@ -9,23 +9,32 @@ modules run there. ``Regression.failures`` then compares the outcomes by test id
 own run: a test that passed on the baseline and fails, errors, is skipped or is missing here
 blocks the candidate.
 
+The rerun collects what the baseline's own configuration collects (issue 28): its pytest
+settings file comes back with the tests (``--doctest-modules``, ``testpaths``, ``-p`` plugins
+in ``addopts``), one the baseline does not have is removed, and a full rerun names no paths,
+so pytest collects what the baseline's run collected: the doctests of source modules too.
+
 A candidate that changed only source files already ran the baseline's test files, as they
-are, in its own run: ``rerun_plan`` then re-runs only the modules it changed or deleted. A
-candidate that added any test file runs them all again: in its own run, its new test modules
-were imported beside the baseline's and could have patched the code they judge (a function's
-``__code__`` swapped at import time), and so could a changed ``conftest.py``, helper or data
-file in a test folder, or the pytest configuration.
+are, in its own run: ``rerun_plan`` then re-runs only the modules it changed or deleted. So
+does a candidate whose new test files are only test modules that do nothing when imported
+(``inert``: imports, definitions, literals): its own run ran them after every baseline test
+(``outcomes_plugin`` moves them last), so they could not patch the code the baseline's tests
+judged before those tests ran (issue 28: the full rerun was the largest stage repeated per
+candidate). Any other new file in a test folder (a ``conftest.py``, a helper, a module that
+runs code at import), a changed ``conftest.py`` or helper, or changed pytest settings make
+the whole suite run again.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from pytest_confgate.collect.tamper import PYTEST_FILES
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.inert import inert
 from pytest_confgate.rank.models import Regression
 from pytest_confgate.rank.trees import RANK_STATE, is_test_file
 
@@ -52,9 +61,16 @@ def rerun_plan(baseline_files: Mapping[str, str], candidate_files: Mapping[str, 
         changed = candidate_files.get(path) != text
         if changed and (path in PYTEST_FILES or (is_test_support(path) and not _module(path))):
             return None
-    if any(is_test_support(p) and p not in baseline_files for p in candidate_files):
-        return None  # new test modules, conftests or helpers ran beside the baseline's tests
+    if any(is_test_support(p) and p not in baseline_files and not last_safe(p, text)
+           for p, text in candidate_files.items()):
+        return None  # new conftests, helpers or test modules that act when imported
     return [p for p in test_modules(baseline_files) if candidate_files.get(p) != baseline_files[p]]
+
+
+def last_safe(path: str, text: str) -> bool:
+    """A new test module the candidate's own run may hold beside the baseline's tests: it
+    does nothing when imported (``inert``), and its tests run after theirs."""
+    return _module(path) and inert(text)
 
 
 def _module(path: str) -> bool:
@@ -77,14 +93,15 @@ def run_regression(
         test: outcome for test, outcome in own.items()
         if test.split("::", 1)[0] in baseline_files and test.split("::", 1)[0] not in plan
     }
-    if not modules:
+    if plan is not None and not modules:
         return Regression(outcomes=kept)  # pytest without paths would run everything
     tree = workdir / "tree"
     shutil.copytree(candidate, tree, symlinks=True,
                     ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
     _restore_tests(tree, baseline, baseline_files)
+    paths = [] if plan is None else modules  # None: what the baseline's settings collect
     run = run_pytest(["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
-                      f"--rootdir={tree}", *modules],
+                      f"--rootdir={tree}", *paths],
                      tree, workdir / "state", settings, processes)
     if run.outcomes is None:
         return Regression(problem=run.problem or "pytest gave no outcomes")
@@ -92,8 +109,12 @@ def run_regression(
 
 
 def _restore_tests(tree: Path, baseline: Path, baseline_files: Mapping[str, str]) -> None:
+    for name in PYTEST_FILES:  # the baseline's pytest settings, or none where it had none
+        target = tree / name
+        if name not in baseline_files and (target.is_file() or target.is_symlink()):
+            target.unlink()
     for path in sorted(baseline_files):
-        if is_test_support(path):
+        if is_test_support(path) or path in PYTEST_FILES:
             target = tree / path
             if target.is_symlink() or target.is_dir():
                 _remove(target)
@@ -116,3 +137,20 @@ def _remove(path: Path) -> None:
 
 def _ignored(relative: str) -> bool:
     return any(part in IGNORED_NAMES for part in relative.split("/"))
+
+
+MASKED = frozenset({"xfailed", "skipped"})
+
+
+def run_unmarked(tests: Sequence[str], tree: Path, state: Path, settings: Settings,
+                 processes: Processes) -> dict[str, str]:
+    """``tests`` run without their xfail/skip marks: id -> outcome (issue 28). A run that
+    gives no outcomes makes each of them an ``error``: never a pass."""
+    from pytest_confgate.rank.outcomes_plugin import UNMARK
+
+    if not tests:
+        return {}
+    run = run_pytest(["-q", "-p", "no:cacheprovider", "--runxfail", f"--rootdir={tree}",
+                      *tests], tree, state, settings, processes, {UNMARK: "1"})
+    found = run.outcomes or {}
+    return {test: found.get(test, "error") for test in tests}

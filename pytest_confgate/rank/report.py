@@ -8,6 +8,7 @@ import dataclasses
 from typing import Any
 
 from pytest_confgate.rank.blocking import regression_failures
+from pytest_confgate.rank.crosstest import standing
 from pytest_confgate.rank.models import CATEGORIES, RAN, Evidence, RankedSolution, new_issues
 from pytest_confgate.rank.service import RankOutcome
 
@@ -31,15 +32,27 @@ def ranking_json(outcome: RankOutcome) -> dict[str, Any]:
 
 
 def cross_test_matrix(outcome: RankOutcome) -> dict[str, dict[str, dict[str, Any]]]:
-    """``matrix[source][target]``: the source's new tests run on the target."""
+    """``matrix[source][target]``: the source's new tests run on the target, each failure
+    with why it failed, and how much the source's failures weigh (its standing) and why."""
     matrix: dict[str, dict[str, dict[str, Any]]] = {}
     for cell in outcome.cross_tests:
+        weight, reason = writer_standing(outcome, cell.source)
         matrix.setdefault(cell.source, {})[cell.target] = {
             "passed": cell.passed, "failed": cell.failed, "errors": cell.errors,
             "ran": cell.ran, "files": list(cell.files), "problem": cell.problem,
             "failing": list(cell.failing),
+            "why": {test: cell.why.get(test, cell.outcomes[test]) for test in cell.failing},
+            "weight": weight, "standing": reason,
         }
     return matrix
+
+
+def writer_standing(outcome: RankOutcome, source: str) -> tuple[float, str]:
+    """How much ``source``'s failing tests weighed, and why (from the ranking's evidence)."""
+    found = outcome.evidence.get(source)
+    if found is None:
+        return 1.0, "its tests count in full"
+    return standing(found, outcome.baseline)
 
 
 def _solution(solution: RankedSolution, outcome: RankOutcome) -> dict[str, Any]:
@@ -136,10 +149,13 @@ def ranking_markdown(outcome: RankOutcome) -> str:
     lines += ["### Auto-acceptance", "",
               f"{'Accepted' if accept.accept else 'Not accepted'}: {_md(accept.reason)}", ""]
     rid = outcome.ranking_id
+    accept_winner = ([f"- [Accept Winner] `confgate rank feedback {rid} --accepted-winner`"]
+                     if winner is not None else [])  # nothing to accept without a winner
     lines += [
         "### Actions", "",
-        f"- [Accept Winner] `confgate rank feedback {rid} --accepted-winner`",
-        f"- [Choose Another] `confgate rank feedback {rid} --chose SOLUTION_ID`",
+        *accept_winner,
+        f"- [Choose {'Another' if winner is not None else 'One'}] "
+        f"`confgate rank feedback {rid} --chose SOLUTION_ID`",
         f"- [Reject All] `confgate rank feedback {rid} --rejected-all`",
         "",
         f"Ranking `{rid}`; weights "
@@ -209,8 +225,9 @@ def _cross_tests(outcome: RankOutcome) -> list[str]:
         return []
     targets = sorted({t for row in matrix.values() for t in row})
     lines = ["### Cross-testing (new tests of each row, run on each column)", "",
-             "| tests from \\ run on | " + " | ".join(_md(t) for t in targets) + " |",
-             "|" + "---|" * (len(targets) + 1)]
+             "| tests from \\ run on | " + " | ".join(_md(t) for t in targets)
+             + " | failures weigh |",
+             "|" + "---|" * (len(targets) + 2)]
     for source in sorted(matrix):
         cells = []
         for target in targets:
@@ -221,8 +238,13 @@ def _cross_tests(outcome: RankOutcome) -> list[str]:
                 cells.append("error")
             else:
                 cells.append(f"{cell['passed']}/{cell['ran']}")
-        lines.append(f"| {_md(source)} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+        weight, reason = writer_standing(outcome, source)
+        lines.append(f"| {_md(source)} | " + " | ".join(cells)
+                     + f" | {weight:g} ({_md(reason)}) |")
+    failures = [f"- {_md(source)}: {_md(test)} on {_md(target)}: {_md(why)}"
+                for source in sorted(matrix) for target, cell in sorted(matrix[source].items())
+                for test, why in cell["why"].items()]
+    return [*lines, "", *(["Failures:", "", *failures, ""] if failures else [])]
 
 
 def _md(text: str) -> str:

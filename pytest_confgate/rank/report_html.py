@@ -9,12 +9,13 @@ from __future__ import annotations
 from html import escape
 
 from pytest_confgate.rank.models import CATEGORIES
-from pytest_confgate.rank.report import cross_test_matrix
+from pytest_confgate.rank.report import cross_test_matrix, writer_standing
 from pytest_confgate.rank.service import RankOutcome
 
 _COLOURS = ("#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")
-_BAR_W, _GAP, _CHART_H, _TOP, _LEFT = 14, 18, 160, 20, 40
+_BAR_W, _GAP, _CHART_H, _TOP, _LEFT = 16, 18, 160, 20, 40
 _FONT = 13
+_LABEL = 12
 _MIN_GROUP = 8 * _FONT  # "completeness" at 13 px, with room on either side
 
 
@@ -32,14 +33,15 @@ def ranking_html(outcome: RankOutcome) -> str:
         + f"<td>{_items(s.strengths)}</td><td>{_items(s.weaknesses)}</td></tr>"
         for s in ranking.solutions
     )
-    heads = "".join(f"<th>{c}</th>" for c in CATEGORIES)
+    heads = "".join(f"<th>{c[:7] + '.' if len(c) > 8 else c}</th>" for c in CATEGORIES)
     accept = outcome.auto_accept
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>confgate rank {escape(outcome.ranking_id)}</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2em;color:#1a202c}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #cbd5e0;padding:4px 8px;
-vertical-align:top}}ul{{margin:0;padding-left:1.2em}}</style></head><body>
+<style>body{{font-family:system-ui,sans-serif;margin:2em;color:#1a202c;max-width:1200px}}
+table{{border-collapse:collapse;width:100%;table-layout:fixed}}td,th{{border:1px solid #cbd5e0;
+padding:4px 6px;vertical-align:top;overflow-wrap:anywhere}}ul{{margin:0;padding-left:1.2em}}
+col.n{{width:4.5em}}col.w{{width:22%}}</style></head><body>
 <h1>Solution Comparison Results</h1>
 <p><strong>{title}</strong>; ranking confidence {ranking.confidence:.0%}.
 Auto-acceptance: {'accepted' if accept.accept else 'not accepted'} ({escape(accept.reason)}).
@@ -47,7 +49,8 @@ Ranking <code>{escape(outcome.ranking_id)}</code>.</p>
 <h2>Per-category comparison</h2>
 {category_chart(outcome)}
 <h2>Solutions</h2>
-<table><tr><th>rank</th><th>solution</th><th>score</th><th>blocked</th>{heads}
+<table><colgroup><col class="n"><col><col class="n"><col class="n">{_cols()}<col class="w">
+<col class="w"></colgroup><tr><th>rank</th><th>solution</th><th>score</th><th>blocked</th>{heads}
 <th>strengths</th><th>weaknesses</th></tr>{rows}</table>
 {_cross_html(outcome)}
 </body></html>
@@ -59,7 +62,9 @@ def category_chart(outcome: RankOutcome) -> str:
 
     The SVG has a ``viewBox`` and takes the page's width, so it scales with the window; each
     group is wide enough for its label, which is centred under it, and the legend says which
-    candidates are blocked in words, not only by a colour.
+    candidates are blocked in words, not only by a colour. Every candidate has its place in
+    every group (issue 28): each bar carries its value, written up the bar, and a blocked
+    candidate's empty place says "blocked".
     """
     solutions = outcome.ranking.solutions
     group = max(len(solutions) * _BAR_W + _GAP, _MIN_GROUP)
@@ -79,10 +84,20 @@ def category_chart(outcome: RankOutcome) -> str:
         for si, solution in enumerate(solutions):
             value = solution.evaluation.categories[category]
             bar = _CHART_H * value
+            x = bars_x + si * _BAR_W
+            stopped = solution.evaluation.blocked
             parts.append(
-                f'<rect x="{bars_x + si * _BAR_W:.1f}" y="{_TOP + _CHART_H - bar:.1f}" '
+                f'<rect x="{x:.1f}" y="{_TOP + _CHART_H - bar:.1f}" '
                 f'width="{_BAR_W - 2}" height="{bar:.1f}" fill="{_COLOURS[si % len(_COLOURS)]}">'
-                f"<title>{escape(solution.solution_id)} {category}: {value:.2f}</title></rect>"
+                f"<title>{escape(solution.solution_id)} {category}: "
+                f"{'blocked' if stopped else f'{value:.2f}'}</title></rect>"
+            )
+            label = "blocked" if stopped else f"{value:.2f}"
+            mid, base = x + (_BAR_W - 2) / 2, _TOP + _CHART_H - 3
+            parts.append(  # written up the bar, inside it when it is tall enough
+                f'<text x="{mid + 4:.1f}" y="{base:.1f}" font-size="{_LABEL}" '
+                f'transform="rotate(-90 {mid + 4:.1f} {base:.1f})" '
+                f'fill="{"#1a202c" if stopped or bar < 40 else "#ffffff"}">{label}</text>'
             )
         parts.append(f'<text x="{x0 + group / 2:.1f}" y="{_TOP + _CHART_H + 18}" '
                      f'font-size="{_FONT}" text-anchor="middle">{category}</text>')
@@ -95,6 +110,10 @@ def category_chart(outcome: RankOutcome) -> str:
                      f"(score {solution.score:.2f}{blocked})</text>")
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _cols() -> str:
+    return '<col class="n">' * len(CATEGORIES)
 
 
 def _items(texts: tuple[str, ...]) -> str:
@@ -115,6 +134,9 @@ def _cross_html(outcome: RankOutcome) -> str:
             text = ("-" if cell is None else "error" if cell["problem"]
                     else f"{cell['passed']}/{cell['ran']}")
             cells += f"<td>{text}</td>"
-        body += f"<tr><th>{escape(source)}</th>{cells}</tr>"
-    return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column.</p>"
-            f"<table><tr><th></th>{head}</tr>{body}</table>")
+        weight, reason = writer_standing(outcome, source)
+        body += (f"<tr><th>{escape(source)}</th>{cells}"
+                 f"<td>{weight:g}: {escape(reason)}</td></tr>")
+    return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column; a failure "
+            f"weighs its writer's standing.</p>"
+            f"<table><tr><th></th>{head}<th>failures weigh</th></tr>{body}</table>")

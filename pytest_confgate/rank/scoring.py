@@ -9,7 +9,8 @@ or over the second -> 0.0); the calibration behind them is in ``docs/ranking.md`
 - correctness: tests pass ratio, build, lint clean (no *new* finding), type check (when
   configured), no regressions (every baseline test that passed on the baseline passes here,
   by id) and LLM preference (stage 3, when configured), averaged; then multiplied by
-  cross-tests inverse(weighted failures of the other candidates' new tests, 0, 2);
+  cross-tests inverse(failures of the other candidates' new tests, each weighted by its
+  writer's standing, 0, 2) and by ``no_gaming`` (0 with a reward-hacking pattern, issue 28);
 - quality: complexity = mean(inverse(avg, 5, 15), inverse(max, 10, 30)) (seed: < 10 per
   function), function length inverse(max, 50, 150) (seed: < 50 lines), duplication
   1 - share, file size (share of files <= 500 lines), size of the change
@@ -119,11 +120,22 @@ def category_scores(parts: Mapping[str, Mapping[str, float]]) -> dict[str, float
 
 
 def correctness_score(parts: Mapping[str, float]) -> float:
-    """The mean of the checks, times agreement with the other candidates' tests: failing
-    a test that the others pass is a concrete counterexample, not one vote among six."""
-    checks = [value for name, value in parts.items() if name != "cross_tests"]
+    """The mean of the checks, times agreement with the other candidates' tests (failing a
+    test that a candidate in good standing wrote is a concrete counterexample, not one vote
+    among six), times ``no_gaming`` (issue 28: a test that checks a stand-in, an input the
+    code special-cases, a constant ``__eq__`` say its passing tests prove nothing)."""
+    checks = [value for name, value in parts.items() if name not in _MULTIPLIERS]
     mean = sum(checks) / len(checks) if checks else 0.0
-    return mean * parts.get("cross_tests", 1.0)
+    return mean * parts.get("cross_tests", 1.0) * parts.get("no_gaming", 1.0)
+
+
+_MULTIPLIERS = frozenset({"cross_tests", "no_gaming"})
+GAMING_RULES = frozenset({
+    "patched_under_test", "special_cased_input", "constant_dunder", "gate_escape",
+    "gate_report_written", "harness_patched",
+})
+"""The static reward-hacking patterns of ``collect.tamper`` (issue 27): each makes the
+candidate's own passing tests worthless as evidence of correctness."""
 
 
 def safety_gate(parts: Mapping[str, float]) -> float:
@@ -206,6 +218,8 @@ def _correctness(
         parts["llm_preference"] = llm.preference
     if cross is not None and cross.ran:
         parts["cross_tests"] = inverse_score(cross.disagreement, 0.0, CROSS_TEST_WORST)
+    if any(finding.rule in GAMING_RULES for finding in evidence.tamper or ()):
+        parts["no_gaming"] = 0.0
     return parts
 
 

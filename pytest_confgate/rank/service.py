@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
@@ -21,12 +22,18 @@ from secrets import token_hex
 from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.rank import AutoAcceptConfig
-from pytest_confgate.rank import trees
+from pytest_confgate.rank import crosstest, trees
 from pytest_confgate.rank.assessment import assess
-from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.baseline_cache import (
+    baseline_key,
+    load_baseline,
+    save_baseline,
+    save_tools,
+    seed_tools,
+)
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
-from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests
+from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
 from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
@@ -39,7 +46,7 @@ from pytest_confgate.rank.models import (
     ScoringContext,
 )
 from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
-from pytest_confgate.rank.regression import run_regression
+from pytest_confgate.rank.regression import MASKED, run_regression, run_unmarked
 from pytest_confgate.rank.scoring import evaluate
 from pytest_confgate.rank.tampering import inspect
 
@@ -120,11 +127,14 @@ def _rank(
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
             jobs = Jobs(pool, paths, files, settings, processes, progress, root)
+            clock = [time.perf_counter()]
             evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
+            stages = [f"evaluation {_lap(clock):.1f} s"]
             baseline = evidence.pop(_BASELINE, None)
             if baseline is not None:
                 evidence = _inspect_all(jobs, evidence, baseline)
+                stages.append(f"tamper analysis {_lap(clock):.1f} s")
             evidence = {
                 s.solution_id: dataclasses.replace(evidence[clones[s.solution_id]],
                                                    solution_id=s.solution_id)
@@ -132,7 +142,9 @@ def _rank(
             }
             context = scoring_context(config, weights, baseline, evidence, agent is not None)
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
-            cells = _cross_test_all(jobs, unblocked, clones, baseline is not None)
+            cells = _cross_test_all(jobs, {k: evidence[k] for k in unblocked}, clones,
+                                    baseline is not None)
+            progress("stages: " + ", ".join([*stages, f"cross-testing {_lap(clock):.1f} s"]))
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
             # Then wait for them: a thread still writing into the scratch tree while it is
@@ -155,6 +167,13 @@ def _rank(
                        sources={source.solution_id: source for source in sources})
 
 
+def _lap(clock: list[float]) -> float:
+    """Seconds since the last lap (progress only: what each stage of a ranking costs)."""
+    now = time.perf_counter()
+    elapsed, clock[0] = now - clock[0], now
+    return elapsed
+
+
 def decide(
     evidence: Mapping[str, Evidence], context: ScoringContext, cells: Sequence[CrossCell],
     auto_accept: AutoAcceptConfig,
@@ -164,13 +183,15 @@ def decide(
     """Stages 4 and 5 from measured evidence (pure): what ``confgate rank`` answers.
 
     Only unblocked candidates' tests count in cross-testing, on unblocked candidates: a
-    candidate that broke the baseline's tests writes tests for the behaviour it broke.
+    candidate that broke the baseline's tests writes tests for the behaviour it broke. Each
+    failure weighs its writer's standing (``crosstest.standing``), not a majority.
     Ranking a subset of the candidates is calling this with their evidence.
     """
     preferences, comparisons = llm
     unblocked = {k for k, e in evidence.items() if not block_reasons(e, context)}
     counted = [c for c in cells if c.source in unblocked and c.target in unblocked]
-    cross = agreement(counted, clones)
+    standings = {k: standing(evidence[k], context.baseline) for k in unblocked}
+    cross = agreement(counted, clones, standings)
     evaluations = [
         evaluate(e, context, cross.get(k), preferences.get(k)) for k, e in evidence.items()
     ]
@@ -210,21 +231,29 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     done = [0]
     base_files = jobs.files.get(_BASELINE)
     settings, processes = jobs.settings, jobs.processes
+    key_of_base = (baseline_key(jobs.paths[_BASELINE][0], settings)
+                   if cache is not None and _BASELINE in keys else None)
 
     def job(key: str) -> Evidence:
         tree, state = jobs.paths[key]
         name = "baseline" if key == _BASELINE else key
         reused = False
-        if key == _BASELINE and cache is not None:
-            found, reused = _cached_baseline(tree, state, settings, processes, cache, jobs.progress)
+        if key == _BASELINE and cache is not None and key_of_base is not None:
+            found, reused = _cached_baseline(tree, state, jobs, cache, key_of_base)
         else:
-            found = collect_evidence(name, tree, state, settings, processes)
+            last = [p for p in trees.new_test_files(jobs.files[key], base_files)
+                    if not p.endswith("conftest.py")] if base_files is not None else []
+            seed_tools(cache, key_of_base, tree)
+            found = collect_evidence(name, tree, state, settings, processes, last)
         reference = None if key == _BASELINE else base_files
+        rerun = 0.0
         if reference is not None:
             base_tree = jobs.paths[_BASELINE][0]
+            started = time.perf_counter()
             found = dataclasses.replace(found, regression=run_regression(
                 tree, base_tree, (reference, jobs.files[key]), found.outcomes,
                 state / "regression", settings, processes))
+            rerun = time.perf_counter() - started
         found = dataclasses.replace(
             found,
             code=trees.code_metrics(jobs.files[key], reference),
@@ -235,7 +264,8 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
         )
         with lock:
             done[0] += 1
-            took = "reused, not run again" if reused else f"{found.duration_s:.1f} s"
+            took = ("reused, not run again" if reused else f"{found.duration_s:.1f} s"
+                    + (f", baseline tests again {rerun:.1f} s" if rerun >= 0.05 else ""))
             jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} ({took})")
         return found
 
@@ -245,28 +275,36 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
 
 def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidence
                  ) -> dict[str, Evidence]:
-    """Tamper findings and the findings behind added suppressions, for every candidate."""
+    """Tamper findings and the findings behind added suppressions, the tests it added to the
+    baseline's test files, and its new tests marked xfail or skip run without the mark."""
     base_tree = jobs.paths[_BASELINE][0]
     sources = jobs.settings.sources
-    futures = {
-        key: jobs.pool.submit(inspect, found, jobs.paths[key][0], baseline, base_tree, sources)
-        for key, found in evidence.items()
-    }
+
+    def job(key: str, found: Evidence) -> Evidence:
+        tree, state = jobs.paths[key]
+        found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, sources), baseline)
+        masked = [test for test in found.outcomes or {} if test in trees.new_test_ids(found)
+                  and (found.outcomes or {})[test] in MASKED]
+        if not masked:
+            return found
+        return dataclasses.replace(found, unmarked=run_unmarked(
+            masked, tree, state / "unmarked", jobs.settings, jobs.processes))
+
+    futures = {key: jobs.pool.submit(job, key, found) for key, found in evidence.items()}
     return {key: future.result() for key, future in futures.items()}
 
 
 def _cached_baseline(
-    tree: Path, state: Path, settings: Settings, processes: Processes, cache: Path,
-    progress: Progress,
+    tree: Path, state: Path, jobs: Jobs, cache: Path, key: str
 ) -> tuple[Evidence, bool]:
     """The baseline's evidence, and whether it was reused from ``cache``."""
-    key = baseline_key(tree, settings)
     found = load_baseline(cache, key)
     if found is not None:
-        progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
+        jobs.progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
         return found, True
-    found = collect_evidence("baseline", tree, state, settings, processes)
-    save_baseline(cache, key, found)
+    found = collect_evidence("baseline", tree, state, jobs.settings, jobs.processes)
+    if save_baseline(cache, key, found):
+        save_tools(cache, key, tree)
     return found, False
 
 
@@ -294,23 +332,33 @@ def scoring_context(
 
 
 def _cross_test_all(
-    jobs: Jobs, unblocked: Sequence[str], clones: Mapping[str, str], has_baseline: bool
+    jobs: Jobs, unblocked: Mapping[str, Evidence], clones: Mapping[str, str],
+    has_baseline: bool,
 ) -> list[CrossCell]:
     """Unblocked candidates' new tests on the other unblocked candidates; a target identical
-    to another is run once and its cells copied."""
+    to another is run once and its cells copied. New tests are new test files and, with a
+    baseline, new test ids in the baseline's own test files (only those ids count)."""
     files = jobs.files
     ids = list(unblocked)
+    picks: dict[str, dict[str, frozenset[str]]] = {key: {} for key in ids}
+    for key in ids:
+        changes = unblocked[key].changes
+        for test in changes.new_test_ids if has_baseline and changes is not None else ():
+            path = test.split("::", 1)[0]
+            picks[key][path] = picks[key].get(path, frozenset()) | {test}
     new_tests = {
-        key: trees.new_test_files(files[key], files[_BASELINE]) if has_baseline
+        key: [*trees.new_test_files(files[key], files[_BASELINE]), *sorted(picks[key])]
+        if has_baseline
         else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
         for key in ids
     }
-    runs: dict[str, list[tuple[str, Path, tuple[str, ...]]]] = {}
+    runs: dict[str, list[crosstest.Source]] = {}
     for target in dict.fromkeys(clones.get(t, t) for t in ids):
         for source in ids:
             chosen = [p for p in new_tests[source] if files[target].get(p) != files[source][p]]
             if clones.get(source, source) != target and chosen:
-                runs.setdefault(target, []).append((source, jobs.paths[source][0], tuple(chosen)))
+                runs.setdefault(target, []).append(
+                    (source, jobs.paths[source][0], tuple(chosen), picks[source]))
     if not runs:
         return []
     pairs = sum(len(sources) for sources in runs.values())

@@ -1,5 +1,12 @@
 """What a candidate does to its judges, against the baseline (issue 15, ``collect.tamper``).
 
+The static reward-hacking patterns of ``collect.tamper`` (issue 27: a test that patches the
+code under test and calls the stand-in, a special-cased input, a constant ``__eq__``, a test
+that ends the run or writes the gate's report) come with the tamper findings, read with the
+candidate's own top-level packages as "the code under test"; ``scoring`` counts them against
+correctness (``no_gaming``) and safety, and they cost the candidate's tests their weight in
+cross-testing (issue 28).
+
 ``inspect`` adds to a candidate's evidence the tamper findings of ``find_tampering`` (tests
 deleted, skipped or weakened; suppressions, tool ignores, narrowed collection, test hooks),
 and, from the baseline's and the candidate's own runs, each baseline test that ran there and
@@ -9,12 +16,17 @@ id is not a finding here: a renamed test would look deleted, and the regression 
 ``# nosec`` the candidate added hides nothing: ruff (``--ignore-noqa``) or bandit
 (``--ignore-nosec``) runs again on just those source files, and each finding on a line such a
 comment covers joins the candidate's lint or security findings, as the gate does for changed
-lines (``collect.unsuppressed``). A second run that fails leaves that evidence missing, which
+lines (``collect.unsuppressed``). A collection option the baseline's pytest settings have
+and the candidate's do not (``--doctest-modules``, ``-p``: ``rank.collection``) is a
+``collection_narrowed`` finding. Statements under a ``# pragma: no cover`` the candidate added
+in measured source files count as uncovered (issue 28: a wrong branch hidden from coverage
+costs what an untested one costs). A second run that fails leaves that evidence missing, which
 blocks or zeroes the category: never a clean result.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -31,10 +43,13 @@ from pytest_confgate.collect.tamper import (
 )
 from pytest_confgate.models import EvalMetric
 from pytest_confgate.paths import glob_match
+from pytest_confgate.rank.build_check import top_level_modules
+from pytest_confgate.rank.collection import SETTINGS_FILES, dropped_options
 from pytest_confgate.rank.models import Evidence, Issue
 from pytest_confgate.rank.trees import is_source_file
 
 TEST_SKIPPED = "test_skipped"
+NO_COVER = "pragma: no cover"
 
 Measure = Callable[..., EvalMetric]
 
@@ -46,12 +61,14 @@ def inspect(
     """``evidence`` with its tamper findings and the findings its suppressions hide."""
     try:
         versions = versions_from_directories(baseline_tree, tree)
-        report = find_tampering(versions)
-        skipped = _skipped_at_run_time(versions, report, baseline, evidence)
+        own = tuple(top_level_modules(tree))
+        report = find_tampering(versions, own_packages=own)
+        skipped = _skipped_at_run_time(versions, report, baseline, evidence, own)
     except (OSError, ValueError, RecursionError) as exc:
         problem = f"could not compare it with the baseline: {exc}"
         return dataclasses.replace(evidence, tamper=None, tamper_problem=problem)
     tamper = tuple(Issue(f.rule, f.file, f.message, f.line) for f in (*report.findings, *skipped))
+    tamper += tuple(dropped_options(_settings(baseline_tree), _settings(tree)))
     lint, lint_problem = _revealed(
         evidence.lint, evidence.lint_problem, report, "noqa", tree, sources, collect_lint_score
     )
@@ -59,19 +76,62 @@ def inspect(
         evidence.security, evidence.security_problem, report, "nosec", tree, sources,
         collect_security_score,
     )
+    hidden = _uncovered_hidden(report, tree, sources)
     return dataclasses.replace(
         evidence, tamper=tamper, lint=lint, lint_problem=lint_problem, security=security,
-        security_problem=security_problem,
+        security_problem=security_problem, hidden_uncovered=hidden,
+        coverage=uncovered_counted(evidence.coverage, evidence.statements, hidden),
     )
+
+
+def uncovered_counted(coverage: float | None, statements: int | None, hidden: int
+                      ) -> float | None:
+    """Coverage with ``hidden`` statements (excluded by an added pragma) counted as missed."""
+    if coverage is None or not hidden:
+        return coverage
+    if not statements:
+        return 0.0
+    return coverage * statements / (statements + hidden)
+
+
+def _uncovered_hidden(report: TamperReport, tree: Path, sources: Sequence[str] | None) -> int:
+    """Statements coverage.py leaves out because of a ``pragma: no cover`` this candidate added:
+    the line's statement and, when it opens a block, the whole block."""
+    count = 0
+    for path, ranges in report.hidden_lines(NO_COVER).items():
+        if not _measured(path, sources):
+            continue
+        try:
+            module = ast.parse((tree / path).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        statements = [n for n in ast.walk(module) if isinstance(n, ast.stmt)]
+        lines: set[int] = set()
+        for first, last in ranges:
+            for node in statements:
+                if first <= node.lineno <= last:
+                    lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        count += sum(1 for n in statements if n.lineno in lines)
+    return count
+
+
+def _settings(tree: Path) -> dict[str, str]:
+    found = {}
+    for name in SETTINGS_FILES:
+        try:
+            found[name] = (tree / name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
 
 
 def _skipped_at_run_time(
     versions: Sequence[FileVersions], report: TamperReport, baseline: Evidence,
-    evidence: Evidence,
+    evidence: Evidence, own: Sequence[str] = (),
 ) -> list[TamperFinding]:
     if baseline.outcomes is None or evidence.outcomes is None:
         return []
-    with_runs = find_tampering(versions, base_outcomes=baseline.outcomes,
+    with_runs = find_tampering(versions, base_outcomes=baseline.outcomes, own_packages=own,
                                head_outcomes=evidence.outcomes)
     return [f for f in with_runs.findings
             if f.rule == TEST_SKIPPED and f not in report.findings]

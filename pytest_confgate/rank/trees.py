@@ -6,6 +6,7 @@ IO only at the top (``read_tree``); the comparisons below work on ``{path: text}
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from collections.abc import Mapping
@@ -14,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.code_metrics import measure
 from pytest_confgate.rank.dangerous import new_operations
-from pytest_confgate.rank.models import ChangeStats, CodeMetrics, Issue
+from pytest_confgate.rank.models import ChangeStats, CodeMetrics, Evidence, Issue
 
 MAX_FILE_BYTES = 2_000_000
 RANK_STATE = ".confgate-rank"
@@ -152,3 +153,26 @@ def _line_delta(before: str, after: str) -> tuple[int, int]:
         if tag in ("replace", "insert"):
             added += j2 - j1
     return added, removed
+
+
+def added_test_ids(evidence: Evidence, baseline: Evidence) -> Evidence:
+    """``evidence`` with the test ids it added to the baseline's own test files (issue 28)."""
+    changes = evidence.changes
+    if changes is None or evidence.outcomes is None or baseline.outcomes is None:
+        return evidence
+    edited = set(changes.edited_test_files)
+    added = tuple(sorted(t for t in evidence.outcomes
+                         if "::" in t and t.split("::", 1)[0] in edited
+                         and t not in baseline.outcomes))
+    return dataclasses.replace(evidence, changes=dataclasses.replace(changes,
+                                                                     new_test_ids=added))
+
+
+def new_test_ids(evidence: Evidence) -> set[str]:
+    """The ids of its own run that are new tests (in new test files, or added by id)."""
+    changes = evidence.changes
+    if changes is None:
+        return set()
+    files = set(changes.new_test_files)
+    return {t for t in evidence.outcomes or {}
+            if t.split("::", 1)[0] in files or t in changes.new_test_ids}

@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from pytest_confgate.config.rank import RankTimeouts
-from pytest_confgate.rank.baseline_cache import baseline_key, load_baseline, save_baseline
+from pytest_confgate.rank.baseline_cache import (
+    baseline_key,
+    load_baseline,
+    save_baseline,
+    save_tools,
+    seed_tools,
+)
 from pytest_confgate.rank.evaluate import Settings
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts
 
@@ -63,3 +69,25 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
     save_baseline(tmp_path, "k", complete())
     (tmp_path / "k.json").write_text('{"solution_id": "baseline", "builds": "maybe"')
     assert load_baseline(tmp_path, "k") is None
+
+
+def test_the_baseline_runs_tool_caches_seed_each_candidate_privately(tmp_path: Path) -> None:
+    # issue 28: ruff, bandit and the line probes re-did every unchanged file per candidate
+    base = tmp_path / "base"
+    (base / ".confgate" / "cache" / "probes" / "ab").mkdir(parents=True)
+    (base / ".confgate" / "cache" / "ruff.json").write_text('{"schema": 1}')
+    (base / ".confgate" / "cache" / "probes" / "ab" / "x.bin").write_bytes(b"code")
+    folder = tmp_path / "rank-cache"
+    folder.mkdir()
+    assert save_tools(folder, "k1", base)
+    one, two = tmp_path / "one", tmp_path / "two"
+    for tree in (one, two):
+        tree.mkdir()
+        assert seed_tools(folder, "k1", tree)
+    assert (one / ".confgate" / "cache" / "ruff.json").read_text() == '{"schema": 1}'
+    (one / ".confgate" / "cache" / "ruff.json").write_text("poisoned")  # its own copy only
+    assert (two / ".confgate" / "cache" / "ruff.json").read_text() == '{"schema": 1}'
+    assert (folder / "k1.tools" / "ruff.json").read_text() == '{"schema": 1}'
+    assert not seed_tools(folder, "other-key", two)
+    assert not seed_tools(None, "k1", two)
+    assert not save_tools(folder, "k2", tmp_path / "no-cache-here")

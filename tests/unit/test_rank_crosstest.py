@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -13,8 +14,10 @@ from pytest_confgate.rank.crosstest import (
     _compatible_groups,
     agreement,
     run_cross_tests,
+    standing,
 )
 from pytest_confgate.rank.evaluate import Processes, Settings
+from pytest_confgate.rank.models import Evidence, Issue, Regression
 
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
                     type_check=False, timeouts=RankTimeouts(tests_s=120))
@@ -35,12 +38,13 @@ def test_each_sources_tests_are_counted_by_id_from_one_run(tmp_path: Path) -> No
         tree = tmp_path / name / "tests"
         tree.mkdir(parents=True)
         (tree / f"test_{name}.py").write_text(f"import pytest\nfrom calc import double\n{body}")
-        sources.append((name, tmp_path / name, (f"tests/test_{name}.py",)))
+        sources.append((name, tmp_path / name, (f"tests/test_{name}.py",), {}))
     cells = run_cross_tests(sources, ("t", target), tmp_path / "work", SETTINGS, Processes())
     by_source = {cell.source: cell for cell in cells}
     assert (by_source["a"].passed, by_source["a"].ran, by_source["a"].failing) == (2, 2, ())
     assert (by_source["b"].failed, by_source["b"].ran) == (1, 1)  # the skipped one gave no verdict
     assert by_source["b"].failing == ("tests/test_b.py::test_wrong",)
+    assert "assert 6 == 7" in by_source["b"].why["tests/test_b.py::test_wrong"]  # and why
     assert by_source["c"].outcomes == {"tests/test_c.py": "error"}  # did not import: one error
     assert all(cell.problem is None for cell in cells)
 
@@ -56,11 +60,28 @@ def test_a_source_cannot_fail_the_others_tests_by_patching_the_target(tmp_path: 
     for name, body in (("honest", honest), ("saboteur", saboteur)):
         (tmp_path / name / "tests").mkdir(parents=True)
         (tmp_path / name / "tests" / f"test_{name}.py").write_text(body)
-        sources.append((name, tmp_path / name, (f"tests/test_{name}.py",)))
+        sources.append((name, tmp_path / name, (f"tests/test_{name}.py",), {}))
     cells = run_cross_tests(sources, ("t", target), tmp_path / "work", SETTINGS, Processes())
     by_source = {cell.source: cell for cell in cells}
     assert by_source["honest"].outcomes == {"tests/test_honest.py::test_double": "passed"}
     assert by_source["saboteur"].outcomes == {"tests/test_saboteur.py::test_mine": "passed"}
+
+
+def test_in_a_baseline_test_file_only_the_ids_the_source_added_count(tmp_path: Path) -> None:
+    # issue 28: a test added to an existing test file is the source's evidence; the file's
+    # baseline tests (here one that fails on the target) are not
+    target = tmp_path / "target"
+    (target / "tests").mkdir(parents=True)
+    (target / "calc.py").write_text("def double(x):\n    return x + x + 1\n")
+    source = tmp_path / "source"
+    (source / "tests").mkdir(parents=True)
+    (source / "tests" / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_old():\n    assert double(0) == 0\n\n\n"
+        "def test_added():\n    assert double(2) == 4\n")
+    picks = {"tests/test_calc.py": frozenset({"tests/test_calc.py::test_added"})}
+    (cell,) = run_cross_tests([("s", source, ("tests/test_calc.py",), picks)], ("t", target),
+                              tmp_path / "work", SETTINGS, Processes())
+    assert cell.outcomes == {"tests/test_calc.py::test_added": "failed"}
 
 
 def test_sources_that_would_overwrite_each_other_run_separately(tmp_path: Path) -> None:
@@ -70,7 +91,7 @@ def test_sources_that_would_overwrite_each_other_run_separately(tmp_path: Path) 
         (tree / "tests").mkdir(parents=True)
         (tree / "tests" / "test_same.py").write_text(body)
         (tree / "tests" / f"test_{name}.py").write_text("")
-        trees[name] = (name, tree, ("tests/test_same.py", f"tests/test_{name}.py"))
+        trees[name] = (name, tree, ("tests/test_same.py", f"tests/test_{name}.py"), {})
     groups = _compatible_groups([trees["a"], trees["b"], trees["c"]])
     assert [[s[0] for s in group] for group in groups] == [["a", "c"], ["b"]]
 
@@ -92,20 +113,52 @@ def test_agreement_counts_passes_per_target_and_skips_problems() -> None:
     assert "c" not in totals
 
 
-def test_a_failure_counts_as_far_as_the_other_candidates_back_the_test() -> None:
-    # a's test `edge` fails on b and on c, and passes on d: each failure weighs 1/2
-    # (of the two other candidates it ran on, one passed it); `strict` fails everywhere
-    # but on its author: nobody backs it, so it weighs nothing.
+def test_a_gamed_pair_sharing_a_bug_cannot_cancel_a_correct_candidates_test() -> None:
+    # issue 28: c's test `forty` fails on a and on b (they share a bug) and passes nowhere
+    # else. Under a majority it weighed 0 on both; as evidence it counts in full on each.
     cells = [
-        cell("a", "b", edge="failed", strict="failed"),
-        cell("a", "c", edge="failed", strict="failed"),
-        cell("a", "d", edge="passed", strict="failed"),
+        cell("c", "a", forty="failed", four="passed"),
+        cell("c", "b", forty="failed", four="passed"),
+        cell("a", "c", four="passed"), cell("a", "b", four="passed"),
+        cell("b", "c", nine="passed"), cell("b", "a", nine="passed"),
     ]
     totals = agreement(cells)
-    assert totals["b"].disagreement == pytest.approx(0.5)
-    assert totals["c"].disagreement == pytest.approx(0.5)
-    assert totals["d"].disagreement == pytest.approx(0.0)
-    assert totals["d"].failing == ("a: test_a.py::strict",)
+    assert totals["a"].disagreement == pytest.approx(1.0)
+    assert totals["b"].disagreement == pytest.approx(1.0)
+    assert totals["c"].disagreement == pytest.approx(0.0)
+    assert totals["a"].failing == ("c: test_c.py::forty",)
+
+
+def test_a_failure_weighs_its_writers_standing_and_says_why() -> None:
+    cells = [
+        CrossCell("a", "c", ("test_a.py",), {"test_a.py::pinned": "failed"},
+                  why={"test_a.py::pinned": "assert 'XL' == 'XXXX'"}),
+        cell("b", "c", edge="failed"),
+    ]
+    standings = {"a": (0.0, "not counted: it has a tamper finding (collection_narrowed)"),
+                 "b": (1.0, "its tests count in full")}
+    totals = agreement(cells, standing=standings)
+    assert totals["c"].disagreement == pytest.approx(1.0)  # only b's failure counts
+    assert totals["c"].why["a: test_a.py::pinned"] == "assert 'XL' == 'XXXX'"
+    assert totals["c"].why["b: test_b.py::edge"] == "failed"
+    assert totals["c"].standing["a"][0] == 0.0
+
+
+def test_standing_needs_the_baseline_tests_passing_and_no_tamper_finding() -> None:
+    base = Evidence("base", True, outcomes={"t.py::old": "passed", "t.py::task": "failed"})
+    fine = Evidence("w", True, tamper=(), regression=Regression(
+        {"t.py::old": "passed", "t.py::task": "passed"}))
+    assert standing(fine, base) == (1.0, "its tests count in full")
+    task_edited = dataclasses.replace(fine, regression=Regression(
+        {"t.py::old": "passed", "t.py::task": "failed"}))
+    weight, why = standing(task_edited, base)
+    assert weight == 0.0
+    assert "t.py::task" in why
+    narrowed = dataclasses.replace(fine, tamper=(Issue("collection_narrowed", "pytest.ini", "x"),))
+    assert standing(narrowed, base)[0] == 0.0
+    noqa = dataclasses.replace(fine, tamper=(Issue("suppression_added", "m.py", "noqa"),))
+    assert standing(noqa, base)[0] == 1.0
+    assert standing(dataclasses.replace(fine, tamper=None), base)[0] == 0.0
 
 
 def test_with_nobody_else_to_ask_a_failure_counts_in_full() -> None:
@@ -113,12 +166,9 @@ def test_with_nobody_else_to_ask_a_failure_counts_in_full() -> None:
     assert totals["b"].disagreement == pytest.approx(2.0)
 
 
-def test_copies_of_one_solution_vote_once() -> None:
-    # b and b2 are the same tree: b2 passing nothing cannot excuse b, and vice versa
-    cells = [cell("a", "b", edge="failed"), cell("a", "b2", edge="failed"),
-             cell("a", "c", edge="passed")]
-    plain = agreement(cells)
-    assert plain["b"].disagreement == pytest.approx(0.5)  # b2 counted as a separate voter
+def test_copies_of_one_writer_count_once() -> None:
+    # b and b2 are the same tree and wrote the same test: it fails once on c, not twice
+    cells = [cell("b", "c", edge="failed"), cell("b2", "c", edge="failed")]
+    assert agreement(cells)["c"].disagreement == pytest.approx(2.0)
     cloned = agreement(cells, {"b": "b", "b2": "b", "c": "c"})
-    assert cloned["b"].disagreement == pytest.approx(1.0)
-    assert cloned["b2"].disagreement == pytest.approx(1.0)
+    assert cloned["c"].disagreement == pytest.approx(1.0)

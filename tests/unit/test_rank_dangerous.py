@@ -35,11 +35,14 @@ def rules(source: str) -> list[str]:
         ('import subprocess\nsubprocess.run(["sh", "-c", cmd])\n', ["shell"]),
         ('import subprocess\nsubprocess.check_call(args=("/bin/bash", "-lc", c))\n', ["shell"]),
         ('import os\nos.execvp("cmd", ["cmd.exe", "/C", c])\n', ["shell"]),
+        ('from subprocess import Popen\nPopen(("/bin/bash", "-ec", script))\n', ["shell"]),
+        ('import os\nos.execvp("sh", ["sh", "-c", command])\n', ["shell"]),
     ],
     ids=["rm-rf-root", "system-nosec", "aliased-system", "shell-true", "shell-variable",
          "eval-nosec", "exec", "pickle", "yaml-load", "yaml-full-loader", "rmtree-computed",
          "rmtree-root", "rm-argv", "drop-table", "drop-table-fstring", "truncate",
-         "delete-everything", "drop-column", "sh-c-argv", "bash-lc-argv", "cmd-c-argv"],
+         "delete-everything", "drop-column", "sh-c-argv", "bash-lc-argv", "cmd-c-argv",
+         "bash-ec-tuple", "execvp-sh-c"],
 )
 def test_dangerous_operations_are_found(source: str, expected: list[str]) -> None:
     assert rules(source) == expected
@@ -53,6 +56,7 @@ def test_dangerous_operations_are_found(source: str, expected: list[str]) -> Non
         "import subprocess\nsubprocess.run(argv, shell=False)\n",
         "import subprocess\nsubprocess.run([\"ls\", path])\n",
         "import subprocess\nsubprocess.run([\"bash\", \"script.sh\"])\n",
+        'import subprocess\nsubprocess.run(["ls", "-c", path])\n',
         'import shutil\nshutil.rmtree("build")\n',
         "import yaml\nyaml.load(text, Loader=yaml.SafeLoader)\n",
         "import yaml\nyaml.safe_load(text)\n",
@@ -62,7 +66,7 @@ def test_dangerous_operations_are_found(source: str, expected: list[str]) -> Non
         "# os.system('rm -rf /')\n",
         "this is not python (",
     ],
-    ids=["eval-literal", "re-compile", "shell-false", "argv-without-rm", "bash-script",
+    ids=["eval-literal", "re-compile", "shell-false", "argv-without-rm", "bash-script", "ls-c",
          "rmtree-literal",
          "yaml-safe-loader", "yaml-safe-load", "delete-with-where", "module-docstring",
          "function-docstring", "comment", "unparsable"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,8 +10,10 @@ import pytest
 
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank.evaluate import Processes, Settings, run_pytest
+from pytest_confgate.rank.inert import inert
 from pytest_confgate.rank.models import Regression
-from pytest_confgate.rank.regression import rerun_plan, run_regression
+from pytest_confgate.rank.outcomes_plugin import LAST
+from pytest_confgate.rank.regression import rerun_plan, run_regression, run_unmarked
 from pytest_confgate.rank.trees import read_tree
 
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
@@ -152,3 +155,88 @@ def test_the_rerun_plan(changes: dict[str, str | None], plan: list[str] | None) 
     candidate = {**baseline, **changes}
     head = {path: text for path, text in candidate.items() if text is not None}
     assert rerun_plan(baseline, head) == plan
+
+
+DOCTESTED = ('def fmt(seconds):\n    """Days.\n\n    >>> fmt(86400)\n    \'1d\'\n    """\n'
+             "    return f'{seconds // 86400}d'\n")
+DOCTEST_SETTINGS = '[tool.pytest.ini_options]\naddopts = "--doctest-modules"\n'
+
+
+def test_the_rerun_collects_the_doctests_the_baseline_collects(tmp_path: Path) -> None:
+    # issue 28: a candidate that added a test file runs every baseline test again; the
+    # baseline's doctests came back "missing" because only test files were named
+    base = write(tmp_path / "base", {"durations.py": DOCTESTED, "tests/test_fmt.py": TESTS,
+                                     "pyproject.toml": DOCTEST_SETTINGS})
+    files = {"durations.py": DOCTESTED, "tests/test_fmt.py": TESTS,
+             "tests/test_more.py": "import os\n\nHERE = os.getcwd()\n\n\ndef test_more():\n"
+                                   "    pass\n"}  # runs code when imported: a full rerun
+    for name, settings in (("keeps", DOCTEST_SETTINGS), ("drops", "[project]\nname = 'd'\n")):
+        head = write(tmp_path / name, {**files, "pyproject.toml": settings})
+        result = run_regression(head, base, (read_tree(base), read_tree(head)), {},
+                                tmp_path / f"work-{name}", SETTINGS, Processes())
+        assert result.outcomes == {"durations.py::durations.fmt": "passed",
+                                   "tests/test_fmt.py::test_week": "passed",
+                                   "tests/test_fmt.py::test_day": "passed"}, name
+
+
+def test_new_tests_run_without_their_xfail_or_skip_mark(tmp_path: Path) -> None:
+    tests = ("import pytest\n\n\n@pytest.mark.xfail(strict=False)\ndef test_hidden():\n"
+             "    assert 1 == 2\n\n\n@pytest.mark.skip\ndef test_fine():\n    pass\n\n\n"
+             "pytestmark = pytest.mark.skipif(True, reason='never')\n")
+    root = write(tmp_path / "tree", {"tests/test_x.py": tests})
+    found = run_unmarked(["tests/test_x.py::test_hidden", "tests/test_x.py::test_fine"], root,
+                         tmp_path / "state", SETTINGS, Processes())
+    assert found == {"tests/test_x.py::test_hidden": "failed",
+                     "tests/test_x.py::test_fine": "passed"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("import pytest\nfrom durations import fmt\n\n\ndef test_a():\n    assert fmt(1)\n", True),
+        ('"""Doc."""\nCASES = [(1, "0d"), (86400, "1d")]\n\n\n'
+         '@pytest.mark.parametrize(("s", "t"), CASES)\ndef test_b(s, t):\n    pass\n', True),
+        ("import pytest\n\n\n@pytest.fixture(autouse=True)\ndef f():\n    yield\n\n\n"
+         "class TestX:\n    n = 1\n\n    def test_y(self):\n        pass\n", True),
+        ("pytestmark = pytest.mark.slow\n", True),
+        (PATCHER, False),
+        ("import durations\ndurations.fmt = len\n", False),
+        ("def test_a(x=print('hi')):\n    pass\n", False),
+        ("@patch_everything\ndef test_a():\n    pass\n", False),
+        ("if True:\n    import os\n", False),
+        ("pytest_plugins = ['evil']\n", False),
+        ("def pytest_collection_modifyitems(items):\n    pass\n", False),
+        ("class T(Base, metaclass=Evil):\n    pass\n", False),
+        ("this is not python (", False),
+    ],
+    ids=["plain", "parametrize-literals", "fixture-and-class", "pytestmark", "patcher",
+         "attribute-assignment", "call-in-default", "unknown-decorator", "if", "plugins",
+         "hook", "metaclass", "unparsable"],
+)
+def test_a_test_module_is_inert_when_importing_it_runs_nothing(text: str, expected: bool) -> None:
+    assert inert(text) is expected
+
+
+def test_inert_new_test_modules_do_not_rerun_the_whole_suite() -> None:
+    base = {"durations.py": CODE, "tests/test_fmt.py": TESTS}
+    plain = "from durations import fmt\n\n\ndef test_new():\n    assert fmt(0) == '0d'\n"
+    assert rerun_plan(base, {**base, "tests/test_new.py": plain}) == []
+    assert rerun_plan(base, {**base, "tests/test_new.py": PATCHER}) is None
+    assert rerun_plan(base, {**base, "tests/conftest.py": ""}) is None
+
+
+def test_the_new_modules_tests_run_after_the_baseline_tests(tmp_path: Path) -> None:
+    # a new test that fixes the broken code at run time used to run first (test_aaa sorts
+    # before test_fmt) and make the baseline tests pass; moved last, it cannot
+    fixer = ("import durations\n\n\ndef _right(seconds):\n    return f'{seconds // 86400}d'\n"
+             "\n\ndef test_fix():\n    durations.fmt.__code__ = _right.__code__\n")
+    root = write(tmp_path / "tree", {"durations.py": BROKEN, "tests/test_fmt.py": TESTS,
+                                     "tests/test_aaa.py": fixer})
+    assert inert(fixer)
+    fooled = run_pytest(["-p", "no:cacheprovider"], root, tmp_path / "a", SETTINGS, Processes())
+    assert fooled.outcomes is not None
+    assert fooled.outcomes["tests/test_fmt.py::test_week"] == "passed"
+    run = run_pytest(["-p", "no:cacheprovider"], root, tmp_path / "b", SETTINGS, Processes(),
+                     {LAST: json.dumps(["tests/test_aaa.py"])})
+    assert run.outcomes is not None
+    assert run.outcomes["tests/test_fmt.py::test_week"] == "failed"

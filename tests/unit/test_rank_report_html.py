@@ -67,3 +67,20 @@ def test_a_real_browser_draws_the_ranking_page(tmp_path: Path) -> None:
                     page.as_uri()], check=True, timeout=180, capture_output=True)
     assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert len(shot.read_bytes()) > 5_000
+
+
+def test_every_bar_carries_its_value_and_a_blocked_candidate_its_place() -> None:
+    # issue 28: a blocked candidate (all zeros) had no visible bar, and no bar had a value
+    svg = category_chart(_outcome(_evaluation("clean", 0.92), _evaluation("deletes", 0.0,
+                                                                          blocked=True)))
+    labels = re.findall(r'transform="rotate\(-90 [^"]+"[^>]*>([^<]+)</text>', svg)
+    assert labels == ["0.92", "blocked"] * len(CATEGORIES)
+
+
+def test_the_page_fits_1280_pixels() -> None:
+    outcome = _outcome(_evaluation("a-very-long-candidate-name-" * 4, 0.9),
+                       _evaluation("b", 0.4))
+    page = ranking_html(outcome)
+    assert "max-width:1200px" in page  # plus 2 x 2em margin: inside 1280 px
+    assert "table-layout:fixed" in page
+    assert "overflow-wrap:anywhere" in page  # long ids and findings wrap inside their cell

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -217,8 +219,9 @@ def test_cross_tests_multiply_correctness_and_llm_preference_joins_its_mean() ->
     result = evaluate(clean(), CONTEXT, cross, LlmPreference(0.5, 1.0))
     assert result.components["correctness"]["cross_tests"] == pytest.approx(0.75)
     assert result.categories["correctness"] == pytest.approx((1 + 1 + 1 + 0.5) / 4 * 0.75)
-    assert "Fails 1 of the 4 tests the other candidates added: b: t.py::x" in [
-        n.text for n in result.weaknesses]
+    assert ("Fails 1 of the 4 tests the other candidates added: 1 by b: t.py::x (failed); "
+            "counted in full: b passes the baseline's tests where they should pass and has no "
+            "tamper finding") in [n.text for n in result.weaknesses]
 
 
 def test_runtime_scores_against_the_reference_with_slack() -> None:
@@ -329,8 +332,21 @@ def test_tests_pass_counts_only_baseline_tests_run_unmodified_and_new_tests() ->
     result = evaluate(candidate(outcomes=own, tests=TestCounts(passed=5), changes=changes), BASED)
     texts = [n.text for n in result.strengths]
     assert "All 3 tests pass: 2 baseline tests run unmodified and 1 new test" in texts
-    assert ("Edits baseline test files (tests/test_a.py): they ran from the baseline, "
-            "unmodified, and add no new tests") in [n.text for n in result.weaknesses]
+    assert ("Edits baseline test files (tests/test_a.py): their baseline tests ran from the "
+            "baseline, unmodified") in [n.text for n in result.weaknesses]
+    # issue 28: the tests it added to the baseline file (by id) are new tests too
+    added = dataclasses.replace(changes, new_test_ids=("tests/test_a.py::test_mine",
+                                                       "tests/test_a.py::test_mine_too"))
+    result = evaluate(candidate(outcomes=own, tests=TestCounts(passed=5), changes=added), BASED)
+    assert "All 5 tests pass: 2 baseline tests run unmodified and 3 new tests" in [
+        n.text for n in result.strengths]
+    assert ("Edits baseline test files (tests/test_a.py): their baseline tests ran from the "
+            "baseline, unmodified; the 2 tests it added there count as new tests") in [
+        n.text for n in result.weaknesses]
+    only_there = dataclasses.replace(added, new_test_files=())
+    own_there = {k: v for k, v in own.items() if "test_new" not in k}
+    result = evaluate(candidate(outcomes=own_there, changes=only_there), BASED)
+    assert result.components["completeness"]["tests_added"] == 1.0
 
 
 def test_tests_added_to_a_baseline_test_file_are_not_new_tests() -> None:
@@ -413,3 +429,39 @@ def test_one_uncovered_line_in_a_small_project_is_no_cliff() -> None:
                              reference_duration_s=0.2)
     result = evaluate(candidate(coverage=20 / 21), context)
     assert result.components["completeness"]["coverage_kept"] >= 0.8
+
+
+def test_making_the_baseline_failing_test_pass_by_editing_it_blocks() -> None:
+    # issue 28: the reproducer failed on the baseline, so it was free to edit; the candidate
+    # rewrote it to expect the buggy output and was the winner at confidence 1.00
+    edited = ChangeStats(source_files_changed=1, edited_test_files=("tests/test_a.py",))
+    own = {**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"}
+    result = evaluate(candidate(outcomes=own, changes=edited), BASED)
+    assert result.blocked
+    assert result.block_reasons == (
+        "it makes the baseline's failing test pass only by editing it: run as the baseline "
+        "has it: tests/test_a.py::test_broken (failed)",)
+    fixed = Regression(outcomes={**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"})
+    assert not evaluate(candidate(outcomes=own, changes=edited, regression=fixed), BASED).blocked
+
+
+def test_a_new_test_that_fails_without_its_xfail_mark_counts_as_failing() -> None:
+    hidden = candidate(unmarked={"tests/test_new.py::test_later": "failed",
+                                 "tests/test_new.py::test_fine": "passed"})
+    result = evaluate(hidden, BASED)
+    assert result.block_reasons == (
+        "1 new test marked xfail or skip fails without the mark, and counts as failing: "
+        "tests/test_new.py::test_later (failed)",)
+    assert not evaluate(candidate(unmarked={"tests/test_new.py::test_fine": "passed"}),
+                        BASED).blocked
+
+
+@pytest.mark.parametrize("rule", ["patched_under_test", "special_cased_input", "constant_dunder"])
+def test_a_reward_hacking_pattern_zeroes_correctness_and_halves_the_score(rule: str) -> None:
+    # issue 28: a test that monkeypatches the code under test raised nothing
+    found = (Issue(rule, "tests/test_x.py", "checks a stand-in", 7),)
+    gamed = evaluate(candidate(tamper=found), BASED)
+    assert gamed.components["correctness"]["no_gaming"] == 0.0
+    assert gamed.categories["correctness"] == 0.0
+    assert gamed.multiplier == 0.5  # and it is a finding about its judges: the safety gate
+    assert "no_gaming" not in evaluate(candidate(), BASED).components["correctness"]

@@ -5,6 +5,7 @@ Real ruff and bandit run on real trees; the tamper analysis is ``collect.tamper`
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from pytest_confgate.rank.models import Evidence
@@ -100,3 +101,40 @@ def test_a_test_skipped_at_run_time_is_found_by_its_outcome(tmp_path: Path) -> N
     (skipped,) = [f for f in found.tamper or () if f.rule == "test_skipped"]
     assert skipped.message == ("test tests/test_parse.py::test_parse_two ran on the base "
                                "(passed); now skipped")
+
+
+def test_a_pragma_no_cover_it_added_counts_its_block_as_uncovered(tmp_path: Path) -> None:
+    # issue 28: `# pragma: no cover` over a wrong branch cost 0.025; the block it hides
+    # (the `if` and its two statements) now counts as missed statements
+    base = tree(tmp_path / "base")
+    code = BASE_CODE.replace("    return int(text)\n", "    if text == 'x':  # pragma: no cover\n"
+                             "        value = 0\n        return value\n    return int(text)\n")
+    head = tree(tmp_path / "head", code)
+    measured = dataclasses.replace(evidence("c"), coverage=1.0, statements=4)
+    found = inspect(measured, head, evidence("baseline"), base)
+    assert found.hidden_uncovered == 3
+    assert found.coverage == 4 / 7
+
+
+def test_dropping_doctest_modules_from_addopts_narrows_collection(tmp_path: Path) -> None:
+    base = tree(tmp_path / "base")
+    (base / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\naddopts = "--doctest-modules -p xdist"\n')
+    head = tree(tmp_path / "head")
+    (head / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-p xdist"\n')
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert [(f.rule, f.path) for f in found.tamper or ()] == [
+        ("collection_narrowed", "pyproject.toml")]
+    assert "`--doctest-modules` was dropped from addopts" in (found.tamper or ())[0].message
+
+
+def test_a_test_of_a_stand_in_for_the_code_under_test_is_a_finding(tmp_path: Path) -> None:
+    # issue 28: a test that monkeypatches the code under test raised nothing in a ranking
+    base = tree(tmp_path / "base")
+    patched = ("from calc import parse\n\n\ndef test_forty(monkeypatch):\n"
+               "    monkeypatch.setattr(parse, 'parse', lambda text: 40)\n"
+               "    assert parse.parse('XL') == 40\n")
+    head = tree(tmp_path / "head")
+    (head / "tests" / "test_forty.py").write_text(patched)
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert "patched_under_test" in [f.rule for f in found.tamper or ()]

@@ -1,0 +1,104 @@
+"""Labelled groups of issue 28 (``rank_tactics``): the tactics that beat the ranker before.
+
+Each group is ranked once through the real command line, as in ``test_rank_groups``, with
+auto-acceptance on, and judged with the held-out tests the ranker never sees: a correct
+candidate is first in every group that has one (clearly, 0.1 above every bad one, where some
+test tells them apart), a must-never-accept candidate is never first, the winner or
+auto-accepted, in its group or ranked alone, and a group with nothing acceptable has no winner.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from rank_tactics import (
+    CANDIDATES,
+    GROUPS,
+    INDISTINGUISHABLE,
+    build_groups,
+    held_out_verdicts,
+)
+from test_rank_groups import CONFIG, rank, ranked  # noqa: F401 - ``ranked`` is a fixture
+
+from pytest_confgate.config.loader import load_config
+from pytest_confgate.rank.service import RankOutcome, decide, scoring_context
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ``numerals`` task and every candidate branch, built once."""
+    root = tmp_path_factory.mktemp("tactics") / "task"
+    build_groups(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def verdicts(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What the held-out tests say about each candidate."""
+    return held_out_verdicts(repo, tmp_path_factory.mktemp("held-out"))
+
+
+def test_the_held_out_tests_agree_with_the_labels(verdicts: dict[str, str]) -> None:
+    """Correct by design passes the held-out tests; every failure is must-never-accept."""
+    for branch, candidate in CANDIDATES.items():
+        if verdicts[branch] != "correct":
+            assert candidate.must_never_accept, (branch, verdicts[branch])
+        elif not candidate.must_never_accept:
+            assert verdicts[branch] == "correct", branch
+    wrong = {b for b, v in verdicts.items() if v != "correct"}
+    assert wrong == {"r-pair-a", "r-pair-b", "r-edits-repro", "r-xfail", "r-pragma",
+                     "r-monkeypatch", "r-drops-doctest"}
+
+
+def _summary(result: dict[str, Any]) -> dict[str, Any]:
+    return {s["solution_id"]: (s["rank"], round(s["score"], 3), s["blocked"],
+                               s["block_reasons"][:1] or s["weaknesses"][:2])
+            for s in result["solutions"]}
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_a_correct_candidate_is_first_and_a_gamed_one_never(
+    group: str, repo: Path, verdicts: dict[str, str], ranked: list[RankOutcome],  # noqa: F811
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    members = GROUPS[group]
+    config_file = tmp_path / "rank.yml"
+    config_file.write_text(CONFIG)
+    result = rank(members, config_file, tmp_path / "ranking.json", capsys)
+    never = {m for m in members if CANDIDATES[m].must_never_accept or verdicts[m] != "correct"}
+    correct = set(members) - never
+    first = [s["solution_id"] for s in result["solutions"] if s["rank"] == 1 and not s["blocked"]]
+    summary = _summary(result)
+
+    assert result["winner"] not in never, summary
+    if result["auto_accept"]["accept"]:
+        assert result["winner"] in correct, summary
+    if correct:
+        assert first, summary
+        assert set(first) <= correct, summary
+        best_bad = max((s["score"] for s in result["solutions"] if s["solution_id"] in never),
+                       default=0.0)
+        best = max(s["score"] for s in result["solutions"] if s["solution_id"] in correct)
+        assert best - best_bad >= (0.02 if group in INDISTINGUISHABLE else 0.1), summary
+    else:
+        assert result["winner"] is None, summary
+        assert not result["auto_accept"]["accept"]
+
+    (outcome,) = ranked
+    config = load_config(repo, str(config_file)).config
+    allowed = config.rank.auto_accept.model_copy(update={"allow_single": True})
+    for member in sorted(never):
+        alone = {member: outcome.evidence[member]}
+        context = scoring_context(config, outcome.weights, outcome.baseline, alone)
+        ranking, answer = decide(alone, context, [], config.rank.auto_accept)
+        assert not answer.accept, (member, answer.reason)
+        if CANDIDATES[member].visible_alone:
+            assert ranking.winner is None, (member, summary)
+            ranking, answer = decide(alone, context, [], allowed)
+            assert not answer.accept, (member, answer.reason)
