@@ -69,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         for count in (int(n) for n in args.edits.split(",")):
             subprocess.run(["git", "checkout", "-q", "--", "."], cwd=root, check=True)
             names = _edit(root / args.tests_file, count)
-            report = Path(scratch) / "report.json"
+            report = root / "confgate-report.json"  # the report must be inside the project
             gate = [*plain, "--confgate", f"--confgate-config={config}",
-                    "--confgate-base", "HEAD", f"--confgate-report={report}"]
+                    "--confgate-base", "HEAD"]
             wall = _run(gate, root, env)
             data = json.loads(report.read_text(encoding="utf-8"))
             integrity = next(m for m in data["metrics"] if m["type"] == "test_integrity")

@@ -160,3 +160,19 @@ def test_a_narrowed_type_ignore_keeps_its_twin_when_another_line_is_edited() -> 
     base = "x = f(1)  # type: ignore\ny = g(2)  # type: ignore\n"
     head = "x = f(1)  # type: ignore[misc]\ny = g(3)  # type: ignore\n"
     assert rules(("m.py", base, head)) == []
+
+
+UNITTEST = (
+    "from unittest import TestCase\n\nfrom m import add\n\n\nclass AddTests(TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n"
+    "        self.assertEqual(add(2, 2), 4)\n\n\nclass MoreAddTests(AddTests):\n"
+    "    def test_more(self):\n        self.assertEqual(add(0, 0), 0)\n"
+)
+
+
+def test_unittest_classes_are_tests_whatever_their_name() -> None:
+    weaker = UNITTEST.replace("        self.assertEqual(add(2, 2), 4)\n", "")
+    assert rules(("tests/test_m.py", UNITTEST, weaker)) == [
+        ("assertions_weakened", "tests/test_m.py", 7)]
+    gone = UNITTEST.split("\n\n\nclass MoreAddTests")[0] + "\n"
+    assert rules(("tests/test_m.py", UNITTEST, gone)) == [("test_removed", "tests/test_m.py", 13)]

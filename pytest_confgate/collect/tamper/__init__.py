@@ -27,7 +27,10 @@ The package: ``core`` (``find_tampering``, pure), ``reading`` (git and checkouts
 front doors), and its pure parts: ``syntax`` (names, constant truths), ``checks`` (live
 checks), ``shapes`` (the data read), ``suites`` (a module's tests and skips), ``compare``
 (base vs head tests), ``comments`` (suppression comments), ``settings`` (tool and pytest
-settings), ``patterns`` (static reward-hacking patterns in what a change adds).
+settings), ``patterns`` (static reward-hacking patterns in what a change adds, with
+``harness`` for test code and ``special`` for code under test); and, with IO, ``replay`` (the
+base's version of each edited test run on the head after the main run) and ``replay_plugin``
+(loaded into the replay's pytest process).
 
 Code is read with ``ast`` and comments with ``tokenize``, never with regexes; what this cannot
 see (tests generated at run time, helpers in unchanged modules) is in ``docs/tamper.md``.

@@ -58,6 +58,7 @@ HOOKS = frozenset(
     }
 )
 """conftest hooks that can deselect, skip, or change the outcome of tests."""
+_UNITTEST_BASES = frozenset({"TestCase", "IsolatedAsyncioTestCase"})
 _LISTS = ("collect_ignore", "collect_ignore_glob", "pytest_plugins")
 _SKIP_WORDS = ("skip", "xfail", "Skip", "marker")
 _TEST_FOLDERS = frozenset({"tests", "test", "testing"})
@@ -107,6 +108,7 @@ class _Reader:
         )
         """Test modules, conftest and anything under a tests folder: where helpers check."""
         self.other_skips: list[Spot] = []
+        self._unittest_classes: set[str] = set()
         self._memo: dict[tuple[int, int], tuple[list[str], list[FunctionNode]]] = {}
         self._skips: dict[int, list[Spot]] = {}
         text = "\n".join(lines)
@@ -203,9 +205,12 @@ class _Reader:
             for item in node.body
             if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
         }
-        if collected and not self.collection.is_test_class(node.name):
+        unittest = self._is_unittest(node)
+        if unittest:
+            self._unittest_classes.add(node.name)
+        if collected and not unittest and not self.collection.is_test_class(node.name):
             collected, why = False, f"class {node.name} is not collected (python_classes)"
-        elif collected and "__init__" in methods:
+        elif collected and not unittest and "__init__" in methods:
             collected, why = False, f"class {node.name} has __init__, so pytest skips it"
         elif collected and _test_flag(node.body) is False:
             collected, why = False, f"class {node.name} sets __test__ = False"
@@ -220,6 +225,15 @@ class _Reader:
                 self._function(item, name, collected, why, skips, methods, params)
             elif isinstance(item, ast.ClassDef):
                 self._class(item, f"{qualname}::{item.name}", collected, why, skips)
+
+    def _is_unittest(self, node: ast.ClassDef) -> bool:
+        """A ``unittest.TestCase`` subclass (directly, or through a class of this module):
+        pytest collects it whatever its name."""
+        return any(
+            (self.names.dotted(base) or "").rsplit(".", 1)[-1] in _UNITTEST_BASES
+            or (isinstance(base, ast.Name) and base.id in self._unittest_classes)
+            for base in node.bases
+        )
 
     def _is_fixture(self, node: FunctionNode) -> bool:
         return any(self.names.callee(d) == "pytest.fixture" for d in node.decorator_list)
