@@ -211,5 +211,5 @@ def test_missing_changed_lines_show_as_ranges_in_the_terminal_and_the_markdown(
     ])
     report = GateReport.model_validate(read_report(repo))
     markdown = render_markdown(report)
-    assert "| calc/__init__.py | 17-19 |" in markdown
+    assert "| calc/\\_\\_init\\_\\_.py | 17-19 |" in markdown  # underscores escaped for Markdown
     assert "### Missing changed lines" in markdown
