@@ -36,8 +36,6 @@ from typing import Any, Protocol
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
 
 PROBE = "__confgate_probe__"
-VALUE_PROBE = "__confgate_probe_value__"
-"""Records a line and returns its argument: marks an ``except`` clause as tested."""
 Wants = Callable[[str, str], bool]
 """``wants(filename, module name)``: whether the file is measured."""
 
@@ -217,7 +215,7 @@ class _ProbeFinder:
                 self.probes.unprobed[origin] = f"loaded by {type(spec.loader).__name__}"
                 return spec
             rewriter = spec.loader
-        spec.loader = _ProbeLoader(fullname, origin, self.probes, rewriter)
+        spec.loader = _ProbeLoader(fullname, origin, self.probes, rewriter, spec.loader)
         return spec
 
     @staticmethod
@@ -235,17 +233,45 @@ class _ProbeFinder:
 
 
 class _ProbeLoader(importlib.machinery.SourceFileLoader):
-    """Compiles the module with probes; never reads or writes a ``.pyc`` for it."""
+    """Compiles the module with probes; never reads or writes a ``.pyc`` for it.
+
+    The module runs from the standard loader's own (frozen) ``exec_module``, so no frame of
+    ours is on the stack while it executes: ``warnings.warn(..., stacklevel=2)`` at import
+    time, ``inspect.stack()`` and tracebacks see what a normal import shows. The probes'
+    globals are put in the module when it is created (``create_module``), or, for a reload,
+    when its code is asked for; at that point the module's ``__loader__`` and
+    ``__spec__.loader`` are given back to the loader the import system had chosen.
+    """
 
     def __init__(
-        self, fullname: str, path: str, probes: LineProbes, rewriter: object | None = None
+        self,
+        fullname: str,
+        path: str,
+        probes: LineProbes,
+        rewriter: object | None = None,
+        original: object | None = None,
     ) -> None:
         super().__init__(fullname, path)
         self._probes = probes
         self._rewriter = rewriter
         """pytest's rewriting hook when it claimed the module: its asserts are rewritten."""
+        self._original = original
+        """The loader the other finders chose: what the module's ``__loader__`` shows."""
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = ModuleType(spec.name)
+        self._arm(module)
+        return module
 
     def get_code(self, fullname: str) -> CodeType:
+        module = sys.modules.get(fullname)
+        spec = getattr(module, "__spec__", None)
+        if module is not None and spec is not None and spec.loader is self:
+            self._arm(module)  # a reload execs into the existing module: no create_module
+            if self._original is not None:
+                spec.loader = self._original
+                if getattr(module, "__loader__", None) is self:
+                    module.__loader__ = self._original
         source = self.get_data(self.path)
         rewriting, rewriter = self._probes.rewriting, self._rewriter
         if rewriting is None or rewriter is None:
@@ -256,16 +282,9 @@ class _ProbeLoader(importlib.machinery.SourceFileLoader):
 
         return self._probes.compile(source, self.path, rewrite)
 
-    def exec_module(self, module: ModuleType) -> None:
-        hits = self._probes.recorder(self.path)
-
-        def value_probe(line: int, value: object) -> object:
-            hits.add(line)
-            return value
-
-        module.__dict__[PROBE] = hits.add
-        module.__dict__[VALUE_PROBE] = value_probe
-        super().exec_module(module)
+    def _arm(self, module: ModuleType) -> None:
+        """The probe: a C method, so recording a line adds no Python frame to any stack."""
+        module.__dict__[PROBE] = self._probes.recorder(self.path).add
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
         """Never cache instrumented bytecode where a normal import would find it."""
@@ -312,10 +331,14 @@ class _ProbeInserter(ast.NodeVisitor):
         if node.type is None:  # a bare ``except:`` always matches once reached
             node.body.insert(0, _probe_line(node.lineno, node))
         else:
-            name = ast.copy_location(ast.Name(id=VALUE_PROBE, ctx=ast.Load()), node.type)
-            line = ast.copy_location(ast.Constant(node.lineno), node.type)
-            call = ast.Call(func=name, args=[line, node.type], keywords=[])
-            node.type = ast.copy_location(call, node.type)
+            # ``(probe(LINE), TYPE)[1]``: records the clause when its type is tested, with
+            # no function of ours in between (a frame a tracer or profiler would see).
+            probe = _probe_line(node.lineno, node.type).value  # type: ignore[attr-defined]
+            pair = ast.Tuple(elts=[probe, node.type], ctx=ast.Load())
+            second = ast.Subscript(value=pair, slice=ast.Constant(1), ctx=ast.Load())
+            for added in (pair, pair.elts[0], second, second.slice):
+                ast.copy_location(added, node.type)
+            node.type = second
 
     def visit_Match(self, node: ast.Match) -> None:
         self.generic_visit(node)
