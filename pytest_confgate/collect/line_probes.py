@@ -208,6 +208,11 @@ class _ProbeFinder:
             return spec
         if not self.probes.wants(origin, fullname):
             return spec
+        if sys.getprofile() is not None:
+            # A profiler sees each probe as a call of ``set.add``: the module would not look
+            # to it as it does without the gate, so it is left unprobed, and said so.
+            self.probes.unprobed[origin] = "imported while a profiler (sys.setprofile) ran"
+            return spec
         rewriter = None
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
             rewriting = self.probes.rewriting
@@ -333,7 +338,8 @@ class _ProbeInserter(ast.NodeVisitor):
         else:
             # ``(probe(LINE), TYPE)[1]``: records the clause when its type is tested, with
             # no function of ours in between (a frame a tracer or profiler would see).
-            probe = _probe_line(node.lineno, node.type).value  # type: ignore[attr-defined]
+            at = max(node.lineno, _leaf_line(node.type))
+            probe = _probe_call(node.lineno, node.type, at)
             pair = ast.Tuple(elts=[probe, node.type], ctx=ast.Load())
             second = ast.Subscript(value=pair, slice=ast.Constant(1), ctx=ast.Load())
             for added in (pair, pair.elts[0], second, second.slice):
@@ -342,14 +348,18 @@ class _ProbeInserter(ast.NodeVisitor):
 
     def visit_Match(self, node: ast.Match) -> None:
         self.generic_visit(node)
+        # The probes of the case lines tested sit on the line that runs next (the matched
+        # body's first): on their own lines they would add line events a tracer sees.
         lines = [case.pattern.lineno for case in node.cases]
         for index, case in enumerate(node.cases):
-            case.body[:0] = [_probe_line(line, case.pattern) for line in lines[: index + 1]]
+            at = case.body[0].lineno
+            case.body[:0] = [_probe_line(line, case.body[0], at) for line in lines[: index + 1]]
         last = node.cases[-1]
         if not _irrefutable(last):
             anything = ast.MatchAs(pattern=None, name=None)
             ast.copy_location(anything, last.pattern)
-            body: list[ast.stmt] = [_probe_line(line, last.pattern) for line in lines]
+            at = last.pattern.lineno
+            body: list[ast.stmt] = [_probe_line(line, last.pattern, at) for line in lines]
             node.cases.append(ast.match_case(pattern=anything, guard=None, body=body))
 
     def _probed(self, owner: ast.AST, field: str, block: list[ast.stmt]) -> list[ast.stmt]:
@@ -359,31 +369,106 @@ class _ProbeInserter(ast.NodeVisitor):
         if isinstance(owner, ast.Module):
             while keep < len(block) and _is_future_import(block[keep]):
                 keep += 1
+        # Statements that must stay first, and ``global``/``nonlocal`` (no code of their own),
+        # are recorded by probes placed on the line of the next statement that runs: a probe
+        # on a line of its own would add a line event a debugger or tracing tool would see.
         out: list[ast.stmt] = list(block[:keep])
-        for stmt in block[:keep]:
-            out.extend(_probes(stmt))
+        pending = [stmt.lineno for stmt in block[:keep]]
         for stmt in block[keep:]:
-            out.extend(_probes(stmt))
+            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                pending.append(stmt.lineno)
+                out.append(stmt)
+                continue
+            at = _first_line(stmt)
+            out.extend(_probe_line(line, stmt, at) for line in pending)
+            pending = []
+            out.extend(_probes(stmt, at))
             out.append(stmt)
+        if pending:
+            out.extend(_probe_line(line, block[-1], block[-1].lineno) for line in pending)
         return out
 
 
-def _probes(stmt: ast.stmt) -> list[ast.stmt]:
+def _first_line(stmt: ast.stmt) -> int:
+    """The line of a statement's first line event: its first decorator's, or, when its first
+    evaluated expression starts on a later row (``x = (`` then a call), that row."""
     decorators: list[Any] = getattr(stmt, "decorator_list", [])
-    lines = sorted({*(d.lineno for d in decorators), stmt.lineno})
-    return [_probe_line(line, stmt) for line in lines]
+    if decorators:
+        return min([stmt.lineno, *(int(d.lineno) for d in decorators)])
+    value = None
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
+        value = stmt.value
+    elif isinstance(stmt, (ast.If, ast.While)):
+        value = stmt.test
+    if value is None or getattr(stmt, "end_lineno", stmt.lineno) == stmt.lineno:
+        return stmt.lineno
+    return max(stmt.lineno, _leaf_line(value))
 
 
-def _probe_line(line: int, where: ast.AST) -> ast.stmt:
+def _leaf_line(node: ast.expr) -> int:
+    """The row of the first instruction ``node`` compiles to; its own row when unsure."""
+    first: ast.expr | None = None
+    if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        first = node.func if isinstance(node, ast.Call) else node.value
+    elif isinstance(node, (ast.BinOp, ast.Compare)):
+        first = node.left
+    elif isinstance(node, ast.BoolOp):
+        first = node.values[0]
+    elif isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        first = head.value if isinstance(head, ast.FormattedValue) else None
+    elif isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+        if not all(isinstance(e, ast.Constant) for e in node.elts):
+            first = node.elts[0] if not isinstance(node.elts[0], ast.Starred) else None
+    elif isinstance(node, ast.Dict) and node.keys and node.keys[0] is not None:
+        constant_keys = all(isinstance(k, ast.Constant) for k in node.keys)
+        first = node.values[0] if constant_keys and len(node.keys) > 1 else node.keys[0]
+    if first is None:
+        return node.lineno
+    return _leaf_line(first)
+
+
+def _probes(stmt: ast.stmt, at: int) -> list[ast.stmt]:
+    """The probe statement before ``stmt``; a decorated definition's go into its decorators.
+
+    Each decorator records its own line as it is evaluated, and the last one the ``def`` (or
+    ``class``) line too, from the decorator's own line: a probe statement of its own on the
+    decorator or ``def`` line would add line events a debugger or a tracing tool would see
+    (the interpreter reports those lines once the decorators are evaluated, not before).
+    """
+    decorators: list[Any] = getattr(stmt, "decorator_list", [])
+    if not decorators:
+        return [_probe_line(stmt.lineno, stmt, at)]
+    for index, decorator in enumerate(decorators):
+        lines = [decorator.lineno]
+        if index == len(decorators) - 1 and stmt.lineno != decorator.lineno:
+            lines.append(stmt.lineno)
+        calls: list[ast.expr] = [_probe_call(line, decorator) for line in lines]
+        pair = ast.Tuple(elts=[*calls, decorator], ctx=ast.Load())
+        last = ast.Subscript(value=pair, slice=ast.Constant(len(calls)), ctx=ast.Load())
+        for added in (pair, last, last.slice):
+            ast.copy_location(added, decorator)
+        decorators[index] = last
+    return []
+
+
+def _probe_line(line: int, where: ast.AST, at: int | None = None) -> ast.stmt:
+    probe = ast.Expr(value=_probe_call(line, where, line if at is None else at))
+    ast.copy_location(probe, probe.value)
+    return probe
+
+
+def _probe_call(line: int, where: ast.AST, at: int | None = None) -> ast.expr:
+    """``__confgate_probe__(line)``, placed at ``at`` (default: where ``where`` starts)."""
     call = ast.Call(func=ast.Name(id=PROBE, ctx=ast.Load()), args=[ast.Constant(line)], keywords=[])
-    probe = ast.Expr(value=call)
+    row = at if at is not None else getattr(where, "lineno", line)
     column = getattr(where, "col_offset", 0)
-    for node in ast.walk(probe):
+    for node in ast.walk(call):
         # Zero width on its own line: a statement that ends left of where it starts
         # (`return f"""...` over several lines) must not lend the probe an inverted range.
-        node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.lineno = node.end_lineno = row  # type: ignore[attr-defined]
         node.col_offset = node.end_col_offset = column  # type: ignore[attr-defined]
-    return probe
+    return call
 
 
 def _irrefutable(case: ast.match_case) -> bool:

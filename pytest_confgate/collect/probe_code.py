@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, FunctionType
 
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever the instrumented code changes shape, so old cache entries are not used."""
 _JUMP_FORWARD = dis.opmap.get("JUMP_FORWARD")
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]

@@ -13,6 +13,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import json
 import pickle
 import sys
 import textwrap
@@ -241,3 +242,116 @@ def test_a_tracer_sees_the_line_events_of_a_normal_import(both: Importer) -> Non
     assert lines_of(probed.walk) == expected
     probes.sweep()
     assert lines_of(probed.walk) == expected
+
+
+def test_a_module_imported_by_hand_from_its_spec_is_probed_and_normal(tmp_path: Path) -> None:
+    """``find_spec`` + ``module_from_spec`` + ``exec_module``, and a ``LazyLoader`` on top."""
+    path = tmp_path / "hand_mod.py"
+    path.write_text("def f():\n    return 41 + 1\n", encoding="utf-8")
+    probes = LineProbes.for_files([path])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        spec = importlib.util.find_spec("hand_mod")
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        assert module.f() == 42
+        # The loader the caller holds and ran, as a normal import's module shows its own.
+        assert module.__loader__ is spec.loader is module.__spec__.loader
+        assert isinstance(module.__loader__, importlib.machinery.SourceFileLoader)
+        lazy_spec = importlib.util.find_spec("hand_mod")
+        assert lazy_spec is not None
+        assert lazy_spec.loader is not None
+        lazy_spec.loader = importlib.util.LazyLoader(lazy_spec.loader)
+        lazy = importlib.util.module_from_spec(lazy_spec)
+        sys.modules["hand_mod"] = lazy
+        lazy_spec.loader.exec_module(lazy)
+        assert lazy.f() == 42
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("hand_mod", None)
+    assert probes.lines() == {str(path): [1, 2]}
+
+
+TRACED_RUN = textwrap.dedent(
+    """\
+    import json, os, runpy, sys, threading
+    from pytest_confgate.collect.line_probes import LineProbes
+    target, driver, out, probed = sys.argv[1:5]
+    sys.path.insert(0, os.path.dirname(driver))
+    if probed == "yes":
+        LineProbes.for_files([__import__("pathlib").Path(target)]).install()
+    events = []
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename == target:
+            events.append((event, frame.f_code.co_name, frame.f_lineno))
+        return tracer
+    def profiler(frame, event, arg):
+        if frame.f_code.co_filename == target and event in ("call", "return"):
+            events.append(("profile " + event, frame.f_code.co_name, frame.f_lineno))
+    sys.settrace(tracer)
+    sys.setprofile(profiler)
+    runpy.run_path(driver, run_name="__main__")
+    sys.setprofile(None)
+    sys.settrace(None)
+    with open(out, "w") as handle:
+        json.dump(events, handle)
+    """
+)
+
+
+def test_a_tracer_sees_every_event_of_the_probe_target_as_without_probes(tmp_path: Path) -> None:
+    """Decorators, ``except`` clauses, ``match`` cases: the events a debugger steps through."""
+    import shutil
+    import subprocess
+
+    data = Path(__file__).parent.parent / "data"
+    for name in ("probe_target.py", "probe_driver.py"):
+        shutil.copy(data / name, tmp_path / name)
+    script = tmp_path / "traced_run.py"
+    script.write_text(TRACED_RUN, encoding="utf-8")
+    runs = []
+    for probed in ("no", "yes"):
+        out = tmp_path / f"events-{probed}.json"
+        subprocess.run(
+            [sys.executable, str(script), str(tmp_path / "probe_target.py"),
+             str(tmp_path / "probe_driver.py"), str(out), probed],
+            cwd=tmp_path, check=True, capture_output=True,
+        )
+        runs.append(json.loads(out.read_text(encoding="utf-8")))
+    plain, probed_events = runs
+    assert len(plain) > 200
+    assert probed_events == plain
+
+
+def test_a_module_imported_under_a_profiler_is_left_unprobed_and_named(tmp_path: Path) -> None:
+    """A profiler would see the probes' calls: that module is not probed, and the report says
+    so (``unprobed``), rather than a profile that differs from the bare run's."""
+    path = tmp_path / "profiled_mod.py"
+    path.write_text("def f():\n    return 1\n", encoding="utf-8")
+    probes = LineProbes.for_files([path])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    calls: list[str] = []
+
+    def profiler(frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call" and frame.f_code.co_filename == str(path):
+            calls.append(getattr(arg, "__name__", ""))
+
+    previous = sys.getprofile()
+    sys.setprofile(profiler)
+    try:
+        import profiled_mod
+
+        assert profiled_mod.f() == 1
+    finally:
+        sys.setprofile(previous)
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("profiled_mod", None)
+    assert calls == []
+    assert "profiler" in probes.unprobed[str(path)]
+    assert probes.lines() == {}
