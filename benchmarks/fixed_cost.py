@@ -8,7 +8,8 @@ coverage, ruff, bandit) is copied under ``.confgate/bench/sample`` and committed
 repository of its own; a venv there gets this repository (editable) and nothing else, as a
 user's would. Each round runs, interleaved, bare ``pytest -p no:confgate`` and ``pytest
 --confgate`` (warm: the gate's own caches under ``.confgate/`` kept, as on a developer's second
-run) and ``pytest --confgate`` cold (caches removed first). The table gives medians of wall and
+run), ``pytest --confgate`` cold (caches removed first), and warm with the sample's config but
+``branch: false`` (line probes instead of coverage.py's tracer). The table gives medians of wall and
 CPU seconds (user + system of pytest and every child process, the tools' helper included) and
 the ratio to bare beside the target (gate <= 1.30x bare). ``--profile`` adds one cProfile run
 of the gate, with the time of each phase: start-up (configuration, git, starting the tools'
@@ -36,12 +37,13 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample-project"
 TARGET = 1.30
 PHASES = {
-    "start-up (plugin, config, git, helper, coverage)":
-        "plugin.py:*(pytest_load_initial_conftests)",
-    "finish (tools, coverage report, report files)": "plugin.py:*(pytest_sessionfinish)",
-    "  of which waiting for ruff and bandit": "background.py:*(_wait)",
-    "  of which coverage.py's reporting": "coverage.py:*(stop_and_measure)",
-    "per test (between_tests hook)": "plugin.py:*(pytest_runtest_logfinish)",
+    "start-up: the plugin (config, git, GateRun)": ("plugin.py", "create"),
+    "start-up: the tools' helper and coverage": ("plugin.py", "begin"),
+    "  of which importing the gate": ("engine.py", "<module>"),
+    "  of which coverage.py's start": ("coverage.py", "start"),
+    "finish (tools, coverage report, report files)": ("plugin.py", "pytest_sessionfinish"),
+    "  of which waiting for ruff and bandit": ("background.py", "_wait"),
+    "per test (between_tests hook)": ("plugin.py", "pytest_runtest_logfinish"),
 }
 
 
@@ -52,7 +54,15 @@ def main() -> int:
         "bare": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:confgate"],
         "gate (warm)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
         "gate (cold)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
+        "gate (warm), branch: false": [
+            python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate",
+            "--confgate-config", "confgate-lines.yml",
+        ],
     }
+    config = (project / "confgate.yml").read_text(encoding="utf-8")
+    (project / "confgate-lines.yml").write_text(
+        config.replace("branch: true", "branch: false"), encoding="utf-8"
+    )
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     env = rp._clean_env(Path(python).parent.parent)  # the benchmarks' scrubbed env
@@ -100,7 +110,7 @@ def _prepare(cache: Path) -> tuple[Path, str]:
         subprocess.run([*git, *step], cwd=project, env=env, check=True, capture_output=True)
         if step == ["init", "-q"]:
             (project / ".git" / "info" / "exclude").write_text(
-                "confgate-report.json\n.confgate/\n*.prof\n", encoding="utf-8"
+                "confgate-report.json\n.confgate/\n*.prof\nconfgate-lines.yml\n", encoding="utf-8"
             )
     return project, python
 
@@ -114,11 +124,9 @@ def _profile(project: Path, python: str, env: dict[str, str]) -> None:
     total = stats.total_tt  # type: ignore[attr-defined]
     print(f"\none gate run under cProfile: {total:.2f} s (profiling inflates every figure)")
     entries = stats.stats  # type: ignore[attr-defined]
-    for label, pattern in PHASES.items():
-        file_part, _, func = pattern.partition(":*(")
-        func = func.rstrip(")")
-        seconds = sum(v[3] for (filename, _line, name), v in entries.items()
-                      if filename.endswith(file_part) and name == func)
+    for label, (file_part, func) in PHASES.items():
+        seconds = max((v[3] for (filename, _line, name), v in entries.items()
+                       if filename.endswith(file_part) and name == func), default=0.0)
         print(f"  {label}: {seconds:.2f} s")
 
 
