@@ -252,3 +252,17 @@ def test_an_unwritable_cache_only_costs_speed(tmp_path: Path) -> None:
     blocker.write_text("a file where the folder should be", encoding="utf-8")
     code = ProbeCache(blocker).code(b"X = 1\n", "/p/m.py", lambda: compile("X = 1", "m", "exec"))
     assert isinstance(code, CodeType)
+
+
+@pytest.mark.skipif(ACTIVE, reason="3.10/3.11 strip fired probes: the @strips tests check it")
+def test_from_3_12_no_code_object_is_ever_rewritten(
+    probed: tuple[LineProbes, ModuleType],
+) -> None:
+    """3.12+'s bytecode is not the one the sweep knows: it must never touch it."""
+    probes, mod = probed
+    originals = {name: getattr(mod, name).__code__ for name in ("pick", "count", "make")}
+    assert (mod.pick(1), mod.count(5), mod.make(1)(True)) == ("yes", 10, 1)
+    assert probes.sweep() == 0
+    assert all(getattr(mod, name).__code__ is code for name, code in originals.items())
+    assert mod.pick(0) == "no"
+    assert 4 in next(iter(probes.lines().values()))
