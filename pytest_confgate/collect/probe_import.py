@@ -123,22 +123,33 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
         """pytest's rewriting hook when it claimed the module: its asserts are rewritten."""
         self._original = original
         """The loader the other finders chose: what the module's ``__loader__`` shows."""
+        self._created: ModuleType | None = None
+        """The module ``create_module`` armed, that the next ``get_code`` is for."""
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         module = ModuleType(spec.name)
         self._arm(module)
+        self._created = module
         return module
 
     def get_code(self, fullname: str) -> CodeType:
+        target, self._created = getattr(self, "_created", None), None
         module = sys.modules.get(fullname)
         spec = getattr(module, "__spec__", None)
         if module is not None and spec is not None and spec.loader is self:
+            target = module
             self._arm(module)  # a reload execs into the existing module: no create_module
             if self._original is not None:
                 spec.loader = self._original
                 if getattr(module, "__loader__", None) is self:
                     module.__loader__ = self._original
         source = self.get_data(self.path)
+        if target is None:
+            # runpy.run_module (``python -m``), pkgutil.get_code: the code will run in a
+            # namespace the probe cannot be put in. It runs as compiled without us, and the
+            # report names the file instead of measuring it wrong.
+            self._probes.unprobed[self.path] = "run outside an import (runpy.run_module)"
+            return super().source_to_code(source, self.path)
         rewriting, rewriter = self._probes.rewriting, self._rewriter
         if rewriting is None or rewriter is None:
             return self._probes.compile(source, self.path)

@@ -355,3 +355,27 @@ def test_a_module_imported_under_a_profiler_is_left_unprobed_and_named(tmp_path:
     assert calls == []
     assert "profiler" in probes.unprobed[str(path)]
     assert probes.lines() == {}
+
+
+def test_a_measured_module_run_by_runpy_runs_and_is_named(tmp_path: Path) -> None:
+    """``runpy.run_module`` (how a test runs ``python -m pkg``) executes the code in a fresh
+    namespace: it must run as without the gate, and the report must say it was not probed."""
+    import runpy
+
+    package = tmp_path / "clipkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    main = package / "__main__.py"
+    main.write_text("RESULT = 6 * 7\n", encoding="utf-8")
+    probes = LineProbes.for_files([main])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        namespace = runpy.run_module("clipkg", run_name="__main__")
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        for name in ("clipkg", "clipkg.__main__"):
+            sys.modules.pop(name, None)
+    assert namespace["RESULT"] == 42
+    assert "runpy" in probes.unprobed[str(main)]
