@@ -115,6 +115,7 @@ class Result:
 
 def main() -> int:
     args = _arguments()
+    args.cache = args.cache.resolve()  # the suites run in their own folders
     results = []
     with rp.exclusive(args.cache):
         for name in args.project:
