@@ -307,7 +307,7 @@ def _leaf_line(node: ast.expr) -> int:
     return _leaf_line(first)
 
 
-def _probes(stmt: ast.stmt, at: int) -> list[ast.stmt]:
+def _probes(stmt: ast.stmt, at: int | None = None) -> list[ast.stmt]:
     """The probe statement before ``stmt``; a decorated definition's go into its decorators.
 
     Each decorator records its own line as it is evaluated, and the last one the ``def`` (or
@@ -317,7 +317,7 @@ def _probes(stmt: ast.stmt, at: int) -> list[ast.stmt]:
     """
     decorators: list[Any] = getattr(stmt, "decorator_list", [])
     if not decorators:
-        return [_probe_line(stmt.lineno, stmt, at)]
+        return [_probe_line(stmt.lineno, stmt, stmt.lineno if at is None else at)]
     for index, decorator in enumerate(decorators):
         lines = [decorator.lineno]
         if index == len(decorators) - 1 and stmt.lineno != decorator.lineno:
