@@ -22,6 +22,8 @@ package that is itself a pytest plugin) is rewritten *and* probed, through ``Ass
 from __future__ import annotations
 
 import ast
+import builtins
+import hashlib
 import os
 import sys
 import time
@@ -167,11 +169,31 @@ class LineProbes:
         except Exception as exc:  # any failure of ours: reported, never raised into the tests
             self.unprobed[path] = f"instrumenting failed: {type(exc).__name__}: {exc}"
             return build(probed=False)
-        self._stripper.track(code, self._canonical(path))
+        canonical = self._canonical(path)
+        name = probe_name(canonical)
+        code = _renamed(code, PROBE, name)
+        # The module's own namespace never holds the probe (``vars(module)``, ``dir()`` and
+        # code that walks a module's callables see what they see without us), and the code
+        # runs wherever it is executed (runpy, a reload, a namespace of the caller's).
+        builtins.__dict__[name] = self.recorder(path).add
+        self._stripper.track(code, canonical, name)
         return code
 
     def recorder(self, path: str) -> set[int]:
         return self.hits.setdefault(self._canonical(path), set())
+
+
+def probe_name(canonical: str) -> str:
+    """The builtin a file's probes call: one per file, so each file records its own lines."""
+    return f"{PROBE[:-2]}_{hashlib.sha256(canonical.encode()).hexdigest()[:16]}__"
+
+
+def _renamed(code: CodeType, old: str, new: str) -> CodeType:
+    """``code`` (and the code inside it) with the global ``old`` read as ``new``."""
+    consts = tuple(_renamed(c, old, new) if isinstance(c, CodeType) else c
+                   for c in code.co_consts)
+    names = tuple(new if n == old else n for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)
 
 
 def instrument(tree: ast.Module) -> ast.Module:

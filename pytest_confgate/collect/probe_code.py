@@ -189,22 +189,25 @@ class Deinstrumenter:
         self._holders[self._unit] = 0
         """A tracked code nothing else holds: its reference count is the bookkeeping's own."""
 
-    def track(self, module_code: CodeType, filename: str) -> None:
-        """Remember the function code objects inside a freshly compiled module."""
+    def track(self, module_code: CodeType, filename: str, probe: str | None = None) -> None:
+        """Remember the function code objects inside a freshly compiled module.
+
+        ``probe``: the name its probes call, when not the one this was made with.
+        """
         if not ACTIVE:
             return
         self._kept.append(module_code)
-        self._walk(module_code, filename, None)
+        self._walk(module_code, filename, None, probe or self.probe)
 
-    def _walk(self, code: CodeType, filename: str, parent: CodeType | None) -> None:
+    def _walk(self, code: CodeType, filename: str, parent: CodeType | None, probe: str) -> None:
         owner = code if code.co_flags & _FUNCTION_LIKE else None
         if owner is not None:
-            self._codes[code] = (filename, probe_sites(code, self.probe), parent)
+            self._codes[code] = (filename, probe_sites(code, probe), parent)
             self._holders.setdefault(code, 0)
         for const in code.co_consts:
             if isinstance(const, CodeType):
                 self._holders[const] = self._holders.get(const, 0) + 1
-                self._walk(const, filename, owner or parent)
+                self._walk(const, filename, owner or parent, probe)
 
     def sweep(self, hits: dict[str, set[int]]) -> int:
         """Swap in probe-free copies of functions whose probes fired; returns how many."""

@@ -18,7 +18,8 @@ from types import CodeType, ModuleType
 from typing import Any, Protocol
 
 PROBE = "__confgate_probe__"
-"""The global each probed module calls with a line number: its file's set of lines' ``add``."""
+"""The global the probes call with a line number, renamed per file in the compiled code
+(``line_probes.probe_name``) to a builtin: its file's set of lines' ``add``."""
 
 
 class Probes(Protocol):
@@ -33,7 +34,6 @@ class Probes(Protocol):
         self, source: bytes, path: str, rewrite: Callable[[ast.Module], None] | None = None
     ) -> CodeType: ...
 
-    def recorder(self, path: str) -> set[int]: ...
 
 
 class ProbeFinder:
@@ -103,10 +103,10 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
 
     The module runs from the standard loader's own (frozen) ``exec_module``, so no frame of
     ours is on the stack while it executes: ``warnings.warn(..., stacklevel=2)`` at import
-    time, ``inspect.stack()`` and tracebacks see what a normal import shows. The probes'
-    globals are put in the module when it is created (``create_module``), or, for a reload,
-    when its code is asked for; at that point the module's ``__loader__`` and
-    ``__spec__.loader`` are given back to the loader the import system had chosen.
+    time, ``inspect.stack()`` and tracebacks see what a normal import shows. The probe is a
+    builtin (``line_probes.probe_name``), never a global of the module. Once the code is
+    asked for, the module's ``__loader__`` and ``__spec__.loader`` are given back to the
+    loader the import system had chosen.
     """
 
     def __init__(
@@ -123,33 +123,15 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
         """pytest's rewriting hook when it claimed the module: its asserts are rewritten."""
         self._original = original
         """The loader the other finders chose: what the module's ``__loader__`` shows."""
-        self._created: ModuleType | None = None
-        """The module ``create_module`` armed, that the next ``get_code`` is for."""
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        module = ModuleType(spec.name)
-        self._arm(module)
-        self._created = module
-        return module
 
     def get_code(self, fullname: str) -> CodeType:
-        target, self._created = getattr(self, "_created", None), None
         module = sys.modules.get(fullname)
         spec = getattr(module, "__spec__", None)
-        if module is not None and spec is not None and spec.loader is self:
-            target = module
-            self._arm(module)  # a reload execs into the existing module: no create_module
-            if self._original is not None:
-                spec.loader = self._original
-                if getattr(module, "__loader__", None) is self:
-                    module.__loader__ = self._original
+        if module is not None and spec is not None and spec.loader is self and self._original:
+            spec.loader = self._original
+            if getattr(module, "__loader__", None) is self:
+                module.__loader__ = self._original
         source = self.get_data(self.path)
-        if target is None:
-            # runpy.run_module (``python -m``), pkgutil.get_code: the code will run in a
-            # namespace the probe cannot be put in. It runs as compiled without us, and the
-            # report names the file instead of measuring it wrong.
-            self._probes.unprobed[self.path] = "run outside an import (runpy.run_module)"
-            return super().source_to_code(source, self.path)
         rewriting, rewriter = self._probes.rewriting, self._rewriter
         if rewriting is None or rewriter is None:
             return self._probes.compile(source, self.path)
@@ -158,10 +140,6 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
             rewriting.rewrite(rewriter, tree, source, fullname, self.path)
 
         return self._probes.compile(source, self.path, rewrite)
-
-    def _arm(self, module: ModuleType) -> None:
-        """The probe: a C method, so recording a line adds no Python frame to any stack."""
-        module.__dict__[PROBE] = self._probes.recorder(self.path).add
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
         """Never cache instrumented bytecode where a normal import would find it."""

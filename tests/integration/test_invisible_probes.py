@@ -89,3 +89,26 @@ def test_a_code_object_kept_by_the_program_keeps_its_identity(
         """,
     })
     _same_outcomes(pytester, tests=4)
+
+
+def test_a_module_s_namespace_has_nothing_of_the_gate(pytester: pytest.Pytester) -> None:
+    """toolz 1.2.0's ``toolz.curried`` wraps every callable it finds in ``operator``-like
+    modules, and its tests compare the names: a probe global was one callable too many."""
+    _project(pytester, "nspkg", {
+        "__init__.py": """\
+            def double(x):
+                return 2 * x
+
+            def triple(x):
+                return 3 * x
+        """,
+        "tests/test_names.py": """\
+            import nspkg
+
+            def test_the_callables_are_the_module_s_own():
+                names = sorted(n for n, v in vars(nspkg).items() if callable(v))
+                assert names == ["double", "triple"]
+                assert nspkg.double(2) == 4 and nspkg.triple(1) == 3
+        """,
+    })
+    _same_outcomes(pytester, tests=1)

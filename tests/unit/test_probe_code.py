@@ -70,7 +70,8 @@ MODULE = textwrap.dedent(
 
 
 def _probes_in(code: CodeType) -> int:
-    return sum(1 for i in dis.get_instructions(code) if i.argval == PROBE)
+    """Probe calls in ``code``: each file's probe is a builtin named after ``PROBE``."""
+    return sum(1 for i in dis.get_instructions(code) if str(i.argval).startswith(PROBE[:-2]))
 
 
 @pytest.fixture
