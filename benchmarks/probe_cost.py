@@ -20,7 +20,7 @@ from types import CodeType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_confgate.collect.line_probes import PROBE, VALUE_PROBE, instrument
+from pytest_confgate.collect.line_probes import PROBE, instrument
 from pytest_confgate.collect.probe_code import Deinstrumenter
 
 SOURCE = """\
@@ -40,7 +40,7 @@ def _compiled(probed: bool, hits: set[int]) -> tuple[Callable[[int], int], Deins
     """``hot`` compiled plainly or with probes, and the stripper that knows its code."""
     tree = instrument(ast.parse(SOURCE)) if probed else ast.parse(SOURCE)
     code: CodeType = compile(tree, "hot.py", "exec")
-    namespace: dict[str, object] = {PROBE: hits.add, VALUE_PROBE: lambda line, value: value}
+    namespace: dict[str, object] = {PROBE: hits.add}
     exec(code, namespace)  # noqa: S102 -- our own constant source above, never user text
     stripper = Deinstrumenter(PROBE)
     stripper.track(code, "hot.py")

@@ -10,7 +10,10 @@ Each module turns one source of evidence into an ``EvalMetric``:
 - ``coverage_files`` -- which files coverage.py would measure, asked of coverage.py itself;
 - ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
   each statement, the recorded lines analysed by coverage.py itself;
-- ``probe_code``   -- instrumented code cached on disk; fired probes jumped over;
+- ``probe_import`` -- the finder and loader that put the probes in a module, the import
+  otherwise left to the import system (no frame of ours on the module's stack);
+- ``probe_code``   -- instrumented code cached on disk; fired probes jumped over where nothing
+  but the function holds its code (3.10/3.11);
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;

@@ -22,22 +22,21 @@ package that is itself a pytest plugin) is rewritten *and* probed, through ``Ass
 from __future__ import annotations
 
 import ast
-import importlib.machinery
+import builtins
+import hashlib
 import os
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import CodeType, ModuleType
+from types import CodeType
 from typing import Any, Protocol
 
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
+from pytest_confgate.collect.probe_import import PROBE, ProbeFinder
 
-PROBE = "__confgate_probe__"
-VALUE_PROBE = "__confgate_probe_value__"
-"""Records a line and returns its argument: marks an ``except`` clause as tested."""
+__all__ = ["PROBE", "AssertRewriting", "LineProbes", "Wants", "instrument"]
 Wants = Callable[[str, str], bool]
 """``wants(filename, module name)``: whether the file is measured."""
 
@@ -76,7 +75,7 @@ class LineProbes:
         self.rewriting = rewriting
         self._cache = ProbeCache(cache_dir)
         self._stripper = Deinstrumenter(PROBE)
-        self._finder = _ProbeFinder(self)
+        self._finder = ProbeFinder(self)
         self._next_sweep = 0.0
         self._interval = _FIRST_SWEEP_S
         self._seen = 0
@@ -170,105 +169,31 @@ class LineProbes:
         except Exception as exc:  # any failure of ours: reported, never raised into the tests
             self.unprobed[path] = f"instrumenting failed: {type(exc).__name__}: {exc}"
             return build(probed=False)
-        self._stripper.track(code, self._canonical(path))
+        canonical = self._canonical(path)
+        name = probe_name(canonical)
+        code = _renamed(code, PROBE, name)
+        # The module's own namespace never holds the probe (``vars(module)``, ``dir()`` and
+        # code that walks a module's callables see what they see without us), and the code
+        # runs wherever it is executed (runpy, a reload, a namespace of the caller's).
+        builtins.__dict__[name] = self.recorder(path).add
+        self._stripper.track(code, canonical, name)
         return code
 
     def recorder(self, path: str) -> set[int]:
         return self.hits.setdefault(self._canonical(path), set())
 
 
-class _ProbeFinder:
-    """A meta-path finder that hands the measured files to ``_ProbeLoader``.
-
-    It asks the finders behind it (so editable installs and namespace packages resolve as
-    usual) and returns their answer, with its own loader only for a measured source file:
-    every other import resolves exactly as if it were not here, searched once.
-
-    Two can be installed at once (a gate run inside a gate run, as pytester does): each asks
-    the other, but never one already asking, so the search ends; the outer one instruments its
-    files and the inner one sees them as loaded by another hook.
-    """
-
-    _asking = threading.local()
-
-    def __init__(self, probes: LineProbes) -> None:
-        self.probes = probes
-
-    def find_spec(
-        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        asking: set[int] = self._asking.__dict__.setdefault("finders", set())
-        if id(self) in asking:
-            return None
-        asking.add(id(self))
-        try:
-            spec = self._others(fullname, path, target, asking)
-        finally:
-            asking.discard(id(self))
-        origin = getattr(spec, "origin", None)
-        if spec is None or not isinstance(origin, str) or not origin.endswith((".py", ".pyw")):
-            return spec
-        if not self.probes.wants(origin, fullname):
-            return spec
-        rewriter = None
-        if type(spec.loader) is not importlib.machinery.SourceFileLoader:
-            rewriting = self.probes.rewriting
-            if rewriting is None or not rewriting.claims(spec.loader):
-                self.probes.unprobed[origin] = f"loaded by {type(spec.loader).__name__}"
-                return spec
-            rewriter = spec.loader
-        spec.loader = _ProbeLoader(fullname, origin, self.probes, rewriter)
-        return spec
-
-    @staticmethod
-    def _others(
-        fullname: str, path: Sequence[str] | None, target: ModuleType | None, asking: set[int]
-    ) -> importlib.machinery.ModuleSpec | None:
-        for finder in list(sys.meta_path):
-            find = getattr(finder, "find_spec", None)
-            if id(finder) in asking or find is None:
-                continue
-            spec: importlib.machinery.ModuleSpec | None = find(fullname, path, target)
-            if spec is not None:
-                return spec
-        return None
+def probe_name(canonical: str) -> str:
+    """The builtin a file's probes call: one per file, so each file records its own lines."""
+    return f"{PROBE[:-2]}_{hashlib.sha256(canonical.encode()).hexdigest()[:16]}__"
 
 
-class _ProbeLoader(importlib.machinery.SourceFileLoader):
-    """Compiles the module with probes; never reads or writes a ``.pyc`` for it."""
-
-    def __init__(
-        self, fullname: str, path: str, probes: LineProbes, rewriter: object | None = None
-    ) -> None:
-        super().__init__(fullname, path)
-        self._probes = probes
-        self._rewriter = rewriter
-        """pytest's rewriting hook when it claimed the module: its asserts are rewritten."""
-
-    def get_code(self, fullname: str) -> CodeType:
-        source = self.get_data(self.path)
-        rewriting, rewriter = self._probes.rewriting, self._rewriter
-        if rewriting is None or rewriter is None:
-            return self._probes.compile(source, self.path)
-
-        def rewrite(tree: ast.Module) -> None:
-            rewriting.rewrite(rewriter, tree, source, fullname, self.path)
-
-        return self._probes.compile(source, self.path, rewrite)
-
-    def exec_module(self, module: ModuleType) -> None:
-        hits = self._probes.recorder(self.path)
-
-        def value_probe(line: int, value: object) -> object:
-            hits.add(line)
-            return value
-
-        module.__dict__[PROBE] = hits.add
-        module.__dict__[VALUE_PROBE] = value_probe
-        super().exec_module(module)
-
-    def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
-        """Never cache instrumented bytecode where a normal import would find it."""
+def _renamed(code: CodeType, old: str, new: str) -> CodeType:
+    """``code`` (and the code inside it) with the global ``old`` read as ``new``."""
+    consts = tuple(_renamed(c, old, new) if isinstance(c, CodeType) else c
+                   for c in code.co_consts)
+    names = tuple(new if n == old else n for n in code.co_names)
+    return code.replace(co_names=names, co_consts=consts)
 
 
 def instrument(tree: ast.Module) -> ast.Module:
@@ -312,21 +237,30 @@ class _ProbeInserter(ast.NodeVisitor):
         if node.type is None:  # a bare ``except:`` always matches once reached
             node.body.insert(0, _probe_line(node.lineno, node))
         else:
-            name = ast.copy_location(ast.Name(id=VALUE_PROBE, ctx=ast.Load()), node.type)
-            line = ast.copy_location(ast.Constant(node.lineno), node.type)
-            call = ast.Call(func=name, args=[line, node.type], keywords=[])
-            node.type = ast.copy_location(call, node.type)
+            # ``(probe(LINE), TYPE)[1]``: records the clause when its type is tested, with
+            # no function of ours in between (a frame a tracer or profiler would see).
+            at = max(node.lineno, _leaf_line(node.type))
+            probe = _probe_call(node.lineno, node.type, at)
+            pair = ast.Tuple(elts=[probe, node.type], ctx=ast.Load())
+            second = ast.Subscript(value=pair, slice=ast.Constant(1), ctx=ast.Load())
+            for added in (pair, pair.elts[0], second, second.slice):
+                ast.copy_location(added, node.type)
+            node.type = second
 
     def visit_Match(self, node: ast.Match) -> None:
         self.generic_visit(node)
+        # The probes of the case lines tested sit on the line that runs next (the matched
+        # body's first): on their own lines they would add line events a tracer sees.
         lines = [case.pattern.lineno for case in node.cases]
         for index, case in enumerate(node.cases):
-            case.body[:0] = [_probe_line(line, case.pattern) for line in lines[: index + 1]]
+            at = case.body[0].lineno
+            case.body[:0] = [_probe_line(line, case.body[0], at) for line in lines[: index + 1]]
         last = node.cases[-1]
         if not _irrefutable(last):
             anything = ast.MatchAs(pattern=None, name=None)
             ast.copy_location(anything, last.pattern)
-            body: list[ast.stmt] = [_probe_line(line, last.pattern) for line in lines]
+            at = last.pattern.lineno
+            body: list[ast.stmt] = [_probe_line(line, last.pattern, at) for line in lines]
             node.cases.append(ast.match_case(pattern=anything, guard=None, body=body))
 
     def _probed(self, owner: ast.AST, field: str, block: list[ast.stmt]) -> list[ast.stmt]:
@@ -336,31 +270,106 @@ class _ProbeInserter(ast.NodeVisitor):
         if isinstance(owner, ast.Module):
             while keep < len(block) and _is_future_import(block[keep]):
                 keep += 1
+        # Statements that must stay first, and ``global``/``nonlocal`` (no code of their own),
+        # are recorded by probes placed on the line of the next statement that runs: a probe
+        # on a line of its own would add a line event a debugger or tracing tool would see.
         out: list[ast.stmt] = list(block[:keep])
-        for stmt in block[:keep]:
-            out.extend(_probes(stmt))
+        pending = [stmt.lineno for stmt in block[:keep]]
         for stmt in block[keep:]:
-            out.extend(_probes(stmt))
+            if isinstance(stmt, (ast.Global, ast.Nonlocal)):
+                pending.append(stmt.lineno)
+                out.append(stmt)
+                continue
+            at = _first_line(stmt)
+            out.extend(_probe_line(line, stmt, at) for line in pending)
+            pending = []
+            out.extend(_probes(stmt, at))
             out.append(stmt)
+        if pending:
+            out.extend(_probe_line(line, block[-1], block[-1].lineno) for line in pending)
         return out
 
 
-def _probes(stmt: ast.stmt) -> list[ast.stmt]:
+def _first_line(stmt: ast.stmt) -> int:
+    """The line of a statement's first line event: its first decorator's, or, when its first
+    evaluated expression starts on a later row (``x = (`` then a call), that row."""
     decorators: list[Any] = getattr(stmt, "decorator_list", [])
-    lines = sorted({*(d.lineno for d in decorators), stmt.lineno})
-    return [_probe_line(line, stmt) for line in lines]
+    if decorators:
+        return min([stmt.lineno, *(int(d.lineno) for d in decorators)])
+    value = None
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Return, ast.Expr)):
+        value = stmt.value
+    elif isinstance(stmt, (ast.If, ast.While)):
+        value = stmt.test
+    if value is None or getattr(stmt, "end_lineno", stmt.lineno) == stmt.lineno:
+        return stmt.lineno
+    return max(stmt.lineno, _leaf_line(value))
 
 
-def _probe_line(line: int, where: ast.AST) -> ast.stmt:
+def _leaf_line(node: ast.expr) -> int:
+    """The row of the first instruction ``node`` compiles to; its own row when unsure."""
+    first: ast.expr | None = None
+    if isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)):
+        first = node.func if isinstance(node, ast.Call) else node.value
+    elif isinstance(node, (ast.BinOp, ast.Compare)):
+        first = node.left
+    elif isinstance(node, ast.BoolOp):
+        first = node.values[0]
+    elif isinstance(node, ast.JoinedStr) and node.values:
+        head = node.values[0]
+        first = head.value if isinstance(head, ast.FormattedValue) else None
+    elif isinstance(node, (ast.Tuple, ast.List)) and node.elts:
+        if not all(isinstance(e, ast.Constant) for e in node.elts):
+            first = node.elts[0] if not isinstance(node.elts[0], ast.Starred) else None
+    elif isinstance(node, ast.Dict) and node.keys and node.keys[0] is not None:
+        constant_keys = all(isinstance(k, ast.Constant) for k in node.keys)
+        first = node.values[0] if constant_keys and len(node.keys) > 1 else node.keys[0]
+    if first is None:
+        return node.lineno
+    return _leaf_line(first)
+
+
+def _probes(stmt: ast.stmt, at: int | None = None) -> list[ast.stmt]:
+    """The probe statement before ``stmt``; a decorated definition's go into its decorators.
+
+    Each decorator records its own line as it is evaluated, and the last one the ``def`` (or
+    ``class``) line too, from the decorator's own line: a probe statement of its own on the
+    decorator or ``def`` line would add line events a debugger or a tracing tool would see
+    (the interpreter reports those lines once the decorators are evaluated, not before).
+    """
+    decorators: list[Any] = getattr(stmt, "decorator_list", [])
+    if not decorators:
+        return [_probe_line(stmt.lineno, stmt, stmt.lineno if at is None else at)]
+    for index, decorator in enumerate(decorators):
+        lines = [decorator.lineno]
+        if index == len(decorators) - 1 and stmt.lineno != decorator.lineno:
+            lines.append(stmt.lineno)
+        calls: list[ast.expr] = [_probe_call(line, decorator) for line in lines]
+        pair = ast.Tuple(elts=[*calls, decorator], ctx=ast.Load())
+        last = ast.Subscript(value=pair, slice=ast.Constant(len(calls)), ctx=ast.Load())
+        for added in (pair, last, last.slice):
+            ast.copy_location(added, decorator)
+        decorators[index] = last
+    return []
+
+
+def _probe_line(line: int, where: ast.AST, at: int | None = None) -> ast.stmt:
+    probe = ast.Expr(value=_probe_call(line, where, line if at is None else at))
+    ast.copy_location(probe, probe.value)
+    return probe
+
+
+def _probe_call(line: int, where: ast.AST, at: int | None = None) -> ast.expr:
+    """``__confgate_probe__(line)``, placed at ``at`` (default: where ``where`` starts)."""
     call = ast.Call(func=ast.Name(id=PROBE, ctx=ast.Load()), args=[ast.Constant(line)], keywords=[])
-    probe = ast.Expr(value=call)
+    row = at if at is not None else getattr(where, "lineno", line)
     column = getattr(where, "col_offset", 0)
-    for node in ast.walk(probe):
+    for node in ast.walk(call):
         # Zero width on its own line: a statement that ends left of where it starts
         # (`return f"""...` over several lines) must not lend the probe an inverted range.
-        node.lineno = node.end_lineno = line  # type: ignore[attr-defined]
+        node.lineno = node.end_lineno = row  # type: ignore[attr-defined]
         node.col_offset = node.end_col_offset = column  # type: ignore[attr-defined]
-    return probe
+    return call
 
 
 def _irrefutable(case: ast.match_case) -> bool:

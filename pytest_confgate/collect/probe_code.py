@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, FunctionType
 
-FORMAT = 2
+FORMAT = 4
 """Bumped whenever the instrumented code changes shape, so old cache entries are not used."""
 _JUMP_FORWARD = dis.opmap.get("JUMP_FORWARD")
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
@@ -53,6 +53,8 @@ def _cache_sizes() -> list[int]:
 
 
 _CACHES = _cache_sizes()
+ACTIVE = sys.version_info < (3, 12)
+"""Whether fired probes are stripped: the bytecode rewriting holds on 3.10 and 3.11 only."""
 _FUNCTION_LIKE = 0x0002  # CO_NEWLOCALS: a function body, never a module or class body
 Sites = dict[int, list[tuple[int, int]]]
 """Per line, the byte ranges ``[start, end)`` of its probe calls in one code object."""
@@ -160,46 +162,125 @@ def _global_index(arg: int) -> int:
 
 
 class Deinstrumenter:
-    """Tracks the functions of instrumented modules and strips the probes that fired."""
+    """Tracks the functions of instrumented modules and strips the probes that fired.
+
+    A function's code is swapped only when nothing but its function objects, the
+    ``co_consts`` of the code around it and this bookkeeping holds that code object: a
+    program that keeps ``f.__code__`` (jinja2's ``@internalcode`` puts it in a set), a frame
+    running it, a suspended generator or a traceback all make the swap observable, so the
+    function keeps its probes (a probe that stays only costs speed). Reference counts tell:
+    every code object whose ``co_consts`` may hold a tracked code is kept alive here (the
+    module's, and each one a sweep replaced), so the references they give are known exactly.
+
+    On Python 3.12+ the bytecode this rewrites differs and ``sys.monitoring`` is the way to
+    stop paying for a recorded line, so nothing is ever rewritten there (``ACTIVE``).
+    """
 
     def __init__(self, probe: str) -> None:
         self.probe = probe
         self._codes: dict[CodeType, tuple[str, Sites, CodeType | None]] = {}
         """Each instrumented function's code: its file, its probe sites, its parent function."""
+        self._holders: dict[CodeType, int] = {}
+        """How many kept code objects list each tracked code in their ``co_consts``."""
+        self._kept: list[CodeType] = []
+        """Module code and replaced code, kept alive so that ``_holders`` stays exact."""
+        self._unit = _lone_code()
+        self._codes[self._unit] = ("", {}, None)
+        self._holders[self._unit] = 0
+        """A tracked code nothing else holds: its reference count is the bookkeeping's own."""
 
-    def track(self, module_code: CodeType, filename: str) -> None:
-        """Remember the function code objects inside a freshly compiled module."""
-        self._walk(module_code, filename, None)
+    def track(self, module_code: CodeType, filename: str, probe: str | None = None) -> None:
+        """Remember the function code objects inside a freshly compiled module.
 
-    def _walk(self, code: CodeType, filename: str, parent: CodeType | None) -> None:
+        ``probe``: the name its probes call, when not the one this was made with.
+        """
+        if not ACTIVE:
+            return
+        self._kept.append(module_code)
+        self._walk(module_code, filename, None, probe or self.probe)
+
+    def _walk(self, code: CodeType, filename: str, parent: CodeType | None, probe: str) -> None:
         owner = code if code.co_flags & _FUNCTION_LIKE else None
         if owner is not None:
-            self._codes[code] = (filename, probe_sites(code, self.probe), parent)
+            self._codes[code] = (filename, probe_sites(code, probe), parent)
+            self._holders.setdefault(code, 0)
         for const in code.co_consts:
             if isinstance(const, CodeType):
-                self._walk(const, filename, owner or parent)
+                self._holders[const] = self._holders.get(const, 0) + 1
+                self._walk(const, filename, owner or parent, probe)
 
     def sweep(self, hits: dict[str, set[int]]) -> int:
         """Swap in probe-free copies of functions whose probes fired; returns how many."""
-        spans: dict[CodeType, list[tuple[int, int]]] = {}
-        for code, (filename, sites, _parent) in self._codes.items():
-            fired = hits.get(filename, ())
-            found = [span for line, at in sites.items() if line in fired for span in at]
-            if found:
-                spans[code] = found
-        if not spans:
+        if not ACTIVE:
             return 0
+        fired = self._fired(hits)  # by id: no local of this frame may hold a code object
+        if not fired:
+            return 0
+        functions = _functions_by_code()
+        held = self._held(functions)
+        spans = {code: fired[id(code)] for code in self._codes
+                 if id(code) in fired and not self._chain(code) & held}
         replaced = self._rebuild(spans)
         for old, (filename, sites, parent) in list(self._codes.items()):
             if old in spans:
-                fired = hits.get(filename, set())
-                sites = {line: at for line, at in sites.items() if line not in fired}
+                done = hits.get(filename, set())
+                sites = {line: at for line, at in sites.items() if line not in done}
             if old in replaced or parent in replaced:
                 del self._codes[old]
                 new_parent = replaced.get(parent, parent) if parent is not None else None
                 self._codes[replaced.get(old, old)] = (filename, sites, new_parent)
-        _repoint_functions(replaced)
+        for old, new in replaced.items():
+            self._kept.append(old)
+            self._holders.setdefault(new, 0)
+            for const in new.co_consts:
+                if isinstance(const, CodeType) and const in self._holders:
+                    self._holders[const] += 1
+            for function in functions.get(id(old), ()):
+                function.__code__ = new
         return len(replaced)
+
+    def _fired(self, hits: dict[str, set[int]]) -> dict[int, list[tuple[int, int]]]:
+        """The spans of the probes that fired, by ``id`` of their code object."""
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for code, (filename, sites, _parent) in self._codes.items():
+            fired = hits.get(filename, ())
+            found = [span for line, at in sites.items() if line in fired for span in at]
+            if found:
+                spans[id(code)] = found
+        return spans
+
+    def _children(self) -> dict[int, int]:
+        """How many tracked codes name each code as their parent (each one a reference)."""
+        children: dict[int, int] = {}
+        for _filename, _sites, parent in self._codes.values():
+            if parent is not None:
+                children[id(parent)] = children.get(id(parent), 0) + 1
+        return children
+
+    def _held(self, functions: dict[int, list[FunctionType]]) -> set[int]:
+        """Ids of tracked code objects something else (a set, a frame, ...) also holds.
+
+        Every tracked code is referenced by its key here and in ``_holders``, by the loop
+        variable and by ``getrefcount``'s argument: ``_unit``, tracked alike and held by
+        nothing else, measures those on this very interpreter.
+        """
+        children = self._children()
+        own = sys.getrefcount(self._unit)
+        held = set()
+        for code in self._codes:
+            known = len(functions.get(id(code), ())) + self._holders.get(code, 0)
+            if sys.getrefcount(code) - own - known - children.get(id(code), 0) > 0:
+                held.add(id(code))
+        return held
+
+    def _chain(self, code: CodeType) -> set[int]:
+        """Ids of ``code`` and every function around it (their swaps go together)."""
+        chain: set[int] = set()
+        link: CodeType | None = code
+        while link is not None:
+            chain.add(id(link))
+            link = self._codes[link][2]
+        return chain
 
     def _rebuild(self, spans: dict[CodeType, list[tuple[int, int]]]) -> dict[CodeType, CodeType]:
         """New code for the fired functions and every function enclosing them, inner first.
@@ -227,22 +308,29 @@ class Deinstrumenter:
         return depth
 
 
+def _lone_code() -> CodeType:
+    module = compile("def unit():\n    pass\n", "<confgate-unit>", "exec")
+    (code,) = (c for c in module.co_consts if isinstance(c, CodeType))
+    return code
+
+
+def _functions_by_code() -> dict[int, list[FunctionType]]:
+    """Every live function object, by ``id`` of its code (one pass over the heap).
+
+    ``gc.get_referrers`` would compare every reference with every tracked code object; one
+    walk over the tracked objects is linear. Keyed by ``id`` so that the walk itself holds
+    no reference to any code object.
+    """
+    found: dict[int, list[FunctionType]] = {}
+    for holder in gc.get_objects():
+        if type(holder) is FunctionType:
+            found.setdefault(id(holder.__code__), []).append(holder)
+    return found
+
+
 def _jumped_over(raw: bytes, spans: list[tuple[int, int]]) -> bytes:
     code = bytearray(raw)
     for start, end in spans:
         code[start] = _JUMP_FORWARD  # type: ignore[assignment]  # probe_sites checked it
         code[start + 1] = (end - start - 2) // 2
     return bytes(code)
-
-
-def _repoint_functions(replaced: dict[CodeType, CodeType]) -> None:
-    """Point every live function object at its probe-free code (one pass over the heap).
-
-    ``gc.get_referrers`` would compare every reference with every replaced code object;
-    one walk over the tracked objects is linear.
-    """
-    for holder in gc.get_objects():
-        if type(holder) is FunctionType:
-            new = replaced.get(holder.__code__)
-            if new is not None:
-                holder.__code__ = new

@@ -1,0 +1,142 @@
+"""Issue 26 item 4: the gate's fixed cost on the README's sample project (5 tests).
+
+    python benchmarks/fixed_cost.py --rounds 5
+    python benchmarks/fixed_cost.py --rounds 3 --profile    # + where the gate's time goes
+
+The sample project (``examples/sample-project``, its own ``confgate.yml``: pass rate, branch
+coverage, ruff, bandit) is copied under ``.confgate/bench/sample`` and committed to a git
+repository of its own; a venv there gets this repository (editable) and nothing else, as a
+user's would. Each round runs, interleaved, bare ``pytest -p no:confgate`` and ``pytest
+--confgate`` (warm: the gate's own caches under ``.confgate/`` kept, as on a developer's second
+run), ``pytest --confgate`` cold (caches removed first), and warm with the sample's config but
+``branch: false`` (line probes instead of coverage.py's tracer). The table gives medians of wall and
+CPU seconds (user + system of pytest and every child process, the tools' helper included) and
+the ratio to bare beside the target (gate <= 1.30x bare). ``--profile`` adds one cProfile run
+of the gate, with the time of each phase: start-up (configuration, git, starting the tools'
+helper and coverage), the tests, and the finish (waiting for the tools, coverage reporting,
+writing the report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _realproject as rp  # siblings, found through the line above
+from gate_speed import DEFAULT_CACHE, GIT_ENV
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "examples" / "sample-project"
+TARGET = 1.30
+PHASES = {
+    "start-up: the plugin (config, git, GateRun)": ("plugin.py", "create"),
+    "start-up: the tools' helper and coverage": ("plugin.py", "begin"),
+    "  of which importing the gate": ("engine.py", "<module>"),
+    "  of which coverage.py's start": ("coverage.py", "start"),
+    "finish (tools, coverage report, report files)": ("plugin.py", "pytest_sessionfinish"),
+    "  of which waiting for ruff and bandit": ("background.py", "_wait"),
+    "per test (between_tests hook)": ("plugin.py", "pytest_runtest_logfinish"),
+}
+
+
+def main() -> int:
+    args = _arguments()
+    project, python = _prepare(args.cache)
+    commands = {
+        "bare": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:confgate"],
+        "gate (warm)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
+        "gate (cold)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
+        "gate (warm), branch: false": [
+            python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate",
+            "--confgate-config", "confgate-lines.yml",
+        ],
+    }
+    config = (project / "confgate.yml").read_text(encoding="utf-8")
+    (project / "confgate-lines.yml").write_text(
+        config.replace("branch: true", "branch: false"), encoding="utf-8"
+    )
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
+    env = rp._clean_env(Path(python).parent.parent)  # the benchmarks' scrubbed env
+    # Python files of an editable install are compiled once and then read from __pycache__, as
+    # for a user; without it every gate run compiles the gate (~0.3 s) and bare pytest not.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    rp.run(commands["gate (warm)"], cwd=project, env=env)  # warms the caches once
+    for _ in range(args.rounds):
+        for name, argv in commands.items():
+            if name == "gate (cold)":
+                shutil.rmtree(project / ".confgate", ignore_errors=True)
+            done = rp.run(argv, cwd=project, env=env)
+            if done.returncode not in (0,):
+                raise SystemExit(f"{name} exited {done.returncode}:\n{done.stdout[-3000:]}")
+            wall[name].append(done.seconds)
+            cpu[name].append(done.cpu_seconds)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"sample project, 5 tests, {args.rounds} rounds, load average {load:.1f}\n")
+    print("| command | wall (median) | ratio | CPU (median) | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    base_wall, base_cpu = statistics.median(wall["bare"]), statistics.median(cpu["bare"])
+    for name in commands:
+        w, c = statistics.median(wall[name]), statistics.median(cpu[name])
+        target = "" if name == "bare" else f"<= {TARGET:.2f}x"
+        print(f"| {name} | {w:.2f} s | {w / base_wall:.2f}x | {c:.2f} s | {c / base_cpu:.2f}x "
+              f"| {target} |")
+    if args.profile:
+        _profile(project, python, env)
+    return 0
+
+
+def _prepare(cache: Path) -> tuple[Path, str]:
+    cache = cache.resolve()
+    venv = cache / "venv-sample"
+    python = str(venv / "bin" / "python")
+    if not Path(python).is_file():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([python, "-m", "pip", "install", "-q", "-e", str(REPO)], check=True)
+    project = cache / "sample"
+    shutil.rmtree(project, ignore_errors=True)
+    shutil.copytree(SAMPLE, project)
+    git = ["git", "-c", "init.defaultBranch=main"]
+    env = {**os.environ, **GIT_ENV}
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
+        subprocess.run([*git, *step], cwd=project, env=env, check=True, capture_output=True)
+        if step == ["init", "-q"]:
+            (project / ".git" / "info" / "exclude").write_text(
+                "confgate-report.json\n.confgate/\n*.prof\nconfgate-lines.yml\n", encoding="utf-8"
+            )
+    return project, python
+
+
+def _profile(project: Path, python: str, env: dict[str, str]) -> None:
+    out = project / "gate.prof"
+    argv = [python, "-m", "cProfile", "-o", str(out), "-m", "pytest", "-q", "-p",
+            "no:cacheprovider", "--confgate"]
+    rp.run(argv, cwd=project, env=env).require()
+    stats = pstats.Stats(str(out))
+    total = stats.total_tt  # type: ignore[attr-defined]
+    print(f"\none gate run under cProfile: {total:.2f} s (profiling inflates every figure)")
+    entries = stats.stats  # type: ignore[attr-defined]
+    for label, (file_part, func) in PHASES.items():
+        seconds = max((v[3] for (filename, _line, name), v in entries.items()
+                       if filename.endswith(file_part) and name == func), default=0.0)
+        print(f"  {label}: {seconds:.2f} s")
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--profile", action="store_true")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
