@@ -1,8 +1,9 @@
 """``test_coverage`` from coverage.py's API, measured in the pytest process itself.
 
 Measuring starts before conftest files are imported so import-time lines of the measured code
-count, as under ``coverage run -m pytest``. With line coverage the lines are recorded by line
-probes, without a tracer (``coverage_engines``); with branch coverage by coverage.py's tracer.
+count, as under ``coverage run -m pytest``. Lines are recorded by line probes, without a tracer
+(``coverage_engines``); with branch coverage, arcs by branch probes too on Python 3.10 and 3.11
+(``branch_probes``), by coverage.py's tracer elsewhere and for files they cannot place.
 Either way the configuration is the project's own coverage.py configuration (``source``,
 ``omit``, ``branch``, ``exclude_lines``, ``[paths]``) except what the gate's configuration
 sets, and the figures come from coverage.py's own JSON report, so they are exactly the numbers
@@ -25,6 +26,7 @@ from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
     ProbeEngine,
+    branch_probes,
     choose_core,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
@@ -88,12 +90,13 @@ class CoverageSession:
         """Begin measuring; a failure is remembered and reported as an error metric later.
 
         Line coverage is recorded by line probes (for every measured file, or in
-        pull-request mode the changed ones); branch coverage, a changed module imported
-        already, or a configuration probes cannot follow needs coverage.py's tracer.
+        pull-request mode the changed ones), branch coverage by branch probes where the
+        Python allows; a changed module imported already, or a configuration or file probes
+        cannot follow needs coverage.py's tracer.
         """
         if not self._create():
             return
-        if not self.branch:
+        if not self.branch or not isinstance(branch_probes(self._cov), str):
             engine = self._probe_engine()
             if engine is not None:
                 self._engine = engine
@@ -106,15 +109,26 @@ class CoverageSession:
             self._cov.start()
 
     def _probe_engine(self) -> ProbeEngine | None:
+        branches = None
+        if self.branch:
+            found_branches = branch_probes(self._cov)
+            if isinstance(found_branches, str):
+                self._warnings.append(f"traced with coverage.py: {found_branches}")
+                return None
+            branches = found_branches
         if self.only is not None:
-            engine = ProbeEngine.for_files(self.only, self._cache_dir, self._rewriting)
+            engine = ProbeEngine.for_files(
+                self.only, self._cache_dir, self._rewriting, branches=branches
+            )
             if engine is None:
                 self._warnings.append(
                     "traced with coverage.py: a changed module was imported before the gate "
                     "started"
                 )
             return engine
-        found = ProbeEngine.for_run(self._cov, self._cache_dir, self._rewriting)
+        found = ProbeEngine.for_run(
+            self._cov, self._cache_dir, self._rewriting, branch=self.branch
+        )
         if isinstance(found, str):
             self._warnings.append(f"traced with coverage.py: {found}")
             return None
