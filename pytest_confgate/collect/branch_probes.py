@@ -192,7 +192,7 @@ def _constructs(node: ast.AST, seen: Analysis, found: Plan) -> list[_Construct]:
     lines = [seen.line(case.pattern) for case in node.cases]
     out = []
     for index, case in enumerate(node.cases):
-        parts = [case.pattern, *([case.guard] if case.guard is not None else [])]
+        parts: list[Any] = [case.pattern, *([case.guard] if case.guard is not None else [])]
         rows = {row for part in parts for row in (part.lineno, part.end_lineno)}
         last = index == len(node.cases) - 1
         out.append(_Construct(
