@@ -34,11 +34,17 @@ FORMAT = 1
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
 EXC_INFO = "__confgate_exc_info__"
 """``sys.exc_info`` in the measured module's globals, for the exit probes."""
+FRAME = "__confgate_frame__"
+"""``sys._getframe`` there too: is the exception in flight this frame's own?"""
 _SHIFT = 22
 _OFFSET = 1 << (_SHIFT - 1)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SCOPES = (*_DEFINITIONS, ast.Lambda)
 Rows = tuple[int, int]
+_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
+           ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+           ast.Assert, ast.Break, ast.Continue)
+_GUARDED = (ast.Try, ast.With, ast.AsyncWith, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 
 
 class Unmappable(Exception):
@@ -87,6 +93,8 @@ class _Construct:
     suspends: bool = False
     problem: str = ""
     fallthrough: int | None = None
+    reraise_line: int | None = None
+    """For an ``if`` ending a ``finally``: the line the re-raise reports (see ``_tails``)."""
 
 
 class Analysis:
@@ -143,6 +151,7 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
     seen = Analysis(text, path, exclude)
     found = Plan()
     by_line: dict[int, list[_Construct]] = defaultdict(list)
+    tails = _tails(tree)
     for node in ast.walk(tree):
         for item in _constructs(node, seen, found):
             if item.source not in seen.excluded:
@@ -156,12 +165,16 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
         if item.problem:
             raise Unmappable(f"line {line}: {item.problem}")
         _settle(item, dests, line)
-        found.add(item, line)
         statement = item.statement or item.node
+        _leaves_no_finally(item, chains[id(statement)], line, tails)
+        found.add(item, line)
         if item.fallthrough is not None and _raise_exits(item, chains[id(statement)], seen, line):
             if id(statement) in found.wraps:
                 raise Unmappable(f"line {line}: two exits to watch on one statement")
             found.wraps[id(statement)] = (seen.rows(line), arc_key(line, item.fallthrough))
+    for tail, (reraise, _) in tails.items():
+        if tail not in found.tails_placed:
+            raise Unmappable(f"line {reraise}: a finally block ending in a block")
     return found
 
 
@@ -216,6 +229,48 @@ def _settle(item: _Construct, dests: set[int], line: int) -> None:
         raise Unmappable(f"line {line}: its exits {sorted(dests)} do not match the syntax")
     if item.suspends and item.fallthrough is not None and item.fallthrough < 0:
         raise Unmappable(f"line {line}: it may suspend (await, yield) where it may exit")
+
+
+def _leaves_no_finally(item: _Construct, chain: list[tuple[ast.AST, str]], line: int,
+                       tails: dict[int, tuple[int, ast.Try]]) -> None:
+    """A ``finally`` block runs on the way out of a ``return``, ``break``, ``continue`` or
+    exception as well, so what follows its end depends on why it ran: not one arc, except
+    for the ``if`` ending a ``finally`` that ends its frame (``_tails``)."""
+    fall = item.fallthrough
+    for index in range(len(chain) - 1, -1, -1):
+        outer, part = chain[index]
+        if part != "finalbody":
+            continue
+        final = outer.finalbody  # type: ignore[attr-defined]
+        if fall is None or final[0].lineno <= fall <= final[-1].end_lineno:
+            return
+        tail = tails.get(id(item.node))
+        above = [node for node, _part in chain[:index]]
+        if tail is None or fall >= 0 or any(isinstance(n, _GUARDED) for n in above):
+            raise Unmappable(f"line {line}: its exit leaves a finally block")
+        item.reraise_line = tail[0]
+        return
+
+
+def _tails(tree: ast.Module) -> dict[int, tuple[int, ast.Try]]:
+    """``finally`` blocks ending in a compound statement, by id of that statement.
+
+    On the way out of an exception such a block ends in a re-raise that the interpreter
+    reports on the block's textually last line, run or not, and coverage.py's tracer counts
+    that line and the arc to it. Only a plain ``if`` (no ``else``, ending in a simple
+    statement) is followed here: its false branch then goes to its body's last line; any
+    other compound ending refuses the file.
+    """
+    out: dict[int, tuple[int, ast.Try]] = {}
+    for node in ast.walk(tree):
+        final = getattr(node, "finalbody", None)
+        if not isinstance(node, ast.Try) or not final or isinstance(final[-1], _SIMPLE):
+            continue
+        last = final[-1]
+        if not isinstance(last, ast.If) or last.orelse or not isinstance(last.body[-1], _SIMPLE):
+            raise Unmappable(f"line {last.lineno}: a finally block ending in a block")
+        out[id(last)] = (last.body[-1].lineno, node)
+    return out
 
 
 def _raise_exits(item: _Construct, chain: list[tuple[ast.AST, str]], seen: Analysis,
@@ -286,6 +341,7 @@ class Plan:
     after: dict[int, int] = field(default_factory=dict)
     """id(one-line definition) -> the key of its arc to what follows."""
     cases: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
+    tails_placed: set[int] = field(default_factory=set)
     """id(case) -> keys of (entering its body, passing to the next case, falling through)."""
 
     def add(self, item: _Construct, line: int) -> None:
@@ -299,6 +355,8 @@ class Plan:
             return
             return
         self.edges.extend((item, "body", key) for key in keys(item.body))
+        if item.reraise_line is not None:
+            self.tails_placed.add(id(item.node))
         if item.kind == "definition":
             self.after[id(item.node)] = keys(other)[0]
         else:
@@ -313,6 +371,9 @@ class Plan:
                 body.insert(at, _probe(key, body[min(at, len(body) - 1)]))
             elif node.orelse:
                 node.orelse.insert(0, _probe(key, node.orelse[0]))
+            elif item.reraise_line is not None:
+                raising = arc_key(item.source, item.reraise_line)
+                node.orelse.append(_reraising(raising, key, node, item.source))
             else:
                 node.orelse.append(_probe(key, node, item.source))
         for match, count in self.matches:
@@ -393,6 +454,24 @@ def _wrapped(stmt: ast.stmt, rows: Rows, key: int) -> ast.stmt:
     wrapper = ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[])
     ast.copy_location(wrapper, stmt)
     return wrapper
+
+
+def _reraising(raising: int, normal: int, where: ast.AST, line: int) -> ast.stmt:
+    """``raising`` if this frame's own exception is on its way out (the ``finally`` runs
+    for it), else ``normal``."""
+    info = ast.Call(func=ast.Name(id=EXC_INFO, ctx=ast.Load()), args=[], keywords=[])
+    traceback = ast.Subscript(value=info, slice=ast.Constant(2), ctx=ast.Load())
+    again = ast.Subscript(value=ast.Call(func=ast.Name(id=EXC_INFO, ctx=ast.Load()), args=[],
+                                         keywords=[]), slice=ast.Constant(2), ctx=ast.Load())
+    frame = ast.Call(func=ast.Name(id=FRAME, ctx=ast.Load()), args=[], keywords=[])
+    own = ast.Compare(left=ast.Attribute(value=again, attr="tb_frame", ctx=ast.Load()),
+                      ops=[ast.Is()], comparators=[frame])
+    present = ast.Compare(left=traceback, ops=[ast.IsNot()], comparators=[ast.Constant(None)])
+    test = ast.BoolOp(op=ast.And(), values=[present, own])
+    choice = ast.If(test=test, body=[_probe(raising, where, line)],
+                    orelse=[_probe(normal, where, line)])
+    _place(choice, where, line)
+    return choice
 
 
 def analysis_text(source: bytes) -> str:

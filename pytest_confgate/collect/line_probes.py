@@ -33,7 +33,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Protocol
 
-from pytest_confgate.collect.branch_probes import EXC_INFO, BranchProbes
+from pytest_confgate.collect.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
 
 PROBE = "__confgate_probe__"
@@ -296,6 +296,7 @@ class _ProbeLoader(importlib.machinery.SourceFileLoader):
         module.__dict__[VALUE_PROBE] = value_probe
         if self._probes.branches is not None:
             module.__dict__[EXC_INFO] = sys.exc_info
+            module.__dict__[FRAME] = sys._getframe
         super().exec_module(module)
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
