@@ -13,7 +13,6 @@ import os
 import random
 import sys
 import textwrap
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -405,7 +404,7 @@ def test_probes_give_coverage_pys_branch_figures(folder: Path, name: str) -> Non
 
 def _program(seed: int) -> str:
     """A random nest of branches over ``a``, ``b`` and a loop variable, run on a few inputs."""
-    rnd = random.Random(seed)
+    rnd = random.Random(seed)  # noqa: S311 -- a reproducible test program, not a secret
     lines = ["def f(a, b):", "    out = i = 0"]
 
     def cond() -> str:
@@ -479,7 +478,10 @@ def test_a_file_the_probes_cannot_place_is_refused_not_guessed(folder: Path) -> 
 def test_an_exit_out_of_a_finally_into_the_code_after_it_is_refused(folder: Path) -> None:
     # After the finally, line 6 runs only when it ran for the try's normal end; a return or
     # an exception leaves from line 4 instead: one probe cannot tell them apart.
-    source = "def f(x):\n    try:\n        pass\n    finally:\n        if x:\n            x = 1\n    return x\n"
+    source = (
+        "def f(x):\n    try:\n        pass\n    finally:\n        if x:\n            x = 1\n"
+        "    return x\n"
+    )
     path = folder / "fin.py"
     path.write_text(source, encoding="utf-8")
     probes = LineProbes(lambda f, _m: True, branches=BranchProbes(None))
