@@ -381,6 +381,12 @@ class CoverageSession:
         if self._unprobed:
             listed = ", ".join(f"{self._relative(Path(f))} ({loader})"
                                for f, loader in sorted(self._unprobed.items()))
+            if self.branch:
+                return self._failed(
+                    f"branch probes could not measure {listed}. Leave them out of the "
+                    "measured source (coverage.py `omit`), or name their folder in `source` "
+                    "so they are checked, and traced where need be, before the tests start"
+                )
             return self._failed(
                 f"line probes could not measure {listed}. Leave them out of the measured "
                 "source (coverage.py `omit`), or set `branch: true` to measure with "

@@ -99,7 +99,8 @@ class ProbeEngine:
         }
         if branches is not None:
             ahead = LineProbes(selection.wants, leave=traced, **options)
-            for path in selection.unexecuted_candidates():
+            known = {*selection.unexecuted_candidates(), *selection.package_files()}
+            for path in sorted(known):
                 if path not in traced and ahead.prepare(path) is not None:
                     traced.append(path)
         probes = LineProbes(selection.wants, leave=traced, **options)

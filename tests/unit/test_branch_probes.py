@@ -555,3 +555,31 @@ def test_a_session_measures_branches_with_probes(folder: Path) -> None:
                                          "brpkg/odd.py": "coverage.py"}
     assert (details["num_branches"], details["covered_branches"]) == (6, 2)
     assert (details["covered_lines"], details["num_statements"]) == (6, 8)
+
+
+def test_a_source_package_named_not_imported_yet_is_checked_before_the_run(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """coverage.py's ``source = brpkg2`` (a package name): its files are found and checked
+    before anything imports them, so the one probes cannot place is traced, not refused."""
+    package = folder / "src" / "brpkg2"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "odd.py").write_text("def g(x):\n    if x: return 1\n    return 2\n")
+    (folder / ".coveragerc").write_text("[run]\nbranch = true\nsource = brpkg2\n")
+    monkeypatch.chdir(folder)
+    monkeypatch.syspath_prepend(str(folder / "src"))
+    session = CoverageSession(folder, [], own_sources=False)
+    session.start()
+    try:
+        from brpkg2 import odd
+
+        odd.g(0)
+    finally:
+        session.stop()
+        for name in ("brpkg2", "brpkg2.odd"):
+            sys.modules.pop(name, None)
+    metric = session.metric()
+    assert metric.status == "ok", metric.reason
+    assert metric.details["engine_by_file"]["src/brpkg2/odd.py"] == "coverage.py"
+    assert (metric.details["covered_branches"], metric.details["num_branches"]) == (1, 2)
