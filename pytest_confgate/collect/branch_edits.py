@@ -157,29 +157,31 @@ def _place(node: ast.AST, where: ast.AST, line: int | None = None) -> None:
             child.col_offset = child.end_col_offset = column  # type: ignore[attr-defined]
 
 
-class _Blocks(ast.NodeVisitor):
+class _Blocks:
     """Wraps statements whose branch line an exception can leave by its exit, and puts the
-    probe after each one-line definition."""
+    probe after each one-line definition (statement blocks only: expressions hold none)."""
 
     def __init__(self, wraps: dict[int, tuple[Rows, int]], after: dict[int, int]) -> None:
         self._wraps = wraps
         self._after = after
 
-    def generic_visit(self, node: ast.AST) -> None:
-        for name, value in ast.iter_fields(node):
-            if isinstance(value, ast.AST) and name != "ctx":
-                self.visit(value)
-            if not isinstance(value, list):
-                continue
-            out: list[ast.AST] = []
-            for child in value:
-                if isinstance(child, ast.AST):
-                    self.visit(child)
-                wrap = self._wraps.get(id(child))
-                out.append(_wrapped(child, *wrap) if wrap is not None else child)
-                if id(child) in self._after:
-                    out.append(_probe(self._after[id(child)], child))
-            value[:] = out
+    def visit(self, node: ast.AST) -> None:
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                self._block(block)
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            self._block(part.body)
+
+    def _block(self, block: list[ast.stmt]) -> None:
+        out: list[ast.stmt] = []
+        for child in block:
+            self.visit(child)
+            wrap = self._wraps.get(id(child))
+            out.append(_wrapped(child, *wrap) if wrap is not None else child)
+            if id(child) in self._after:
+                out.append(_probe(self._after[id(child)], child))
+        block[:] = out
 
 
 def _wrapped(stmt: ast.stmt, rows: Rows, key: int) -> ast.stmt:

@@ -26,7 +26,12 @@ that file with coverage.py's tracer: a figure is coverage.py's or none.
 from __future__ import annotations
 
 import ast
+import contextlib
+import hashlib
+import sys
 from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.branch_edits import (
@@ -105,8 +110,9 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
     seen = Analysis(text, path, exclude)
     found = Plan()
     by_line: dict[int, list[Construct]] = defaultdict(list)
-    tails = _tails(tree)
-    for node in ast.walk(tree):
+    statements = list(_statements(tree.body))
+    tails = _tails(statements)
+    for node in statements:
         for item in _constructs(node, seen, found):
             if item.source not in seen.excluded:
                 by_line[item.source].append(item)
@@ -206,7 +212,19 @@ def _leaves_no_finally(item: Construct, chain: list[tuple[ast.AST, str]], line: 
         return
 
 
-def _tails(tree: ast.Module) -> dict[int, tuple[int, ast.Try]]:
+def _statements(block: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement under ``block``, blocks only: expressions hold none."""
+    for stmt in block:
+        yield stmt
+        for name in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
+            yield from _statements(part.body)
+
+
+def _tails(statements: list[ast.stmt]) -> dict[int, tuple[int, ast.Try]]:
     """``finally`` blocks ending in a compound statement, by id of that statement.
 
     On the way out of an exception such a block ends in a re-raise that the interpreter
@@ -216,7 +234,7 @@ def _tails(tree: ast.Module) -> dict[int, tuple[int, ast.Try]]:
     other compound ending refuses the file.
     """
     out: dict[int, tuple[int, ast.Try]] = {}
-    for node in ast.walk(tree):
+    for node in statements:
         final = getattr(node, "finalbody", None)
         if not isinstance(node, ast.Try) or not final or isinstance(final[-1], _SIMPLE):
             continue
@@ -292,15 +310,37 @@ def analysis_text(source: bytes) -> str:
 
 
 class BranchProbes:
-    """Branch probes under one coverage.py configuration (its exclusion regex)."""
+    """Branch probes under one coverage.py configuration (its exclusion regex).
 
-    def __init__(self, exclude: str | None) -> None:
+    A file refused once is remembered under ``cache_dir`` (by its source's hash), so a warm
+    run does not analyse it again only to refuse it again.
+    """
+
+    def __init__(self, exclude: str | None, cache_dir: Path | None = None) -> None:
         self.exclude = exclude
         self.variant = f"branch:{FORMAT}:{exclude or ''}"
         """Tells cached probed code apart from line-only code and other exclusions."""
+        self._refused = cache_dir / "branch-refused" if cache_dir is not None else None
 
     def plan(self, tree: ast.Module, source: bytes, path: str) -> Plan:
-        return plan(tree, analysis_text(source), path, self.exclude)
+        note = self._note(source, path)
+        if note is not None and note.is_file():
+            raise Unmappable(note.read_text(encoding="utf-8", errors="replace"))
+        try:
+            return plan(tree, analysis_text(source), path, self.exclude)
+        except Unmappable as exc:
+            if note is not None:
+                with contextlib.suppress(OSError):  # a cache that cannot be written costs time
+                    note.parent.mkdir(parents=True, exist_ok=True)
+                    note.write_text(str(exc), encoding="utf-8")
+            raise
+
+    def _note(self, source: bytes, path: str) -> Path | None:
+        if self._refused is None:
+            return None
+        version = f"{sys.version}\0{self.variant}".encode()
+        key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
+        return self._refused / f"{key}.txt"
 
 
 __all__ = ["EXC_INFO", "FRAME", "BranchProbes", "Rows", "Unmappable", "arc_key", "arcs_of",

@@ -111,7 +111,7 @@ class CoverageSession:
     def _probe_engine(self) -> ProbeEngine | None:
         branches = None
         if self.branch:
-            found_branches = branch_probes(self._cov)
+            found_branches = branch_probes(self._cov, cache_dir=self._cache_dir)
             if isinstance(found_branches, str):
                 self._warnings.append(f"traced with coverage.py: {found_branches}")
                 return None

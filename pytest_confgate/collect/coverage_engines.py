@@ -89,7 +89,7 @@ class ProbeEngine:
             return selection
         from coverage.files import canonical_filename
 
-        branches = branch_probes(cov) if branch else None
+        branches = branch_probes(cov, cache_dir=cache_dir) if branch else None
         if isinstance(branches, str):
             return branches
         traced = sorted(selection.imported())
@@ -165,7 +165,9 @@ class ProbeEngine:
         return engines
 
 
-def branch_probes(cov: Any, version: tuple[int, ...] = sys.version_info[:2]) -> BranchProbes | str:
+def branch_probes(
+    cov: Any, version: tuple[int, ...] = sys.version_info[:2], cache_dir: Path | None = None
+) -> BranchProbes | str:
     """Branch probes for ``cov``'s exclusions, or why this run cannot have them."""
     low, high = BRANCH_PROBES_PYTHONS
     if not low <= version < high:
@@ -174,7 +176,7 @@ def branch_probes(cov: Any, version: tuple[int, ...] = sys.version_info[:2]) -> 
         exclude = cov._exclude_regex("exclude")
     except Exception as exc:  # an internal API of coverage.py that may move: trace instead
         return f"this coverage.py cannot share its exclusions ({type(exc).__name__})"
-    return BranchProbes(exclude)
+    return BranchProbes(exclude, cache_dir)
 
 
 def _tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
