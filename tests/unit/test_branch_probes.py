@@ -583,3 +583,27 @@ def test_a_source_package_named_not_imported_yet_is_checked_before_the_run(
     assert metric.status == "ok", metric.reason
     assert metric.details["engine_by_file"]["src/brpkg2/odd.py"] == "coverage.py"
     assert (metric.details["covered_branches"], metric.details["num_branches"]) == (1, 2)
+
+
+def test_a_refused_file_is_remembered_by_its_source(folder: Path) -> None:
+    path = folder / "refused.py"
+    path.write_text("def g(x):\n    if x: return 1\n    return 2\n", encoding="utf-8")
+    cache = folder / "cache"
+    probes = LineProbes(lambda f, _m: True, branches=BranchProbes(None, cache))
+    first = probes.prepare(str(path))
+    assert first is not None
+    (note,) = (cache / "branch-refused").iterdir()
+    note.write_text("remembered", encoding="utf-8")  # what a warm run reads back
+    again = LineProbes(lambda f, _m: True, branches=BranchProbes(None, cache))
+    assert again.prepare(str(path)) == "instrumenting failed: Unmappable: remembered"
+    path.write_text("def g(x):\n    if x:\n        return 1\n    return 2\n", encoding="utf-8")
+    assert again.prepare(str(path)) is None  # another source: analysed afresh, and placed
+
+
+def test_branch_probes_serve_python_3_10_and_3_11_only() -> None:
+    from pytest_confgate.collect.coverage_engines import branch_probes
+
+    cov = coverage.Coverage(data_file=None, branch=True)
+    assert isinstance(branch_probes(cov, (3, 11)), BranchProbes)
+    assert isinstance(branch_probes(cov, (3, 10)), BranchProbes)
+    assert "3.10 to 3.11" in str(branch_probes(cov, (3, 12)))
