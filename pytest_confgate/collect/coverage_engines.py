@@ -92,7 +92,7 @@ class ProbeEngine:
         branches = branch_probes(cov, cache_dir=cache_dir) if branch else None
         if isinstance(branches, str):
             return branches
-        traced = sorted(selection.imported())
+        traced = sorted({*selection.imported(), *selection.archived_files()})
         options: dict[str, Any] = {
             "cache_dir": cache_dir, "canonical": canonical_filename, "rewriting": rewriting,
             "branches": branches,

@@ -107,6 +107,31 @@ class FileSelection:
                             found.add(self._canonical(path))
         return sorted(found)
 
+    def archived_files(self) -> list[str]:
+        """Python files inside zip archives under the source folders that coverage.py would
+        measure: ``zipimport`` loads them, so probes never can; they need the tracer."""
+        import os
+        import zipfile
+
+        found = set()
+        for folder in getattr(self._inorout, "source_dirs", []):
+            for where, _dirs, files in os.walk(folder):
+                for name in files:
+                    if not name.endswith((".zip", ".egg")):
+                        continue
+                    archive = os.path.join(where, name)
+                    try:
+                        with zipfile.ZipFile(archive) as opened:
+                            members = [m for m in opened.namelist() if m.endswith(".py")]
+                    except (OSError, zipfile.BadZipFile):
+                        continue
+                    for member in members:
+                        module = member[:-3].replace("/", ".").removesuffix(".__init__")
+                        path = os.path.join(archive, *member.split("/"))
+                        if self.wants(path, module):
+                            found.add(self._canonical(path))
+        return sorted(found)
+
     def _find(self) -> Any:
         return self._inorout.find_possibly_unexecuted_files()
 

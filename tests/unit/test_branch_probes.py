@@ -607,3 +607,31 @@ def test_branch_probes_serve_python_3_10_and_3_11_only() -> None:
     assert isinstance(branch_probes(cov, (3, 11)), BranchProbes)
     assert isinstance(branch_probes(cov, (3, 10)), BranchProbes)
     assert "3.10 to 3.11" in str(branch_probes(cov, (3, 12)))
+
+
+@pytest.mark.parametrize("branch", [True, False])
+def test_a_module_in_a_zip_under_the_source_is_traced_not_refused(
+    folder: Path, branch: bool
+) -> None:
+    import zipfile
+
+    source = folder / "zsrc"
+    source.mkdir()
+    archive = source / "package.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr("zpack/__init__.py", "def f(x):\n    if x:\n        return 1\n    return 2\n")
+    sys.path.insert(0, str(archive))
+    session = CoverageSession(folder, [source], branch=branch)
+    session.start()
+    try:
+        import zpack
+
+        zpack.f(1)
+    finally:
+        session.stop()
+        sys.path.remove(str(archive))
+        sys.modules.pop("zpack", None)
+    metric = session.metric()
+    assert metric.status == "ok", metric.reason
+    assert metric.details["engine_by_file"] == {"zsrc/package.zip/zpack/__init__.py": "coverage.py"}
+    assert (metric.details["covered_lines"], metric.details["num_statements"]) == (3, 4)
