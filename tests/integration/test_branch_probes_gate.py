@@ -190,3 +190,19 @@ def test_branch_coverage_is_measured_by_probes_with_coverage_pys_figures(
         }
     else:
         assert details["engine"] == "coverage.py"
+
+
+def test_xdist_workers_measure_branches_with_probes_too(shapes: pytest.Pytester) -> None:
+    shapes.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n',
+        encoding="utf-8",
+    )
+    result = shapes.runpytest_subprocess("--confgate", "-n", "2", timeout=SLOW)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    details = metric(read_report(shapes), "test_coverage")["details"]
+    assert details["workers"] == ["gw0", "gw1"]
+    reference = _reference(shapes)
+    assert {k: details[k] for k in KEYS} == {k: reference["totals"][k] for k in KEYS}
+    if IN_RANGE:
+        assert details["engine"] == "branch probes and coverage.py"
