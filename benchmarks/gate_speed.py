@@ -12,13 +12,20 @@ from elsewhere on the machine hits them alike), each gate run with a cold ``.con
 unless it says warm. Each project's table shows medians and ratios with the target beside
 each; the JSON file has every run's seconds and the machine's load average. Measured:
 
-- full gate, line coverage (``pytest --confgate``, T0, default metrics) vs bare ``pytest``
+- full gate with the project's own coverage settings (no ``confgate.yml``: zero config, so
+  click's ``branch = true`` holds) vs bare ``pytest`` (<= 1.15x) and vs ``pytest --cov`` with
+  the same settings (<= 0.75x);
+- full gate, line coverage (``branch: false`` forced; T0, default metrics) vs bare ``pytest``
   (<= 1.15x) and vs ``pytest --cov`` (<= 0.75x), cold and warm;
-- full gate, branch coverage vs ``pytest --cov --cov-branch`` (<= 1.0x);
+- full gate, branch coverage (``branch: true`` forced) vs bare ``pytest`` (<= 1.15x) and vs
+  ``pytest --cov --cov-branch`` (<= 0.75x);
 - pull-request gate (``scope: changed``, one changed module) vs bare ``pytest`` (<= 1.10x);
 - lint + security on a warm re-run vs a cold one (<= 10%); plugin start-up overhead (<= 15 ms);
 - in the same run: the gate's figures against coverage.py's own (pytest-cov's JSON report:
-  lines, and branches where measured), and ``pytest -n 2 --confgate`` against the serial run.
+  lines, and branches where measured) in all three settings, the engine each used (branch
+  probes on Python 3.10/3.11), and ``pytest -n 2 --confgate`` against the serial run.
+
+``--quick`` measures the rounds and figures only (no side measures), for a loaded machine.
 
 Exit status 1 when a figure differs (never for a missed speed target: timings on a loaded
 machine are evidence, not a verdict).
@@ -45,7 +52,7 @@ from compare_real_project import branch_off_rcfile
 
 REPO = Path(__file__).resolve().parent.parent
 LINES_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "line probes"
-BRANCH_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "coverage.py"
+BRANCH_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "branch probes"
 """The engines the gate uses on the Python running this script (and the benchmark's venv)."""
 DEFAULT_CACHE = REPO / ".confgate" / "bench"
 GIT_ENV = {
@@ -77,6 +84,7 @@ class Variant:
 
     argv: list[str]
     config: str | None = None
+    """The ``confgate.yml`` to write first; None keeps the last one, ``""`` removes it."""
     cold: bool = True
     after: Callable[[], None] | None = None
     seconds: list[float] = field(default_factory=list)
@@ -89,6 +97,8 @@ class Bench:
     out: Path
     variants: dict[str, Variant] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)
+    """Each figure comparison made (gate = coverage.py), for the printed table."""
 
     @property
     def project(self) -> Path:
@@ -121,15 +131,17 @@ def main() -> int:
     with rp.exclusive(args.cache):
         for name in args.project:
             spec = rp.PROJECTS[name]
-            bench, rows = _measure(spec, args.cache, args.rounds)
-            _print(f"{spec.name} {spec.version}", rows, bench.problems)
+            bench, rows = _measure(spec, args.cache, args.rounds, quick=args.quick)
+            _print(f"{spec.name} {spec.version}", rows, bench.problems, bench.checked)
             results.append(_results(spec, bench, rows))
             problems += len(bench.problems)
     _write_json(args.json or args.cache / "gate_speed.json", results)
     return 1 if problems else 0
 
 
-def _measure(spec: rp.ProjectSpec, cache: Path, rounds: int) -> tuple[Bench, list[Row]]:
+def _measure(
+    spec: rp.ProjectSpec, cache: Path, rounds: int, *, quick: bool = False
+) -> tuple[Bench, list[Row]]:
     """Every measure of one project; its commands interleaved round by round."""
     ws = rp.prepare(spec, cache)
     pip = [ws.python, "-m", "pip", "install", "-q", "pytest-cov", "pytest-xdist"]
@@ -141,6 +153,8 @@ def _measure(spec: rp.ProjectSpec, cache: Path, rounds: int) -> tuple[Bench, lis
     _define_variants(bench)
     _timed_rounds(bench, rounds)
     rows = _ratios(bench)
+    if quick:
+        return bench, rows
     repeats = min(3, rounds)  # the side measures: 3 runs each, fewer for a quick check
     rows += _tail(bench, repeats)
     rows += _warm_tools(bench, repeats)
@@ -165,6 +179,10 @@ def _arguments() -> argparse.Namespace:
     )
     parser.add_argument("--rounds", type=int, default=5, help="runs of each command (median)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="venvs and sdists")
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="only the interleaved rounds and the figures (no tail, tools, start-up, xdist)",
+    )
     parser.add_argument(
         "--json", type=Path, default=None,
         help="where to write the results (default: gate_speed.json in the cache folder)",
@@ -200,9 +218,23 @@ def _define_variants(bench: Bench) -> None:
     line_rc = branch_off_rcfile(bench.project, bench.out)
     line_cov = [*cov, *([f"--cov-config={line_rc}"] if line_rc else [])]
     lines_json, branches_json = bench.out / "cov-lines.json", bench.out / "cov-branches.json"
+    own_json = bench.out / "cov-own.json"
+    own_branch, own_source = _own_settings(bench)
     no_gate = ["-p", "no:confgate"]
     bench.variants = {
         "bare pytest": Variant(bench.pytest(*no_gate)),
+        "pytest --cov, own settings": Variant(
+            bench.pytest(*no_gate, *(["--cov"] if own_source else cov),
+                         f"--cov-report=json:{own_json}")
+        ),
+        "gate, zero config": Variant(
+            bench.pytest("--confgate"),
+            "",
+            after=lambda: _same_figures(
+                bench, own_json, branch=own_branch,
+                engine=BRANCH_ENGINE if own_branch else LINES_ENGINE,
+            ),
+        ),
         "pytest --cov": Variant(
             bench.pytest(*no_gate, *line_cov, f"--cov-report=json:{lines_json}")
         ),
@@ -233,7 +265,9 @@ def _define_variants(bench: Bench) -> None:
 def _timed_rounds(bench: Bench, rounds: int) -> None:
     for number in range(1, rounds + 1):
         for variant in bench.variants.values():
-            if variant.config is not None:
+            if variant.config == "":
+                (bench.project / "confgate.yml").unlink(missing_ok=True)
+            elif variant.config is not None:
                 (bench.project / "confgate.yml").write_text(variant.config, encoding="utf-8")
             if variant.cold:
                 shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
@@ -261,11 +295,14 @@ def _ratios(bench: Bench) -> list[Row]:
         return (f"{kind}{a} / {b}", value, f"<= {target:.2f}" if target else "-", met)
 
     rows = [
+        ratio("gate, zero config", "bare pytest", 1.15),
+        ratio("gate, zero config", "pytest --cov, own settings", 0.75),
+        ratio("gate, branches", "bare pytest", 1.15),
+        ratio("gate, branches", "pytest --cov --cov-branch", 0.75),
         ratio("gate, lines", "bare pytest", 1.15),
         ratio("gate, lines", "pytest --cov", 0.75),
         ratio("gate, lines, warm", "bare pytest", 1.15),
         ratio("gate, lines, warm", "pytest --cov", 0.75),
-        ratio("gate, branches", "pytest --cov --cov-branch", 1.0),
         ratio("gate, pull request", "bare pytest", 1.10),
         ratio("pytest --cov", "bare pytest", None),
         ratio("gate, lines, warm", "gate, lines", None),
@@ -276,6 +313,21 @@ def _ratios(bench: Bench) -> list[Row]:
     return rows
 
 
+def _own_settings(bench: Bench) -> tuple[bool, bool]:
+    """Whether the project's own coverage settings measure branches (click: yes), and whether
+    they choose the source (then a bare ``--cov`` measures what zero config measures)."""
+    import coverage
+
+    here = Path.cwd()
+    try:
+        os.chdir(bench.project)  # coverage.py finds the project's settings from its folder
+        cov = coverage.Coverage(data_file=None)
+        chosen = bool(cov.get_option("run:source") or cov.get_option("run:source_pkgs"))
+        return bool(cov.get_option("run:branch")), chosen
+    finally:
+        os.chdir(here)
+
+
 def _same_figures(bench: Bench, reference: Path, *, branch: bool, engine: str) -> None:
     """The gate's figures are coverage.py's (pytest-cov's JSON of the same round)."""
     if not reference.is_file():
@@ -283,10 +335,13 @@ def _same_figures(bench: Bench, reference: Path, *, branch: bool, engine: str) -
     theirs = json.loads(reference.read_text(encoding="utf-8"))["totals"]
     ours = bench.coverage_details()
     keys = ["covered_lines", "num_statements"]
-    keys += ["num_branches", "covered_branches"] if branch else []
+    keys += ["num_branches", "covered_branches", "missing_branches"] if branch else []
     for key in keys:
         if ours.get(key) != theirs.get(key):
             bench.problems.append(f"{key}: gate {ours.get(key)} vs coverage.py {theirs.get(key)}")
+    bench.checked.append(
+        f"{engine}: " + ", ".join(f"{key} {ours.get(key)}={theirs.get(key)}" for key in keys)
+    )
     if not ours["engine"].startswith(engine):
         bench.problems.append(f"engine: gate used {ours['engine']!r}, expected {engine!r}")
 
@@ -424,11 +479,12 @@ def _merge_cost(bench: Bench, shards: int) -> list[Row]:
     return [(f"seconds: confgate merge of {shards} shards", seconds, "-", "-")]
 
 
-def _print(title: str, rows: list[Row], problems: list[str]) -> None:
+def _print(title: str, rows: list[Row], problems: list[str], checked: list[str]) -> None:
     width = max(len(row[0]) for row in rows)
     print(f"\n{title}\n{'measure':<{width}}  {'value':>9}  {'target':>8}  met")
     for name, value, target, met in rows:
         print(f"{name:<{width}}  {value:>9.3f}  {target:>8}  {met}")
+    print("\nfigures compared (gate=coverage.py):\n  " + "\n  ".join(dict.fromkeys(checked)))
     same = "yes" if not problems else "NO:\n  " + "\n  ".join(problems)
     print(f"\nfigures equal coverage.py's (lines, branches) and xdist's equal serial: {same}")
 
@@ -440,6 +496,7 @@ def _results(spec: rp.ProjectSpec, bench: Bench, rows: list[Row]) -> dict[str, A
         "runs": {n: {"seconds": v.seconds, "cpu_seconds": v.cpu}
                  for n, v in bench.variants.items()},
         "figures_equal": not bench.problems,
+        "figures_compared": list(dict.fromkeys(bench.checked)),
         "problems": bench.problems,
     }
 

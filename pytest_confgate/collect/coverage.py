@@ -2,8 +2,9 @@
 
 Measuring starts before conftest files are imported so import-time lines of the measured code
 count, as under ``coverage run -m pytest``. On Python 3.12+ lines and branches are recorded with
-``sys.monitoring`` (``monitor_engine``); below 3.12 lines by line probes (``coverage_engines``)
-and branches by coverage.py's tracer. Neither needs a tracer for most files.
+``sys.monitoring`` (``monitor_engine``); on 3.11 lines by line probes and, with branch
+coverage, arcs by branch probes (``coverage_engines``, ``branch_probes``). A file an engine
+cannot place is traced by coverage.py and named.
 Either way the configuration is the project's own coverage.py configuration (``source``,
 ``omit``, ``branch``, ``exclude_lines``, ``[paths]``) except what the gate's configuration
 sets, and the figures come from coverage.py's own JSON report, so they are exactly the numbers
@@ -26,6 +27,7 @@ from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
     ProbeEngine,
+    branch_probes,
     choose_core,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
@@ -90,17 +92,17 @@ class CoverageSession:
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
 
-        On Python 3.12+ lines and branches are recorded with ``sys.monitoring``; below, line
-        coverage by line probes (for every measured file, or in pull-request mode the changed
-        ones). Branch coverage below 3.12, a changed module imported already, or a
-        configuration neither can follow needs coverage.py's tracer.
+        On Python 3.12+ lines and branches are recorded with ``sys.monitoring``; on 3.11 line
+        coverage by line probes and branch coverage by branch probes (for every measured file,
+        or in pull-request mode the changed ones). A changed module imported already, or a
+        configuration or file the probes cannot follow, needs coverage.py's tracer.
         """
         if not self._create():
             return
         engine: ProbeEngine | MonitorEngine | None = None
         if MONITORING:
             engine = self._monitor_engine()
-        elif not self.branch:
+        elif not self.branch or not isinstance(branch_probes(self._cov), str):
             engine = self._probe_engine()
         if engine is not None:
             self._engine = engine
@@ -123,15 +125,26 @@ class CoverageSession:
         return found
 
     def _probe_engine(self) -> ProbeEngine | None:
+        branches = None
+        if self.branch:
+            found_branches = branch_probes(self._cov, cache_dir=self._cache_dir)
+            if isinstance(found_branches, str):
+                self._warnings.append(f"traced with coverage.py: {found_branches}")
+                return None
+            branches = found_branches
         if self.only is not None:
-            engine = ProbeEngine.for_files(self.only, self._cache_dir, self._rewriting)
+            engine = ProbeEngine.for_files(
+                self.only, self._cache_dir, self._rewriting, branches=branches
+            )
             if engine is None:
                 self._warnings.append(
                     "traced with coverage.py: a changed module was imported before the gate "
                     "started"
                 )
             return engine
-        found = ProbeEngine.for_run(self._cov, self._cache_dir, self._rewriting)
+        found = ProbeEngine.for_run(
+            self._cov, self._cache_dir, self._rewriting, branch=self.branch
+        )
         if isinstance(found, str):
             self._warnings.append(f"traced with coverage.py: {found}")
             return None
@@ -391,6 +404,12 @@ class CoverageSession:
                     f"sys.monitoring could not map the branches of {listed}. Leave them out "
                     "of the measured source (coverage.py `omit`), or name their directory in "
                     "the gate's `source:` so they are found before the tests start"
+                )
+            if self.branch:
+                return self._failed(
+                    f"branch probes could not measure {listed}. Leave them out of the "
+                    "measured source (coverage.py `omit`), or name their folder in `source` "
+                    "so they are checked, and traced where need be, before the tests start"
                 )
             return self._failed(
                 f"line probes could not measure {listed}. Leave them out of the measured "

@@ -18,11 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.branch_probes import BranchProbes, arcs_of
 from pytest_confgate.collect.coverage_files import FileSelection
 from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
 
 PROBES, TRACER = "line probes", "coverage.py"
 MIXED = "line probes and coverage.py"
+BRANCH_PROBES = "branch probes"
+BRANCH_MIXED = "branch probes and coverage.py"
+BRANCH_PROBES_PYTHONS = ((3, 10), (3, 12))
+"""Where branch probes replace the tracer for branch coverage (``sys.monitoring`` after)."""
 _NO_SYSMON_CONCURRENCY = {"greenlet", "eventlet", "gevent"}
 """``concurrency`` settings coverage.py's ``sysmon`` core refuses (with a warning)."""
 
@@ -67,33 +72,61 @@ class ProbeEngine:
 
     @classmethod
     def for_run(
-        cls, cov: Any, cache_dir: Path | None, rewriting: AssertRewriting | None = None
+        cls,
+        cov: Any,
+        cache_dir: Path | None,
+        rewriting: AssertRewriting | None = None,
+        *,
+        branch: bool = False,
     ) -> ProbeEngine | str:
-        """Probes for the whole run of ``cov``'s configuration, or why there cannot be any."""
+        """Probes for the whole run of ``cov``'s configuration, or why there cannot be any.
+
+        With ``branch``, branch probes too; a file whose arcs they cannot place is traced
+        by coverage.py (found now, before anything is imported).
+        """
         selection = FileSelection.build(cov)
         if isinstance(selection, str):
             return selection
         from coverage.files import canonical_filename
 
-        traced = sorted(selection.imported())
-        probes = LineProbes(
-            selection.wants,
-            leave=traced,
-            cache_dir=cache_dir,
-            canonical=canonical_filename,
-            rewriting=rewriting,
-        )
-        tracer = _tracer_for(cov, traced) if traced else None
+        branches = branch_probes(cov, cache_dir=cache_dir) if branch else None
+        if isinstance(branches, str):
+            return branches
+        traced = sorted({*selection.imported(), *selection.archived_files()})
+        options: dict[str, Any] = {
+            "cache_dir": cache_dir, "canonical": canonical_filename, "rewriting": rewriting,
+            "branches": branches,
+        }
+        if branches is not None:
+            ahead = LineProbes(selection.wants, leave=traced, **options)
+            known = {*selection.unexecuted_candidates(), *selection.package_files()}
+            for path in sorted(known):
+                if path not in traced and ahead.prepare(path) is not None:
+                    traced.append(path)
+        probes = LineProbes(selection.wants, leave=traced, **options)
+        tracer = _tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
     @classmethod
     def for_files(
-        cls, files: list[Path], cache_dir: Path | None, rewriting: AssertRewriting | None = None
+        cls,
+        files: list[Path],
+        cache_dir: Path | None,
+        rewriting: AssertRewriting | None = None,
+        *,
+        branches: BranchProbes | None = None,
     ) -> ProbeEngine | None:
-        """Probes for just ``files`` (pull-request mode); ``None`` if one is imported already."""
-        probes = LineProbes.for_files(files, cache_dir=cache_dir, rewriting=rewriting)
+        """Probes for just ``files`` (pull-request mode); ``None`` if one is imported already,
+        or (branch probes) one cannot have them."""
+        probes = LineProbes.for_files(
+            files, cache_dir=cache_dir, rewriting=rewriting, branches=branches
+        )
         if probes.missed_modules():
             return None
+        if branches is not None:
+            for path in files:
+                if path.suffix in (".py", ".pyw") and probes.prepare(str(path)) is not None:
+                    return None
         return cls(probes, None, None, [])
 
     def start(self) -> None:
@@ -108,29 +141,49 @@ class ProbeEngine:
             self.tracer.stop()
             data.update(self.tracer.get_data())
             self.tracer = None
-        data.add_lines(self.probes.lines())
+        if self.probes.branches is not None:
+            data.add_arcs(arcs_of(self.probes.hits))
+        else:
+            data.add_lines(self.probes.lines())
         if self.selection is not None:
             # Files that never ran are reported at 0%, as coverage.py's source search does.
             data.touch_files(self.selection.unexecuted_candidates())
 
     @property
     def label(self) -> str:
+        if self.probes.branches is not None:
+            return BRANCH_MIXED if self.traced else BRANCH_PROBES
         return MIXED if self.traced else PROBES
 
     def by_file(self) -> dict[str, str]:
         """Which engine measured each file, when more than one was needed."""
         if not self.traced:
             return {}
-        engines = dict.fromkeys(self.probes.hits, PROBES)
+        probed = BRANCH_PROBES if self.probes.branches is not None else PROBES
+        engines = dict.fromkeys(self.probes.hits, probed)
         engines.update(dict.fromkeys(self.traced, TRACER))
         return engines
 
 
-def _tracer_for(cov: Any, files: list[str]) -> Any:
+def branch_probes(
+    cov: Any, version: tuple[int, ...] = sys.version_info[:2], cache_dir: Path | None = None
+) -> BranchProbes | str:
+    """Branch probes for ``cov``'s exclusions, or why this run cannot have them."""
+    low, high = BRANCH_PROBES_PYTHONS
+    if not low <= version < high:
+        return f"branch probes serve Python {low[0]}.{low[1]} to {high[0]}.{high[1] - 1}"
+    try:
+        exclude = cov._exclude_regex("exclude")
+    except Exception as exc:  # an internal API of coverage.py that may move: trace instead
+        return f"this coverage.py cannot share its exclusions ({type(exc).__name__})"
+    return BranchProbes(exclude, cache_dir)
+
+
+def _tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
     """A tracer limited to ``files``, with the rest of ``cov``'s configuration."""
     import coverage
 
-    tracer = coverage.Coverage(data_file=None, branch=False, config_file=_config_file(cov))
+    tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
     tracer.set_option("run:source", [])
     tracer.set_option("run:source_pkgs", [])
     tracer.set_option("run:include", list(files))

@@ -77,6 +77,61 @@ class FileSelection:
         except Exception:  # the internal search failed: report the executed files only
             return []
 
+    def package_files(self) -> list[str]:
+        """The files of the top-level packages named in ``source`` (or ``source_pkgs``) that
+        coverage.py would measure, found without importing them (its own search lists them
+        only once imported)."""
+        import importlib.util
+        import os
+
+        found = set()
+        for package in getattr(self._inorout, "source_pkgs", []):
+            if "." in package:  # finding a submodule imports its parent: leave it
+                continue
+            try:
+                spec = importlib.util.find_spec(package)
+            except (ImportError, ValueError):
+                continue
+            folders = list(getattr(spec, "submodule_search_locations", None) or [])
+            for folder in folders:
+                for where, _dirs, files in os.walk(folder):
+                    parts = os.path.relpath(where, folder).split(os.sep)
+                    prefix = ".".join([package, *(p for p in parts if p != ".")])
+                    for name in files:
+                        if not name.endswith(".py"):
+                            continue
+                        stem = name[:-3]
+                        module = prefix if stem == "__init__" else f"{prefix}.{stem}"
+                        path = os.path.join(where, name)
+                        if self.wants(path, module):
+                            found.add(self._canonical(path))
+        return sorted(found)
+
+    def archived_files(self) -> list[str]:
+        """Python files inside zip archives under the source folders that coverage.py would
+        measure: ``zipimport`` loads them, so probes never can; they need the tracer."""
+        import os
+        import zipfile
+
+        found = set()
+        for folder in getattr(self._inorout, "source_dirs", []):
+            for where, _dirs, files in os.walk(folder):
+                for name in files:
+                    if not name.endswith((".zip", ".egg")):
+                        continue
+                    archive = os.path.join(where, name)
+                    try:
+                        with zipfile.ZipFile(archive) as opened:
+                            members = [m for m in opened.namelist() if m.endswith(".py")]
+                    except (OSError, zipfile.BadZipFile):
+                        continue
+                    for member in members:
+                        module = member[:-3].replace("/", ".").removesuffix(".__init__")
+                        path = os.path.join(archive, *member.split("/"))
+                        if self.wants(path, module):
+                            found.add(self._canonical(path))
+        return sorted(found)
+
     def _find(self) -> Any:
         return self._inorout.find_possibly_unexecuted_files()
 

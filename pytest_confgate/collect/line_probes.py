@@ -33,6 +33,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Protocol
 
+from pytest_confgate.collect.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
 from pytest_confgate.collect.probe_import import PROBE, ProbeFinder
 
@@ -65,14 +66,18 @@ class LineProbes:
         cache_dir: Path | None = None,
         canonical: Callable[[str], str] = os.path.realpath,
         rewriting: AssertRewriting | None = None,
+        branches: BranchProbes | None = None,
     ) -> None:
         self.hits: dict[str, set[int]] = {}
+        """Per file, the lines that ran and (negative keys, ``branch_probes``) the arcs."""
         self.unprobed: dict[str, str] = {}
         """Measured files without probes, and why (another loader claimed them, say)."""
         self._wants = wants
         self._leave = frozenset(leave)
         self._canonical = canonical
         self.rewriting = rewriting
+        self.branches = branches
+        """Branch probes too (branch coverage), placed by coverage.py's analysis."""
         self._cache = ProbeCache(cache_dir)
         self._stripper = Deinstrumenter(PROBE)
         self._finder = ProbeFinder(self)
@@ -137,8 +142,26 @@ class LineProbes:
             return False
         return self._wants(filename, module)
 
+    def prepare(self, path: str) -> str | None:
+        """Instrument ``path`` ahead of its import (into the cache); why it cannot be, if so.
+
+        Branch probes need coverage.py's analysis of the file: a file whose arcs they cannot
+        place must be known before the run, to be traced instead.
+        """
+        try:
+            source = Path(path).read_bytes()
+            self.compile(source, path, track=False)
+        except (OSError, SyntaxError) as exc:
+            return f"cannot be read or compiled: {type(exc).__name__}"
+        return self.unprobed.pop(path, None)
+
     def compile(
-        self, source: bytes, path: str, rewrite: Callable[[ast.Module], None] | None = None
+        self,
+        source: bytes,
+        path: str,
+        rewrite: Callable[[ast.Module], None] | None = None,
+        *,
+        track: bool = True,
     ) -> CodeType:
         """``source`` compiled with probes (asserts rewritten first if ``rewrite``), cached.
 
@@ -157,11 +180,16 @@ class LineProbes:
                 if rewrite is not None:
                     rewrite(tree)
                 if probed:
+                    plan = self.branches.plan(tree, source, path) if self.branches else None
                     tree = instrument(tree)
+                    if plan is not None:
+                        plan.apply(tree)
                 code: CodeType = compile(tree, path, "exec", dont_inherit=True)
             return code
 
         variant = "pytest-rewritten" if rewrite is not None else ""
+        if self.branches is not None:
+            variant += self.branches.variant
         try:
             code = self._cache.code(source, path, build, variant)
         except SyntaxError:
@@ -176,7 +204,12 @@ class LineProbes:
         # code that walks a module's callables see what they see without us), and the code
         # runs wherever it is executed (runpy, a reload, a namespace of the caller's).
         builtins.__dict__[name] = self.recorder(path).add
-        self._stripper.track(code, canonical, name)
+        if self.branches is not None:
+            # What branch probes call to see an exception leave a branch line: builtins too.
+            builtins.__dict__.setdefault(EXC_INFO, sys.exc_info)
+            builtins.__dict__.setdefault(FRAME, sys._getframe)
+        if track:
+            self._stripper.track(code, canonical, name)
         return code
 
     def recorder(self, path: str) -> set[int]:
