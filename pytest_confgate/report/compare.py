@@ -93,7 +93,7 @@ def _missing(report: GateReport) -> dict[str, int] | None:
 def comparison_markdown(report: GateReport, base: GateReport | None, where: str) -> list[str]:
     """"Change against the base" for the comment: each metric's delta and, for coverage, the
     files whose missing lines changed; or why there is no base report."""
-    from pytest_confgate.report.markdown import escape_markdown
+    from pytest_confgate.report.escape import escape_markdown
 
     lines = ["### Change against the base", ""]
     if base is None:
@@ -118,7 +118,7 @@ def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, n
     from html import escape
 
     from pytest_confgate.exceptions import ReportError
-    from pytest_confgate.report.markdown import escape_markdown
+    from pytest_confgate.report.escape import escape_markdown
 
     lines = comparison_lines(report, base, name)
     if fmt == "md":

@@ -16,6 +16,8 @@ from typing import Any
 
 from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.escape import MAX_CELL as MAX_CELL
+from pytest_confgate.report.escape import escape_markdown as escape_markdown
 from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
 from pytest_confgate.report.rows import (
     coverage_gaps,
@@ -29,7 +31,6 @@ from pytest_confgate.report.rows import (
 MARKER = "<!-- confgate-report -->"
 STEP_SUMMARY_LIMIT = 1_000_000
 MAX_FINDINGS = 50
-MAX_CELL = 300
 MAX_GAP_FILES = 50
 MAX_TAMPER = 30
 MAX_CODE = 200
@@ -39,12 +40,6 @@ _VERDICT = {
     Decision.FAIL: "❌ confgate: FAIL",
     Decision.NEEDS_SIGNOFF: "✋ confgate: NEEDS SIGN-OFF",
 }
-_MD_SPECIAL = re.compile(r"([\\`*\[\]{}|~#!])")
-_EMPHASIS_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-"""An underscore that could open or close emphasis (``__init__``); one between letters or
-digits (``test_pass_rate``) cannot, and stays as it is."""
-_NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
 
 
@@ -67,17 +62,6 @@ def count_findings(report: GateReport) -> int:
 
 def _items(report: GateReport) -> list[Any]:
     return finding_items(report)
-
-
-def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
-    """Inline, inert Markdown: one line, no HTML, no table breaks, links, code or mentions."""
-    value = _CONTROL.sub("", _NEWLINES.sub(" ", str(text))).strip()
-    if len(value) > limit:
-        value = value[: limit - 1] + "…"
-    value = value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    value = _MD_SPECIAL.sub(r"\\\1", value)
-    value = _EMPHASIS_UNDERSCORE.sub(r"\\_", value)
-    return value.replace("@", "@\u2060")  # a word joiner: no @mention, no ping
 
 
 def render_markdown(
