@@ -135,8 +135,10 @@ def test_pull_request_mode_uses_probes_for_lines_and_for_branches(
         sys.path.remove(str(tmp_path))
         sys.modules.pop("changed_mod", None)
     metric = session.metric()
-    branch_engine = "branch probes" if (3, 10) <= sys.version_info[:2] < (3, 12) else "coverage.py"
-    assert metric.details["engine"] == (branch_engine if branch else "line probes")
+    if sys.version_info >= (3, 12):  # sys.monitoring measures lines and branches there
+        assert metric.details["engine"] == "sys.monitoring"
+    else:
+        assert metric.details["engine"] == ("branch probes" if branch else "line probes")
     assert metric.details["covered_lines"] == 3
     assert metric.details["missing"] == {"changed_mod.py": [4]}
 
