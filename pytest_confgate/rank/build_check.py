@@ -7,14 +7,14 @@ the baseline or each other compile once (issue 28).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pytest_confgate.rank.trees import RANK_STATE, is_source_file
 
-if TYPE_CHECKING:
-    from pytest_confgate.rank.evaluate import Processes, Settings
+ImportRun = Callable[[list[str]], tuple[int, str]]
+"""Runs the import check's argv in the tree: its exit status and stderr; raises ``OSError``
+when it cannot start and ``TimeoutError`` past its deadline (the caller's processes)."""
 
 _SCRIPTS = frozenset({"tasks.py", "fabfile.py", "manage.py", "setup.py", "noxfile.py"})
 _IMPORT_CHECK = (
@@ -22,8 +22,7 @@ _IMPORT_CHECK = (
 )
 
 
-def build_check(tree: Path, settings: Settings, env: Mapping[str, str], processes: Processes
-           ) -> str | None:
+def build_check(tree: Path, python: str, run: ImportRun) -> str | None:
     """The seed's "Build Success": every Python file compiles and the packages import."""
     for path in sorted(tree.rglob("*.py")):
         rel = path.relative_to(tree).as_posix()
@@ -38,13 +37,12 @@ def build_check(tree: Path, settings: Settings, env: Mapping[str, str], processe
     modules = top_level_modules(tree)
     if not modules:
         return None
-    argv = [settings.python, "-c", _IMPORT_CHECK, *modules]
     try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.build_s)
+        returncode, stderr = run([python, "-c", _IMPORT_CHECK, *modules])
     except (OSError, TimeoutError) as exc:
         return f"import check could not run: {exc}"
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+    if returncode != 0:
+        last = (stderr.strip().splitlines() or ["no message"])[-1]
         return f"importing {', '.join(modules)} failed: {last}"
     return None
 

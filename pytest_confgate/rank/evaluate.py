@@ -238,7 +238,11 @@ def collect_evidence(
     the tests of the files in ``last`` (its new test modules) run after all the others."""
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
-    build_problem = build_check(tree, settings, env, processes)
+    def run_import_check(argv: list[str]) -> tuple[int, str]:
+        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.build_s)
+        return done.returncode, done.stderr
+
+    build_problem = build_check(tree, settings.python, run_import_check)
     gate = _gate(tree, state, settings, processes, last)
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
