@@ -104,7 +104,7 @@ class ProbeEngine:
                 if path not in traced and ahead.prepare(path) is not None:
                     traced.append(path)
         probes = LineProbes(selection.wants, leave=traced, **options)
-        tracer = _tracer_for(cov, traced, branch) if traced else None
+        tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
     @classmethod
@@ -137,17 +137,12 @@ class ProbeEngine:
     def stop(self, data: Any) -> None:
         """Stop recording and put every line that ran into ``data`` (a ``CoverageData``)."""
         self.probes.uninstall()
-        if self.tracer is not None:
-            self.tracer.stop()
-            data.update(self.tracer.get_data())
-            self.tracer = None
         if self.probes.branches is not None:
             data.add_arcs(arcs_of(self.probes.hits))
         else:
             data.add_lines(self.probes.lines())
-        if self.selection is not None:
-            # Files that never ran are reported at 0%, as coverage.py's source search does.
-            data.touch_files(self.selection.unexecuted_candidates())
+        finish(data, self.tracer, self.selection)
+        self.tracer = None
 
     @property
     def label(self) -> str:
@@ -179,7 +174,7 @@ def branch_probes(
     return BranchProbes(exclude, cache_dir)
 
 
-def _tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
+def tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
     """A tracer limited to ``files``, with the rest of ``cov``'s configuration."""
     import coverage
 
@@ -189,6 +184,16 @@ def _tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
     tracer.set_option("run:include", list(files))
     choose_core(tracer)
     return tracer
+
+
+def finish(data: Any, tracer: Any | None, selection: FileSelection | None) -> None:
+    """What every engine does last: the leftover files' tracer stopped and its data merged,
+    and files that never ran reported at 0%, as coverage.py's source search does."""
+    if tracer is not None:
+        tracer.stop()
+        data.update(tracer.get_data())
+    if selection is not None:
+        data.touch_files(selection.unexecuted_candidates())
 
 
 def _config_file(cov: Any) -> str | bool:

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.coverage_engines import TRACER, _config_file, choose_core
+from pytest_confgate.collect.coverage_engines import TRACER, finish, tracer_for
 from pytest_confgate.collect.coverage_files import FileSelection
 from pytest_confgate.collect.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
 
@@ -68,7 +68,7 @@ class MonitorEngine:
             return selection.wants(filename, module) and canonical_filename(filename) not in leave
 
         probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
-        tracer = _tracer_for(cov, traced, branch) if traced else None
+        tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
     @classmethod
@@ -86,7 +86,7 @@ class MonitorEngine:
             return canonical_filename(filename) in wanted
 
         probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
-        tracer = _tracer_for(cov, traced, branch) if traced else None
+        tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, None, tracer, traced)
 
     def start(self) -> None:
@@ -97,17 +97,12 @@ class MonitorEngine:
     def stop(self, data: Any) -> None:
         """Stop recording and put what ran into ``data`` (a ``CoverageData``)."""
         self.probes.stop()
-        if self.tracer is not None:
-            self.tracer.stop()
-            data.update(self.tracer.get_data())
-            self.tracer = None
         if self.probes.branch:
             data.add_arcs(self.probes.arcs())
         else:
             data.add_lines(self.probes.lines())
-        if self.selection is not None:
-            # Files that never ran are reported at 0%, as coverage.py's source search does.
-            data.touch_files(self.selection.unexecuted_candidates())
+        finish(data, self.tracer, self.selection)
+        self.tracer = None
 
     @property
     def label(self) -> str:
@@ -120,15 +115,3 @@ class MonitorEngine:
         engines = dict.fromkeys(self.probes.files(), MONITOR)
         engines.update(dict.fromkeys(self.traced, TRACER))
         return engines
-
-
-def _tracer_for(cov: Any, files: list[str], branch: bool) -> Any:
-    """coverage.py's tracer limited to ``files``, with the rest of ``cov``'s configuration."""
-    import coverage
-
-    tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
-    tracer.set_option("run:source", [])
-    tracer.set_option("run:source_pkgs", [])
-    tracer.set_option("run:include", list(files))
-    choose_core(tracer)
-    return tracer
