@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.coverage_analysis import reporters
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
@@ -385,9 +386,10 @@ class CoverageSession:
                 data = self._cov.get_data()
                 ran = any(data.lines(name) for name in data.measured_files())
                 morfs = [str(p) for p in self.only] if self.only is not None else None
-                self._cov.json_report(
-                    morfs=morfs, outfile=str(out), include=self._include, omit=self._omit
-                )
+                with reporters(self._cov, self._analysis_cache()):
+                    self._cov.json_report(
+                        morfs=morfs, outfile=str(out), include=self._include, omit=self._omit
+                    )
                 report = json.loads(out.read_text(encoding="utf-8"))
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
@@ -422,6 +424,9 @@ class CoverageSession:
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
             )
         return self._build(report, weight, time.perf_counter() - began)
+
+    def _analysis_cache(self) -> Path | None:
+        return self._cache_dir / "analysis" if self._cache_dir is not None else None
 
     def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
         how = Provenance(

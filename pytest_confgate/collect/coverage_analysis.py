@@ -1,0 +1,141 @@
+"""coverage.py's analysis of each measured file, kept by content between runs.
+
+After the last test, coverage.py's JSON report parses every measured file again (tokenizing,
+compiling, its arc analysis) and splits each into per-function regions: on click that is
+~1.7 CPU seconds of every run, whatever the engine. The gate reads only the per-file and
+total figures, so ``reporters`` hands coverage.py file reporters that
+
+- reuse coverage.py's own ``PythonParser`` state, pickled under the gate's cache and keyed by
+  the source text, the exclusion regexes, the file's name, coverage.py's and Python's
+  versions: nothing that could change the figures is left out of the key, and
+- report no regions (the gate reads no per-function figures).
+
+Everything else (which files, include/omit, ``[paths]``, the arithmetic, the JSON shape) stays
+coverage.py's ``json_report``. Any surprise (a coverage.py whose internals moved, a cache that
+cannot be read) falls back to coverage.py's own reporter: the cache only ever costs speed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+"""Bumped whenever what is cached changes."""
+
+
+@contextlib.contextmanager
+def reporters(cov: Any, folder: Path | None) -> Iterator[None]:
+    """While inside, ``cov``'s reports use cached analyses and skip per-function regions."""
+    try:
+        from coverage.python import PythonFileReporter
+    except ImportError:  # a coverage.py laid out differently: its own reporter, unchanged
+        yield
+        return
+    original = cov._get_file_reporter
+    cached = _reporter_class(PythonFileReporter)
+
+    def file_reporter(morf: Any) -> Any:
+        found = original(morf)
+        if type(found) is not PythonFileReporter:  # a plugin's file: its own reporter
+            return found
+        return cached(morf, cov, folder)
+
+    cov._get_file_reporter = file_reporter
+    try:
+        yield
+    finally:
+        del cov._get_file_reporter  # the instance attribute; the method shows through again
+
+
+def _reporter_class(base: Any) -> Any:
+    class CachedPythonReporter(base):  # type: ignore[misc]
+        """coverage.py's reporter for a Python file, its parser restored from the cache."""
+
+        def __init__(self, morf: Any, coverage: Any, folder: Path | None) -> None:
+            super().__init__(morf, coverage)
+            self._folder = folder
+
+        @property
+        def parser(self) -> Any:
+            if self._parser is None:  # type: ignore[has-type]
+                parser = _parser(self.filename, self.coverage, self._folder)
+                self._source = parser.text
+                self._parser = parser
+            return self._parser
+
+        def code_region_kinds(self) -> list[tuple[str, str]]:
+            return []  # the gate reads per-file figures only
+
+        def code_regions(self) -> list[Any]:
+            return []
+
+    return CachedPythonReporter
+
+
+def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
+    """coverage.py's ``PythonParser`` of ``filename`` after ``parse_source`` and ``arcs``."""
+    from coverage import __version__
+    from coverage.exceptions import NoSource
+    from coverage.parser import PythonParser
+    from coverage.python import get_python_source
+
+    try:
+        text = get_python_source(filename)
+    except OSError as err:  # what coverage.py's own parser says, word for word
+        raise NoSource(f"No source for code: '{filename}': {err}") from err
+    exclude = coverage._exclude_regex("exclude")
+    entry = None
+    if folder is not None:
+        key = hashlib.sha256(
+            "\0".join([text, filename, exclude or "", __version__, sys.version, str(FORMAT)])
+            .encode("utf-8", "surrogatepass")
+        ).hexdigest()
+        entry = folder / key[:2] / f"{key}.pickle"
+        restored = _load(entry, PythonParser)
+        if restored is not None:
+            restored.text = text
+            return restored
+    parser = PythonParser(text=text, filename=filename, exclude=exclude)
+    parser.parse_source()  # NotPython propagates: coverage.py reports it as it always does
+    parser.arcs()
+    parser.exit_counts()
+    if entry is not None:
+        _store(entry, parser)
+    return parser
+
+
+def _load(entry: Path, kind: type) -> Any:
+    try:
+        with entry.open("rb") as handle:
+            # Our own cache under .confgate/ (git-ignored), keyed by the source's hash: the
+            # same trust as the .pyc files Python itself reads from __pycache__.
+            found = pickle.load(handle)  # noqa: S301
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
+            TypeError, ValueError):
+        return None
+    return found if isinstance(found, kind) else None
+
+
+def _store(entry: Path, parser: Any) -> None:
+    """Write atomically, without the source text (the key holds its hash)."""
+    state = dict(vars(parser))
+    state["text"] = ""
+    state["_ast_root"] = None
+    clone = object.__new__(type(parser))
+    clone.__dict__.update(state)
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, name = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(clone, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(name, entry)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        return  # a cache that cannot be written only costs speed

@@ -1,0 +1,174 @@
+"""coverage.py's analysis kept by content between runs (``collect/coverage_analysis``).
+
+coverage.py is the oracle: the data of a real ``coverage run --branch`` is reported by
+coverage.py's own ``json_report`` and, beside it, under ``reporters`` with a cold cache, a
+warm one, a source edited behind the cache's back, other exclusions and a corrupt cache.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import coverage
+import pytest
+
+from pytest_confgate.collect.coverage_analysis import reporters
+
+SHAPES = '''\
+def classify(x):  # a docstring-free function of branches
+    if x is None:
+        return "none"
+    elif x < 0:  # pragma: no branch
+        return "negative"
+    total = (
+        x
+        + 1
+    )
+    for digit in str(x):
+        if digit == "7":
+            break
+    else:
+        digit = None
+    try:
+        value = 10 // x
+    except ZeroDivisionError:
+        value = 0
+    if total > 10**9:  # pragma: no cover
+        value = -1
+    return value, digit
+
+
+def unused(flag):
+    while flag:
+        flag -= 1
+    return flag
+'''
+
+DRIVER = """\
+import sys
+sys.path.insert(0, "src")
+from pkg.shapes import classify
+for x in (None, 5, 1734, 0):
+    classify(x)
+"""
+
+KEYS = ("executed_lines", "missing_lines", "excluded_lines", "executed_branches",
+        "missing_branches", "summary")
+
+
+def _project(tmp_path: Path, exclude: str = "") -> Path:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "pkg" / "shapes.py").write_text(SHAPES, encoding="utf-8")
+    (tmp_path / "src" / "pkg" / "idle.py").write_text("def idle():\n    return 1\n",
+                                                       encoding="utf-8")
+    (tmp_path / "drive.py").write_text(DRIVER, encoding="utf-8")
+    _rc(tmp_path, exclude)
+    return tmp_path
+
+
+def _rc(root: Path, exclude: str) -> None:
+    lines = f"exclude_also =\n    {exclude}\n" if exclude else ""
+    root.joinpath(".coveragerc").write_text(
+        f"[run]\nbranch = true\nsource = src\n\n[report]\n{lines}", encoding="utf-8"
+    )
+
+
+def _measure(root: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "coverage", "run", "--rcfile=.coveragerc", "drive.py"],
+        cwd=root, check=True, capture_output=True, timeout=120,
+    )
+
+
+def _report(root: Path, folder: Path | None, *, cached: bool) -> dict[str, Any]:
+    cov = coverage.Coverage(data_file=str(root / ".coverage"),
+                            config_file=str(root / ".coveragerc"))
+    cov.load()
+    out = root / ("cached.json" if cached else "plain.json")
+    if cached:
+        with reporters(cov, folder):
+            cov.json_report(outfile=str(out))
+    else:
+        cov.json_report(outfile=str(out))
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return report
+
+
+def _figures(report: dict[str, Any]) -> dict[str, Any]:
+    files = {name: {k: data[k] for k in KEYS} for name, data in report["files"].items()}
+    return {"files": files, "totals": report["totals"]}
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return _project(tmp_path)
+
+
+def test_cold_and_warm_caches_report_coverage_pys_own_figures(root: Path) -> None:
+    folder = root / "cache"
+    _measure(root)
+    plain = _report(root, None, cached=False)
+    assert plain["totals"]["missing_branches"] > 0  # a real comparison
+    assert plain["totals"]["excluded_lines"] > 0
+    cold = _report(root, folder, cached=True)
+    assert sorted(folder.rglob("*.pickle")), "nothing was cached"
+    warm = _report(root, folder, cached=True)
+    assert _figures(cold) == _figures(plain)
+    assert _figures(warm) == _figures(plain)
+    # The gate reads no per-function figures: those regions are not computed at all.
+    assert "functions" in plain["files"]["src/pkg/shapes.py"]
+    assert "functions" not in warm["files"]["src/pkg/shapes.py"]
+
+
+def test_a_source_edited_after_caching_is_analysed_again(root: Path) -> None:
+    folder = root / "cache"
+    _measure(root)
+    before = _report(root, folder, cached=True)
+    # Same lines, same name, three statements more: only the content tells them apart.
+    shapes = root / "src" / "pkg" / "shapes.py"
+    edited = SHAPES.replace("(\n        x\n        + 1\n    )\n",
+                            "x + 1\n    x = x\n    x = x\n    x = x\n")
+    assert edited != SHAPES
+    assert edited.count("\n") == SHAPES.count("\n")
+    shapes.write_text(edited, encoding="utf-8")
+    _measure(root)
+    plain = _report(root, None, cached=False)
+    assert plain["totals"]["num_statements"] == before["totals"]["num_statements"] + 3
+    assert _figures(_report(root, folder, cached=True)) == _figures(plain)
+
+
+def test_other_exclusions_are_not_served_from_the_cache(root: Path) -> None:
+    folder = root / "cache"
+    _measure(root)
+    before = _report(root, folder, cached=True)
+    _rc(root, "while flag:")
+    plain = _report(root, None, cached=False)
+    assert plain["totals"]["excluded_lines"] > before["totals"]["excluded_lines"]
+    assert _figures(_report(root, folder, cached=True)) == _figures(plain)
+
+
+def test_a_corrupt_cache_costs_time_not_figures(root: Path) -> None:
+    folder = root / "cache"
+    _measure(root)
+    _report(root, folder, cached=True)
+    entries = sorted(folder.rglob("*.pickle"))
+    for number, entry in enumerate(entries):
+        entry.write_bytes(b"" if number % 2 else b"\x80\x05not a pickle")
+    plain = _report(root, None, cached=False)
+    assert _figures(_report(root, folder, cached=True)) == _figures(plain)
+
+
+def test_a_missing_source_fails_as_coverage_pys_own_reporter_does(root: Path) -> None:
+    _measure(root)
+    (root / "src" / "pkg" / "shapes.py").unlink()
+    with pytest.raises(coverage.exceptions.NoSource) as plain:
+        _report(root, None, cached=False)
+    with pytest.raises(coverage.exceptions.NoSource) as cached:
+        _report(root, root / "cache", cached=True)
+    assert str(cached.value) == str(plain.value)
