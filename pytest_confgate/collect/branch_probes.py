@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ from pytest_confgate.collect.branch_edits import (
     arcs_of,
     key_arc,
 )
+from pytest_confgate.collect.coverage_analysis import ANALYSES, remember
 
 FORMAT = 1
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
@@ -59,13 +61,17 @@ _GUARDED = (ast.Try, ast.With, ast.AsyncWith, *([ast.TryStar] if hasattr(ast, "T
 class Analysis:
     """coverage.py's view of one file: its arcs, exclusions, and how it numbers a node."""
 
-    def __init__(self, text: str, path: str, exclude: str | None) -> None:
+    def __init__(
+        self, text: str, path: str, exclude: str | None, keep: Path | None = None
+    ) -> None:
         try:
             from coverage.parser import AstArcAnalyzer, PythonParser
 
-            parser = PythonParser(text=text, filename=path, exclude=exclude)
+            parser = PythonParser(text=text, filename=os.path.realpath(path), exclude=exclude)
             parser.parse_source()
             arcs = parser.arcs()
+            if keep is not None:
+                remember(parser, keep)
             fixed = getattr(parser, "_with_jump_fixers", {}).values()
             numbering = AstArcAnalyzer(path, ast.Module(body=[], type_ignores=[]),
                                        parser.raw_statements, parser.multiline_map)
@@ -101,13 +107,16 @@ class Analysis:
         return min([*rows, line]), max([*rows, line])
 
 
-def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
+def plan(
+    tree: ast.Module, text: str, path: str, exclude: str | None, keep: Path | None = None
+) -> Plan:
     """Where to record each arc of ``tree``'s branch lines; ``Unmappable`` if uncertain.
 
     ``tree`` is the module as it will be compiled, before the line probes; ``text`` its
-    source as coverage.py reads it; ``exclude`` coverage.py's exclusion regex.
+    source as coverage.py reads it; ``exclude`` coverage.py's exclusion regex; ``keep`` where
+    coverage.py's analysis is kept for the report (``coverage_analysis``).
     """
-    seen = Analysis(text, path, exclude)
+    seen = Analysis(text, path, exclude, keep)
     found = Plan()
     by_line: dict[int, list[Construct]] = defaultdict(list)
     statements = list(_statements(tree.body))
@@ -321,13 +330,14 @@ class BranchProbes:
         self.variant = f"branch:{FORMAT}:{exclude or ''}"
         """Tells cached probed code apart from line-only code and other exclusions."""
         self._refused = cache_dir / "branch-refused" if cache_dir is not None else None
+        self._analyses = cache_dir / ANALYSES if cache_dir is not None else None
 
     def plan(self, tree: ast.Module, source: bytes, path: str) -> Plan:
         note = self._note(source, path)
         if note is not None and note.is_file():
             raise Unmappable(note.read_text(encoding="utf-8", errors="replace"))
         try:
-            return plan(tree, analysis_text(source), path, self.exclude)
+            return plan(tree, analysis_text(source), path, self.exclude, self._analyses)
         except Unmappable as exc:
             if note is not None:
                 with contextlib.suppress(OSError):  # a cache that cannot be written costs time

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.coverage_analysis import reporters
+from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
@@ -426,7 +426,7 @@ class CoverageSession:
         return self._build(report, weight, time.perf_counter() - began)
 
     def _analysis_cache(self) -> Path | None:
-        return self._cache_dir / "analysis" if self._cache_dir is not None else None
+        return self._cache_dir / ANALYSES if self._cache_dir is not None else None
 
     def _build(self, report: dict[str, Any], weight: float, elapsed: float) -> EvalMetric:
         how = Provenance(

@@ -29,6 +29,8 @@ from typing import Any
 
 FORMAT = 1
 """Bumped whenever what is cached changes."""
+ANALYSES = "analysis"
+"""The folder under the probes' cache where the analyses are kept."""
 
 
 @contextlib.contextmanager
@@ -82,7 +84,6 @@ def _reporter_class(base: Any) -> Any:
 
 def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
     """coverage.py's ``PythonParser`` of ``filename`` after ``parse_source`` and ``arcs``."""
-    from coverage import __version__
     from coverage.exceptions import NoSource
     from coverage.parser import PythonParser
     from coverage.python import get_python_source
@@ -94,11 +95,7 @@ def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
     exclude = coverage._exclude_regex("exclude")
     entry = None
     if folder is not None:
-        key = hashlib.sha256(
-            "\0".join([text, filename, exclude or "", __version__, sys.version, str(FORMAT)])
-            .encode("utf-8", "surrogatepass")
-        ).hexdigest()
-        entry = folder / key[:2] / f"{key}.pickle"
+        entry = _entry(folder, text, filename, exclude)
         restored = _load(entry, PythonParser)
         if restored is not None:
             restored.text = text
@@ -110,6 +107,27 @@ def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
     if entry is not None:
         _store(entry, parser)
     return parser
+
+
+def remember(parser: Any, folder: Path) -> None:
+    """Keep ``parser`` (``parse_source`` and ``arcs`` done) for the report after the tests.
+
+    Branch probes place their arcs with the very parser coverage.py's reporter would build:
+    on a cold run it is kept instead of parsed twice. ``parser.filename`` must be the name
+    the reporter will use (the file's real path), else it is simply never found.
+    """
+    parser.exit_counts()
+    _store(_entry(folder, parser.text, parser.filename, parser.exclude), parser)
+
+
+def _entry(folder: Path, text: str, filename: str, exclude: str | None) -> Path:
+    from coverage import __version__
+
+    key = hashlib.sha256(
+        "\0".join([text, filename, exclude or "", __version__, sys.version, str(FORMAT)])
+        .encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return folder / key[:2] / f"{key}.pickle"
 
 
 def _load(entry: Path, kind: type) -> Any:

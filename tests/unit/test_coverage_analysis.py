@@ -7,6 +7,8 @@ warm one, a source edited behind the cache's back, other exclusions and a corrup
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import json
 import subprocess
 import sys
@@ -16,7 +18,8 @@ from typing import Any
 import coverage
 import pytest
 
-from pytest_confgate.collect.coverage_analysis import reporters
+from pytest_confgate.collect.branch_probes import BranchProbes, Unmappable
+from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
 
 SHAPES = '''\
 def classify(x):  # a docstring-free function of branches
@@ -172,3 +175,26 @@ def test_a_missing_source_fails_as_coverage_pys_own_reporter_does(root: Path) ->
     with pytest.raises(coverage.exceptions.NoSource) as cached:
         _report(root, root / "cache", cached=True)
     assert str(cached.value) == str(plain.value)
+
+
+def test_branch_probes_hand_their_analysis_to_the_report(root: Path) -> None:
+    """A cold run parses each file once: the parser that placed the probes is reported."""
+    folder = root / "cache"
+    _measure(root)
+    cov = coverage.Coverage(data_file=str(root / ".coverage"),
+                            config_file=str(root / ".coveragerc"))
+    cov.load()
+    # The importer may know the file by a link's name; the reporter, by its real path.
+    (root / "linked").symlink_to(root / "src", target_is_directory=True)
+    shapes = root / "linked" / "pkg" / "shapes.py"
+    source = shapes.read_bytes()
+    with contextlib.suppress(Unmappable):  # refused or not, the analysis is kept
+        BranchProbes(cov._exclude_regex("exclude"), folder).plan(
+            ast.parse(source), source, str(shapes)
+        )
+    (kept,) = sorted((folder / ANALYSES).rglob("*.pickle"))
+    plain = _report(root, None, cached=False)
+    assert _figures(_report(root, folder / ANALYSES, cached=True)) == _figures(plain)
+    reported = sorted((folder / ANALYSES).rglob("*.pickle"))
+    assert kept in reported
+    assert len(reported) == 3  # shapes.py's was found; __init__.py's and idle.py's added
