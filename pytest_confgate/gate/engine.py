@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_confgate.collect.coverage import CoverageSession
@@ -58,6 +58,8 @@ from pytest_confgate.report.json_report import printable_report
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
 _UNJUDGED = {"passed": None, "limit": None}
+STATE_DIR = ".confgate"
+"""The gate's state in the project: caches and runs, never the change's to write."""
 
 
 class GateRun:
@@ -416,8 +418,19 @@ class GateRun:
         return extra
 
     def _cache_dir(self) -> Path | None:
-        """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist."""
-        state = self.root / ".confgate"
+        """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist.
+
+        Nor when the change under review writes into ``.confgate/``: entries it committed
+        would be read as the gate's own (instrumented code, coverage.py's analyses, the
+        tools' findings). The run then measures everything afresh, and the machinery rule
+        names the files.
+        """
+        changes = self.change.changes
+        if changes is not None and any(
+            STATE_DIR in PurePosixPath(path).parts for path in changes.paths()
+        ):
+            return None
+        state = self.root / STATE_DIR
         try:
             state.mkdir(exist_ok=True)
             ignore = state / ".gitignore"

@@ -34,8 +34,12 @@ MACHINERY_FILES = (
     "**/.bandit",
     ".github/workflows/**",
     ".github/actions/**",
+    "**/.confgate/**",
 )
-"""Whole files that are machinery, wherever they are (ruff and pytest read nested ones too)."""
+"""Whole files that are machinery, wherever they are (ruff and pytest read nested ones too).
+
+``.confgate/`` is the gate's own state (caches keyed by content): a change that commits
+anything there is trying to hand the gate its evidence."""
 
 TOML_SECTIONS = (
     "tool.pytest",
