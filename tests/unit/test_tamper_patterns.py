@@ -146,6 +146,11 @@ CAUGHT = {
               "    data.write_bytes(b'')\n", "from pathlib import Path\n\n\n")],
         ("gate_report_written", "tests/test_calc.py", 6),
     ),
+    "the gate's cache written": (
+        [_tests("def test_add(tmp_path):\n    cache = Path('.confgate', 'cache', 'probes')\n"
+              "    (cache / 'x.pickle').write_bytes(b'')\n", "from pathlib import Path\n\n\n")],
+        ("gate_report_written", "tests/test_calc.py", 6),
+    ),
     "pytest patched": (
         [_tests("def test_add(monkeypatch):\n    monkeypatch.setattr(pytest, 'fail', print)\n",
               "import pytest\n\n\n")],

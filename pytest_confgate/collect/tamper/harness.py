@@ -94,9 +94,12 @@ def _exit_call(node: ast.Call, names: Names, raising: set[int]) -> list[Pattern]
 
 
 def report_file(text: str) -> bool:
-    """A path naming the gate's report or coverage.py's data (not its ``.coveragerc``)."""
-    name = text.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    """A path naming the gate's report, its state (``.confgate/``: caches the report is
+    built from) or coverage.py's data (not its ``.coveragerc``)."""
+    parts = text.replace("\\", "/").rstrip("/").split("/")
+    name = parts[-1]
     return ("confgate-report" in name or name in ("coverage.json", "coverage.xml")
+            or ".confgate" in parts
             or (name.startswith(".coverage") and not name.startswith(".coveragerc")))
 
 

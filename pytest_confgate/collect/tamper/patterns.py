@@ -16,8 +16,9 @@ the base lacks is all new), each pattern is a ``TamperFinding`` with file, line 
 - ``gate_escape``: test code that registers an ``atexit`` hook or calls ``os._exit`` or
   ``sys.exit`` (outside ``pytest.raises``), the paths by which a test run ends on its own
   terms after or around the gate;
-- ``gate_report_written``: test code that writes the gate's report (``confgate-report``) or
-  coverage data (``.coverage``, ``coverage.json``/``.xml``);
+- ``gate_report_written``: test code that writes the gate's report (``confgate-report``), its
+  state (anything under ``.confgate/``, whose caches the report is built from) or coverage
+  data (``.coverage``, ``coverage.json``/``.xml``);
 - ``harness_patched``: test code that patches ``pytest``, ``_pytest``, ``pluggy``,
   ``coverage`` or ``pytest_confgate`` (unless the project is that package);
 - ``shell_argv``: a shell started in argv form (``["sh", "-c", cmd]``, ``["cmd", "/c",
