@@ -47,6 +47,9 @@ _SCRUBBED_ENV = (
     "COVERAGE_PROCESS_START",
     "COVERAGE_CORE",
     "COV_CORE_SOURCE",
+    # A machine that sets it (this one does) recompiles every module of every run, the
+    # gate's own included: users' machines write bytecode.
+    "PYTHONDONTWRITEBYTECODE",
 )
 
 

@@ -14,7 +14,8 @@ each; the JSON file has every run's seconds and the machine's load average. Meas
 
 - full gate with the project's own coverage settings (no ``confgate.yml``: zero config, so
   click's ``branch = true`` holds) vs bare ``pytest`` (<= 1.15x) and vs ``pytest --cov`` with
-  the same settings (<= 0.75x);
+  the same settings (<= 0.75x), cold (a fresh CI checkout) and warm (the gate's caches kept,
+  as on a developer's next run or a CI job that restores ``.confgate/cache``);
 - full gate, line coverage (``branch: false`` forced; T0, default metrics) vs bare ``pytest``
   (<= 1.15x) and vs ``pytest --cov`` (<= 0.75x), cold and warm;
 - full gate, branch coverage (``branch: true`` forced) vs bare ``pytest`` (<= 1.15x) and vs
@@ -235,6 +236,7 @@ def _define_variants(bench: Bench) -> None:
                 engine=BRANCH_ENGINE if own_branch else LINES_ENGINE,
             ),
         ),
+        "gate, zero config, warm": Variant(bench.pytest("--confgate"), "", False),
         "pytest --cov": Variant(
             bench.pytest(*no_gate, *line_cov, f"--cov-report=json:{lines_json}")
         ),
@@ -297,6 +299,10 @@ def _ratios(bench: Bench) -> list[Row]:
     rows = [
         ratio("gate, zero config", "bare pytest", 1.15),
         ratio("gate, zero config", "pytest --cov, own settings", 0.75),
+        ratio("gate, zero config, warm", "bare pytest", 1.15),
+        ratio("gate, zero config, warm", "pytest --cov, own settings", 0.75),
+        ratio("gate, zero config", "bare pytest", 1.15, cpu),
+        ratio("gate, zero config, warm", "bare pytest", 1.15, cpu),
         ratio("gate, branches", "bare pytest", 1.15),
         ratio("gate, branches", "pytest --cov --cov-branch", 0.75),
         ratio("gate, lines", "bare pytest", 1.15),
