@@ -131,6 +131,8 @@ class Runner:
         log: list[str] = []
         status = 0
         for index, step in enumerate(action["runs"]["steps"]):
+            if "uses" in step:
+                continue  # GitHub's own actions (the caches): test_action_definition checks them
             if "pip install" in step["run"] or not condition(step.get("if"), inputs):
                 continue  # installed already (test_action_definition checks the text), or off
             files = {"GITHUB_PATH": commands / f"add_path_{index}",
@@ -236,7 +238,7 @@ def test_action_definition() -> None:
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {
         "command", "candidates", "baseline", "mode", "config", "pytest-args", "base-ref",
-        "comment", "github-token", "working-directory", "gate-result",
+        "comment", "github-token", "working-directory", "gate-result", "cache",
     }
     assert action["inputs"]["mode"]["default"] == "gate"  # issue 29: never `both` by default
     assert action["inputs"]["command"]["default"] == "gate"
@@ -249,13 +251,37 @@ def test_action_definition() -> None:
     }
     steps = action["runs"]["steps"]
     for step in steps:
+        if "uses" in step:
+            continue  # the caches: test_only_the_default_branch_saves_the_caches
         assert "${{" not in step["run"], f"an expression inside run: of {step['name']!r}"
         assert step["shell"] == "bash"
     assert steps[0]["run"].strip() == 'python -m pip install "$GITHUB_ACTION_PATH"'
-    gate = next(s for s in steps if "action_run" in s["run"])
+    gate = next(s for s in steps if "action_run" in s.get("run", ""))
     assert "GITHUB_TOKEN" not in gate.get("env", {}), "the change's tests must not get a token"
-    ranking = next(s for s in steps if "action_rank rank" in s["run"])
+    ranking = next(s for s in steps if "action_rank rank" in s.get("run", ""))
     assert "GITHUB_TOKEN" not in ranking.get("env", {}), "the candidates must not get a token"
+
+
+def test_only_the_default_branch_saves_the_caches() -> None:
+    """A pull request's code runs in the gate step: it may read the default branch's caches,
+    but a cache it could write would be read by a later run as the gate's own evidence."""
+    action = load_action()
+    steps = action["runs"]["steps"]
+    names = [s.get("uses", s.get("run", "")).split("@")[0] for s in steps]
+    restore = names.index("actions/cache/restore")
+    save = names.index("actions/cache/save")
+    gate = next(i for i, s in enumerate(steps) if "action_run" in s.get("run", ""))
+    assert restore < gate < save
+    for index in (restore, save):
+        step = steps[index]
+        assert step["with"]["path"] == "${{ inputs.working-directory }}/.confgate/cache"
+        assert "token" not in str(step["with"]).lower()
+        assert "inputs.cache == 'true'" in step["if"]
+        assert "inputs.mode != 'publish'" in step["if"]
+    assert "github.event_name == 'push'" in steps[save]["if"]
+    assert "github.event.repository.default_branch" in steps[save]["if"]
+    assert "github." not in steps[restore]["if"]
+    assert action["inputs"]["cache"]["default"] == "true"
 
 
 def test_the_action_gates_publishes_and_keeps_one_comment(
