@@ -20,7 +20,8 @@ each; the JSON file has every run's seconds and the machine's load average. Meas
   (<= 1.15x) and vs ``pytest --cov`` (<= 0.75x), cold and warm;
 - full gate, branch coverage (``branch: true`` forced) vs bare ``pytest`` (<= 1.15x) and vs
   ``pytest --cov --cov-branch`` (<= 0.75x);
-- pull-request gate (``scope: changed``, one changed module) vs bare ``pytest`` (<= 1.10x);
+- pull-request gate (``scope: changed``, one changed module, the project's own branch setting)
+  vs bare ``pytest`` (<= 1.10x);
 - lint + security on a warm re-run vs a cold one (<= 10%); plugin start-up overhead (<= 15 ms);
 - in the same run: the gate's figures against coverage.py's own (pytest-cov's JSON report:
   lines, and branches where measured) in all three settings, the engine each used (branch
@@ -66,14 +67,18 @@ GIT_ENV = {
 }
 
 
-def gate_config(sources: tuple[str, ...], *, branch: bool, changed: bool = False) -> str:
-    """The gate's configuration: T0, the default metrics, the benchmark's sources."""
+def gate_config(sources: tuple[str, ...], *, branch: bool | None, changed: bool = False) -> str:
+    """The gate's configuration: T0, the default metrics, the benchmark's sources.
+
+    ``branch=None`` leaves branch coverage to the project's own coverage settings.
+    """
     scope = "changed" if changed else "all"
     base = "base_ref: main\n" if changed else ""
+    forced = "" if branch is None else f"branch: {str(branch).lower()}, "
     return (
         f"{base}source: {json.dumps(list(sources))}\ngate:\n  risk_tier: T0\n  metrics:\n"
         f"    - {{type: test_pass_rate}}\n"
-        f"    - {{type: test_coverage, branch: {str(branch).lower()}, scope: {scope}}}\n"
+        f"    - {{type: test_coverage, {forced}scope: {scope}}}\n"
         f"    - {{type: lint_score, scope: {scope}}}\n"
         f"    - {{type: security_score, scope: {scope}}}\n"
     )
@@ -258,7 +263,7 @@ def _define_variants(bench: Bench) -> None:
         ),
         "gate, pull request": Variant(
             bench.pytest("--confgate"),
-            gate_config(sources, branch=False, changed=True),
+            gate_config(sources, branch=None, changed=True),
             after=lambda: _require_pull_request_mode(bench),
         ),
     }
@@ -357,7 +362,10 @@ def _require_pull_request_mode(bench: Bench) -> None:
     report = bench.report()
     details = bench.coverage_details()
     change = report.get("change") or {}
-    if change.get("config_changed") or details.get("engine") != LINES_ENGINE:
+    branch = _own_settings(bench)[0]
+    engine = BRANCH_ENGINE if branch else LINES_ENGINE
+    if (change.get("config_changed") or details.get("engine") != engine
+            or bool(details.get("branch")) != branch):
         raise SystemExit(f"PR mode was not measured: change={change}, coverage={details}")
 
 
