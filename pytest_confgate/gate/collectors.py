@@ -132,12 +132,15 @@ def _lint_job(
     sources: list[Path],
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
+    *,
+    cached_only: bool = False,
 ) -> EvalMetric:
     lint = partial(
         collect_lint_score,
         command=config.command,
         timeout_s=config.timeout_s,
         max_output_bytes=config.max_output_bytes,
+        cached_only=cached_only,
     )
     return _revealing(lint, "noqa", root, sources, cache_dir, analysis)
 
@@ -148,6 +151,8 @@ def _security_job(
     sources: list[Path],
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
+    *,
+    cached_only: bool = False,
 ) -> EvalMetric:
     scan = partial(
         collect_security_score,
@@ -156,6 +161,7 @@ def _security_job(
         command=config.command,
         timeout_s=config.timeout_s,
         max_output_bytes=config.max_output_bytes,
+        cached_only=cached_only,
     )
     return _revealing(scan, "nosec", root, sources, cache_dir, analysis)
 
@@ -306,6 +312,9 @@ def _path_floors(
     return metric.model_copy(update={"details": {**metric.details, "paths": paths}})
 
 
+CACHED = {"lint_score": "ruff", "security_score": "bandit"}
+"""Background metrics whose tool keeps a per-file cache (``tool_cache``), by the tool's name:
+a warm run answers them from it without the helper process (``background._from_cache``)."""
 BACKGROUND: dict[str, BackgroundJob] = {
     "lint_score": _lint_job,
     "security_score": _security_job,

@@ -231,7 +231,7 @@ class GateRun:
         seconds = self._tools.running_for() if self._tools is not None else None
         if self._tools is None or seconds is None:
             return None
-        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.kinds)
+        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.helper_kinds)
         return f"confgate: waiting for {names} ({seconds:.0f} s)"
 
     def stop_tracing(self) -> None:
