@@ -23,16 +23,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
-from pytest_confgate.collect.tamper import ChangeAnalysis
-from pytest_confgate.config import MetricConfig
 from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
 from pytest_confgate.processes import kill_process_group, tail
+
+if TYPE_CHECKING:  # the tamper analysis is imported where a change is analysed, not before
+    from pydantic import TypeAdapter
+
+    from pytest_confgate.collect.tamper import ChangeAnalysis
 
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 """Variables that would make coverage.py measure the helper itself."""
@@ -181,14 +182,18 @@ def _error(kind: str, reason: str) -> EvalMetric:
     return EvalMetric(type=kind, status=MetricStatus.ERROR, reason=f"{kind}: {reason}")
 
 
-_CHANGES: TypeAdapter[ChangeSet | None] = TypeAdapter(ChangeSet | None)
+@cache
+def _changes() -> TypeAdapter[ChangeSet | None]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(ChangeSet | None)
 
 
 def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
     if analysis is None:
         return None
     return {
-        "changes": _CHANGES.dump_python(analysis.changes, mode="json"),
+        "changes": _changes().dump_python(analysis.changes, mode="json"),
         "error": analysis.error,
         "watch": list(analysis.watch),
     }
@@ -197,12 +202,19 @@ def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
 def _analysis_from(root: Path, raw: Mapping[str, Any] | None) -> ChangeAnalysis | None:
     if raw is None:
         return None
-    changes = _CHANGES.validate_python(raw["changes"])
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+
+    changes = _changes().validate_python(raw["changes"])
     return ChangeAnalysis(root, changes, raw["error"], watch=tuple(raw["watch"]))
 
 
 def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     """In the helper: run every requested collector at once, as the threads used to."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pydantic import TypeAdapter
+
+    from pytest_confgate.config import MetricConfig
     from pytest_confgate.gate.collectors import BACKGROUND
 
     adapter: TypeAdapter[Any] = TypeAdapter(MetricConfig)

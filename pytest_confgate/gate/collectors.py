@@ -16,21 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pytest_confgate.collect.checklist import collect_checklist
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.integrity import integrity_metric, with_replay
-from pytest_confgate.collect.lint import collect_lint_score
-from pytest_confgate.collect.requirements import (
-    Requirement,
-    load_requirements,
-    requirement_metric,
-)
-from pytest_confgate.collect.security import collect_security_score
-from pytest_confgate.collect.tamper import ChangeAnalysis
 from pytest_confgate.collect.tests import pass_rate_metric
-from pytest_confgate.collect.unsuppressed import Hidden, reveal
 from pytest_confgate.config import (
     ChecklistMetricConfig,
     CoverageMetricConfig,
@@ -51,6 +39,14 @@ from pytest_confgate.gate.change import (
 )
 from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
+
+if TYPE_CHECKING:
+    # Each collector imports its tool's module when it runs: a run imports what it measures
+    # (issue 26), and the helper process what it runs.
+    from pytest_confgate.collect.coverage import CoverageSession
+    from pytest_confgate.collect.requirements import Requirement
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+    from pytest_confgate.collect.unsuppressed import Hidden
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
 """Requirement id -> (test id, passed) of each test linked to it."""
@@ -110,6 +106,8 @@ def change_analysis(gate: GateConfig, root: Path, change: ChangeView) -> ChangeA
     """The tamper analysis of the change, computed on first use; None without a base."""
     if change.base_ref is None:
         return None
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+
     config = gate.metric("test_integrity")
     watch = config.suppressions if isinstance(config, IntegrityMetricConfig) else ()
     return ChangeAnalysis(root, change.changes, change.error, watch=tuple(watch))
@@ -119,11 +117,16 @@ def load_requirement_files(
     metrics: Sequence[MetricConfig], root: Path
 ) -> dict[str, list[Requirement]]:
     """Read requirement files up front, so a broken one stops the run before any test."""
-    return {
-        config.requirements: load_requirements(root / config.requirements)
+    named = [
+        config.requirements
         for config in metrics
         if isinstance(config, RequirementMetricConfig) and config.requirements is not None
-    }
+    ]
+    if not named:
+        return {}
+    from pytest_confgate.collect.requirements import load_requirements
+
+    return {name: load_requirements(root / name) for name in named}
 
 
 def _lint_job(
@@ -135,6 +138,8 @@ def _lint_job(
     *,
     cached_only: bool = False,
 ) -> EvalMetric:
+    from pytest_confgate.collect.lint import collect_lint_score
+
     lint = partial(
         collect_lint_score,
         command=config.command,
@@ -154,6 +159,8 @@ def _security_job(
     *,
     cached_only: bool = False,
 ) -> EvalMetric:
+    from pytest_confgate.collect.security import collect_security_score
+
     scan = partial(
         collect_security_score,
         min_severity=config.min_severity,
@@ -181,6 +188,8 @@ def _revealing(
     hidden = _hidden(analysis, directive, root, sources)
     if not hidden or not metric.available:
         return metric
+    from pytest_confgate.collect.unsuppressed import reveal
+
     files = [root / name for name in hidden]
     unmasked = measure(root, files, extra_args=(f"--ignore-{directive}",))
     return reveal(metric, unmasked, hidden, f"# {directive}")
@@ -206,12 +215,16 @@ def _integrity_job(
     _cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
+    from pytest_confgate.collect.integrity import integrity_metric
+
     return integrity_metric(config, analysis)
 
 
 def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     if not isinstance(config, IntegrityMetricConfig):
         return None
+    from pytest_confgate.collect.integrity import integrity_metric, with_replay
+
     pending = evidence.background
     if pending is not None and config.type in pending.kinds:
         metric = pending.result(config.type)  # the helper is done: no tool reads the tree now
@@ -228,6 +241,8 @@ def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:
 def _checklist(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     if not isinstance(config, ChecklistMetricConfig):
         return None
+    from pytest_confgate.collect.checklist import collect_checklist
+
     return collect_checklist(config, evidence.root, evidence.environ)
 
 
@@ -236,6 +251,8 @@ def _requirements(config: MetricConfig, evidence: Evidence) -> EvalMetric | None
         return None
     if config.requirements is None:  # only a loop's entry can lack it (config.tasks)
         return EvalMetric(type=config.type, status=MetricStatus.ERROR, reason=NO_REQUIREMENTS)
+    from pytest_confgate.collect.requirements import requirement_metric
+
     requirements = evidence.requirements[config.requirements]
     return requirement_metric(requirements, evidence.links, source=config.requirements)
 

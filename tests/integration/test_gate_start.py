@@ -120,3 +120,50 @@ def test_a_file_edited_since_the_last_run_starts_the_helper_and_is_measured_agai
     report = read_report(project)
     assert metric(report, "security_score")["details"]["cache"] == {"hits": 0, "misses": 1}
     assert metric(report, "security_score")["value"] == 0.0
+
+
+IMPORTED = """
+import sys
+
+WATCHED = (
+    "pytest_confgate.collect.tamper", "pytest_confgate.github.api",
+    "pytest_confgate.collect.lint", "pytest_confgate.collect.security",
+    "pytest_confgate.collect.checklist", "pytest_confgate.collect.requirements",
+    "pytest_confgate.gate.background", "pytest_confgate.collect.coverage",
+)
+
+
+def pytest_sessionfinish(session):
+    with open("imported.txt", "w") as handle:
+        handle.write(",".join(m for m in WATCHED if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize(
+    ("metrics", "imported"),
+    [
+        pytest.param(
+            "[{type: test_pass_rate}, {type: test_coverage, min: 0.5}]",
+            "pytest_confgate.collect.coverage",
+            id="tests-and-coverage",
+        ),
+        # Cold: the helper process runs ruff and bandit, so this process imports neither.
+        pytest.param(
+            "[{type: test_pass_rate}, {type: lint_score}, {type: security_score}]",
+            "pytest_confgate.gate.background",
+            id="tools-cold",
+        ),
+    ],
+)
+def test_a_run_imports_only_what_its_metrics_use(
+    project: pytest.Pytester, metrics: str, imported: str
+) -> None:
+    """Issue 26: the tamper analysis, the GitHub client, the tools' collectors and coverage
+    were imported by every run, used or not; each is imported where it is used."""
+    project.makeconftest(IMPORTED)
+    write_config(project, f"source: [calc]\ngate:\n  risk_tier: T0\n  metrics: {metrics}\n")
+
+    result = project.runpytest_subprocess("--confgate", "-p", "no:cacheprovider")
+
+    assert result.ret == 0
+    assert (project.path / "imported.txt").read_text(encoding="utf-8") == imported
