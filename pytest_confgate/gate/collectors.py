@@ -31,13 +31,6 @@ from pytest_confgate.config import (
 )
 from pytest_confgate.config.metrics import NO_REQUIREMENTS
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.gate.change import (
-    ChangeView,
-    is_source_file,
-    narrow_coverage,
-    narrow_findings,
-)
-from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
 
 if TYPE_CHECKING:
@@ -47,6 +40,7 @@ if TYPE_CHECKING:
     from pytest_confgate.collect.requirements import Requirement
     from pytest_confgate.collect.tamper import ChangeAnalysis
     from pytest_confgate.collect.unsuppressed import Hidden
+    from pytest_confgate.gate.change import ChangeView
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
 """Requirement id -> (test id, passed) of each test linked to it."""
@@ -205,6 +199,8 @@ def _hidden(
         ranges = analysis.report().hidden_lines(directive)
     except EvidenceError:
         return {}  # test_integrity reports why the change could not be read
+    from pytest_confgate.gate.change import is_source_file  # the helper reads no config file
+
     return {name: lines for name, lines in ranges.items() if is_source_file(root / name, sources)}
 
 
@@ -263,6 +259,8 @@ def _coverage(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
         return _from_background(config, evidence)
     metric = session.metric()
     if getattr(config, "scope", "all") == "changed":
+        from pytest_confgate.gate.change import narrow_coverage
+
         metric = narrow_coverage(metric, evidence.change, session.files_by_root())
     else:
         metric = metric.model_copy(update={"details": {**metric.details, "scope": "all"}})
@@ -298,6 +296,8 @@ def _from_background(config: MetricConfig, evidence: Evidence) -> EvalMetric | N
         return None
     metric = pending.result(config.type)
     if getattr(config, "scope", "all") == "changed":
+        from pytest_confgate.gate.change import narrow_findings
+
         metric = narrow_findings(metric, evidence.change, evidence.sources, evidence.root)
     return metric
 
@@ -308,6 +308,8 @@ def _path_floors(
     """Per-path coverage for ``paths:`` floors, over the same lines the metric judged."""
     if not config.paths or not metric.available or evidence.coverage is None:
         return metric
+    from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
+
     files = evidence.coverage.files_by_root()
     changes = evidence.change.changes
     if config.scope == "changed" and changes is not None:
