@@ -8,9 +8,10 @@ in a helper process while the tests run, so their cost hides behind the tests (S
 from __future__ import annotations
 
 import datetime as dt
+import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_confgate.collect.provenance import collect_provenance
 from pytest_confgate.collect.sources import resolve_sources, without_tests
@@ -52,7 +53,7 @@ from pytest_confgate.paths import printable
 from pytest_confgate.report.display import line_ranges
 from pytest_confgate.report.json_report import printable_report
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
     from pytest_confgate.collect.coverage import CoverageSession
     from pytest_confgate.collect.line_probes import AssertRewriting
