@@ -173,6 +173,8 @@ def _from_cache(
         metric = BACKGROUND[config.type](config, root, sources, cache_dir, None, cached_only=True)
     except CacheMiss:
         return None
+    except Exception:  # only a shortcut: whatever breaks it, the helper measures as before
+        return None
     if metric.status is not MetricStatus.OK:
         return None
     return EvalMetric.model_validate(json.loads(json.dumps(metric.model_dump(mode="json"))))
