@@ -66,9 +66,13 @@ class BanditReport(BaseModel):
 
 
 def default_bandit_command() -> list[str] | None:
-    """The bandit installed beside us (``python -m bandit``), else one on PATH, else None."""
+    """The bandit installed beside us (``python -m bandit``), else one on PATH, else None.
+
+    The interpreter is spelled without ``..``: a Python started as ``../venv/bin/python``
+    keeps them, the helper process it starts does not, and the report names one command.
+    """
     if importlib.util.find_spec("bandit") is not None:
-        return [sys.executable, "-m", "bandit"]
+        return [os.path.normpath(sys.executable), "-m", "bandit"]
     found = shutil.which("bandit")
     return [found] if found else None
 

@@ -8,6 +8,7 @@ by ``benchmarks/fixed_cost.py``, never here.
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -167,3 +168,27 @@ def test_a_run_imports_only_what_its_metrics_use(
 
     assert result.ret == 0
     assert (project.path / "imported.txt").read_text(encoding="utf-8") == imported
+
+
+def test_a_warm_run_names_the_bandit_command_as_the_helper_did_however_python_was_started(
+    project: pytest.Pytester,
+) -> None:
+    """Python started as ``../../venv/bin/python`` keeps the ``..`` in ``sys.executable``, and
+    the helper process it starts does not: the cached answer must spell bandit's command as
+    the helper's cold run did, or the same project's report changes between runs."""
+    write_config(project, TOOLS)
+    python = os.path.relpath(sys.executable, project.path)
+    assert python.startswith("..")
+
+    def security() -> dict[str, Any]:
+        result = project.run(python, "-m", "pytest", "--confgate", "-p", "no:cacheprovider")
+        assert result.ret == 0
+        return metric(read_report(project), "security_score")
+
+    cold, warm = security(), security()
+
+    assert (cold["details"]["cache"], warm["details"]["cache"]) == (
+        {"hits": 0, "misses": 1},
+        {"hits": 1, "misses": 0},
+    )
+    assert warm["details"]["command"] == cold["details"]["command"]
