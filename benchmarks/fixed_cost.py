@@ -11,17 +11,18 @@ user's would. Each round runs, interleaved, bare ``pytest -p no:confgate`` and `
 run), ``pytest --confgate`` cold (caches removed first), and warm with the sample's config but
 ``branch: false`` (line probes instead of coverage.py's tracer). The table gives medians of wall and
 CPU seconds (user + system of pytest and every child process, the tools' helper included) and
-the ratio to bare beside the target (gate <= 1.30x bare). ``--profile`` adds one cProfile run
-of the gate, with the time of each phase: start-up (configuration, git, starting the tools'
-helper and coverage), the tests, and the finish (waiting for the tools, coverage reporting,
-writing the report).
+the ratio to bare beside the target (gate <= 1.30x bare). ``--profile`` adds where a warm gate
+run's CPU goes, from stack samples (``_sampling``; cProfile would change the engine the gate
+measures with): start-up (configuration, git, the tools' cached answers or their helper,
+coverage), the imports under the gate, the tests, and the finish (coverage reporting, writing
+the report).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
-import pstats
 import shutil
 import statistics
 import subprocess
@@ -31,19 +32,29 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _realproject as rp  # siblings, found through the line above
+from _sampling import IMPORTING
 from gate_speed import DEFAULT_CACHE, GIT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample-project"
 TARGET = 1.30
 PHASES = {
-    "start-up: the plugin (config, git, GateRun)": ("plugin.py", "create"),
-    "start-up: the tools' helper and coverage": ("plugin.py", "begin"),
-    "  of which importing the gate": ("engine.py", "<module>"),
-    "  of which coverage.py's start": ("coverage.py", "start"),
-    "finish (tools, coverage report, report files)": ("plugin.py", "pytest_sessionfinish"),
-    "  of which waiting for ruff and bandit": ("background.py", "_wait"),
-    "per test (between_tests hook)": ("plugin.py", "pytest_runtest_logfinish"),
+    "start-up: the plugin (config, git, GateRun)": "pytest_confgate/plugin.py:create",
+    "start-up: the tools and coverage": "pytest_confgate/plugin.py:begin",
+    "  of which the tools (cached answers, or starting the helper)":
+        "pytest_confgate/gate/background.py:start",
+    "  of which coverage's start (probes, coverage.py)":
+        "pytest_confgate/collect/coverage.py:start",
+    "importing, under the gate (all phases)": IMPORTING,
+    "  of which pydantic and the report models": "pytest_confgate/models.py:<module>",
+    "  of which the configuration models": "pytest_confgate/config/__init__.py:<module>",
+    "  of which coverage.py": "coverage/__init__.py:<module>",
+    "finish (tools, coverage report, report files)":
+        "pytest_confgate/plugin.py:pytest_sessionfinish",
+    "  of which coverage.py's report": "coverage/control.py:json_report",
+    "  of which waiting for the helper (ruff, bandit)": "pytest_confgate/gate/background.py:_wait",
+    "per test (between_tests hook)": "pytest_confgate/plugin.py:pytest_runtest_logfinish",
+    "terminal summary": "pytest_confgate/plugin.py:pytest_terminal_summary",
 }
 
 
@@ -90,7 +101,7 @@ def main() -> int:
         print(f"| {name} | {w:.2f} s | {w / base_wall:.2f}x | {c:.2f} s | {c / base_cpu:.2f}x "
               f"| {target} |")
     if args.profile:
-        _profile(project, python, env)
+        _profile(project, python, env, args.rounds)
     return 0
 
 
@@ -110,24 +121,32 @@ def _prepare(cache: Path) -> tuple[Path, str]:
         subprocess.run([*git, *step], cwd=project, env=env, check=True, capture_output=True)
         if step == ["init", "-q"]:
             (project / ".git" / "info" / "exclude").write_text(
-                "confgate-report.json\n.confgate/\n*.prof\nconfgate-lines.yml\n", encoding="utf-8"
+                "confgate-report.json\n.confgate/\n*.samples.json\nconfgate-lines.yml\n",
+                encoding="utf-8",
             )
     return project, python
 
 
-def _profile(project: Path, python: str, env: dict[str, str]) -> None:
-    out = project / "gate.prof"
-    argv = [python, "-m", "cProfile", "-o", str(out), "-m", "pytest", "-q", "-p",
-            "no:cacheprovider", "--confgate"]
-    rp.run(argv, cwd=project, env=env).require()
-    stats = pstats.Stats(str(out))
-    total = stats.total_tt  # type: ignore[attr-defined]
-    print(f"\none gate run under cProfile: {total:.2f} s (profiling inflates every figure)")
-    entries = stats.stats  # type: ignore[attr-defined]
-    for label, (file_part, func) in PHASES.items():
-        seconds = max((v[3] for (filename, _line, name), v in entries.items()
-                       if filename.endswith(file_part) and name == func), default=0.0)
-        print(f"  {label}: {seconds:.2f} s")
+def _profile(project: Path, python: str, env: dict[str, str], rounds: int) -> None:
+    """Where a warm gate run's CPU goes, from stack samples of ``rounds`` runs (``_sampling``:
+    cProfile would make the probes refuse the modules and time coverage.py's tracer instead)."""
+    sampler = str(Path(__file__).resolve().parent / "_sampling.py")
+    samples, cpu = 0, 0.0
+    inclusive: dict[str, int] = {}
+    for index in range(rounds):
+        out = project / f"gate-{index}.samples.json"
+        argv = [python, sampler, str(out), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                "--confgate"]
+        cpu += rp.run(argv, cwd=project, env=env).require().cpu_seconds
+        data = json.loads(out.read_text(encoding="utf-8"))
+        samples += data["samples"]
+        for key, count in data["inclusive"].items():
+            inclusive[key] = inclusive.get(key, 0) + count
+    per_sample = cpu / rounds / max(samples / rounds, 1)
+    print(f"\none warm gate run, stack-sampled ({rounds} runs, {samples} samples): "
+          f"{cpu / rounds:.2f} s CPU, the helper included")
+    for label, key in PHASES.items():
+        print(f"  {label}: {inclusive.get(key, 0) / rounds * per_sample:.3f} s")
 
 
 def _arguments() -> argparse.Namespace:

@@ -11,6 +11,7 @@ and the caller traces with coverage.py instead.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -49,26 +50,63 @@ class FileSelection:
             return f"this coverage.py cannot tell which files it measures ({exc})"
         return cls(inorout, canonical_filename)
 
-    def wants(self, filename: str, module: str) -> bool:
-        """Whether coverage.py's tracer would record ``filename``, imported as ``module``."""
+    def wants(self, filename: str, module: str, canonical: str | None = None) -> bool:
+        """Whether coverage.py's tracer would record ``filename``, imported as ``module``
+        (``canonical``: its canonical name, when the caller knows it already)."""
         known = self._cache.get(filename)
         if known is None:
             frame = SimpleNamespace(f_globals={"__name__": module})
-            canonical = self._canonical(filename)
+            canonical = canonical or self._canonical(filename)
             known = self._inorout.check_include_omit_etc(canonical, frame) is None
             self._cache[filename] = known
         return known
 
     def imported(self) -> dict[str, str]:
-        """Measured modules imported already, ``{canonical file: module name}``."""
+        """Measured modules imported already, ``{canonical file: module name}``.
+
+        Hundreds of modules are imported by now, from a few dozen folders, and resolving
+        each file's name walks every folder above it: each folder is resolved once instead.
+        """
         found = {}
+        folders: dict[str, str] = {}
         for name, module in list(sys.modules.items()):
             filename = getattr(module, "__file__", None)
             if not isinstance(filename, str) or not filename.endswith((".py", ".pyw")):
                 continue
-            if self.wants(filename, name):
-                found[self._canonical(filename)] = name
+            canonical = self._canonical_by_folder(filename, folders)
+            if self._outside_source_folders(canonical):
+                self._cache.setdefault(filename, False)
+            elif self.wants(filename, name, canonical):
+                found[canonical] = name
         return found
+
+    def _outside_source_folders(self, canonical: str) -> bool:
+        """Whether a resolved name lies outside every ``source`` folder when only folders
+        select (no ``source_pkgs``): coverage.py's own check would say so too, after
+        resolving the name once more (its ``TreeMatcher``), for each of hundreds of modules.
+        """
+        inorout = self._inorout
+        matcher = getattr(inorout, "source_match", None)
+        paths = getattr(matcher, "paths", None)
+        if getattr(inorout, "source_pkgs_match", None) or not matcher:
+            return False  # anything else is asked of coverage.py itself
+        if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
+            return False
+        return not any(
+            canonical.startswith(path) and (canonical == path or canonical[len(path)] == os.sep)
+            for path in paths
+        )
+
+    def _canonical_by_folder(self, filename: str, folders: dict[str, str]) -> str:
+        """coverage.py's canonical name of ``filename``: on a case-sensitive system, that of
+        its folder and its own name unless the file itself is a symbolic link."""
+        folder, name = os.path.split(filename)
+        if sys.platform == "win32" or not os.path.isabs(filename) or os.path.islink(filename):
+            return str(self._canonical(filename))
+        real = folders.get(folder)
+        if real is None:
+            real = folders[folder] = str(self._canonical(folder))
+        return os.path.join(real, name)
 
     def unexecuted_candidates(self) -> list[str]:
         """Every file coverage.py would report at 0% if it never ran (its own search)."""
@@ -82,7 +120,6 @@ class FileSelection:
         coverage.py would measure, found without importing them (its own search lists them
         only once imported)."""
         import importlib.util
-        import os
 
         found = set()
         for package in getattr(self._inorout, "source_pkgs", []):
@@ -110,7 +147,6 @@ class FileSelection:
     def archived_files(self) -> list[str]:
         """Python files inside zip archives under the source folders that coverage.py would
         measure: ``zipimport`` loads them, so probes never can; they need the tracer."""
-        import os
         import zipfile
 
         found = set()

@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pytest_confgate.collect._tool import display_path, tool_version
 from pytest_confgate.collect.sources import undecodable_names
 from pytest_confgate.collect.tool_cache import (
+    CacheMiss,
     ToolCache,
     cached_tool_version,
     chunked,
@@ -87,6 +88,7 @@ def collect_lint_score(
     cache_dir: Path | None = None,
     extra_args: tuple[str, ...] = (),
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    cached_only: bool = False,
 ) -> EvalMetric:
     """Run ruff on ``paths`` and score files with no violation / files checked.
 
@@ -96,7 +98,10 @@ def collect_lint_score(
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-noqa``) go to the check run, uncached.
     A run that prints more than ``max_output_bytes`` is killed and the metric is an error.
+    ``cached_only`` answers only from the cache: ``CacheMiss`` before ruff checks any file.
     """
+    if cached_only and (cache_dir is None or extra_args):
+        raise CacheMiss("ruff: no cache to answer from")
     root = root.resolve()
     prefix = list(command) if command is not None else default_ruff_command()
     if prefix is None:
@@ -119,7 +124,7 @@ def collect_lint_score(
     try:
         if cache_dir is None or extra_args:
             return _measure(run, paths, prefix, argv, weight, details)
-        return _measure_cached(run, paths, prefix, weight, details, cache_dir)
+        return _measure_cached(run, paths, prefix, weight, details, cache_dir, cached_only)
     except ToolMissing as exc:
         reason = f"{exc}: install ruff (`pip install ruff`) or fix the lint metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
@@ -201,6 +206,7 @@ def _measure_cached(
     weight: float,
     details: dict[str, Any],
     cache_dir: Path,
+    cached_only: bool = False,
 ) -> EvalMetric:
     """List first (a broken config fails here, cached or not), then check only the misses."""
     root = run.root
@@ -225,6 +231,8 @@ def _measure_cached(
         else:
             findings.extend(cached)
     details["cache"] = cache.stats()  # also on an error below
+    if cached_only and (misses or version is None):
+        raise CacheMiss(f"ruff: {len(misses)} file(s) not in the cache")
     fresh = _check_files(run, prefix, misses)
     findings.extend(fresh)
     if version is not None:

@@ -25,7 +25,13 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.collect._bandit_files import bandit_targets
 from pytest_confgate.collect._tool import display_path, tool_version
-from pytest_confgate.collect.tool_cache import ToolCache, chunked, digest_files, sha256_file
+from pytest_confgate.collect.tool_cache import (
+    CacheMiss,
+    ToolCache,
+    chunked,
+    digest_files,
+    sha256_file,
+)
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
@@ -60,9 +66,13 @@ class BanditReport(BaseModel):
 
 
 def default_bandit_command() -> list[str] | None:
-    """The bandit installed beside us (``python -m bandit``), else one on PATH, else None."""
+    """The bandit installed beside us (``python -m bandit``), else one on PATH, else None.
+
+    The interpreter is spelled without ``..``: a Python started as ``../venv/bin/python``
+    keeps them, the helper process it starts does not, and the report names one command.
+    """
     if importlib.util.find_spec("bandit") is not None:
-        return [sys.executable, "-m", "bandit"]
+        return [os.path.normpath(sys.executable), "-m", "bandit"]
     found = shutil.which("bandit")
     return [found] if found else None
 
@@ -79,6 +89,7 @@ def collect_security_score(
     cache_dir: Path | None = None,
     extra_args: tuple[str, ...] = (),
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+    cached_only: bool = False,
 ) -> EvalMetric:
     """Run bandit on ``paths``; score files with no finding at/above both thresholds / scanned.
 
@@ -88,7 +99,11 @@ def collect_security_score(
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-nosec``) are passed on, uncached.
     A run that prints more than ``max_output_bytes`` is killed and the metric is an error.
+    ``cached_only`` answers only from the cache, without starting any process: ``CacheMiss``
+    when bandit (or ``command --version``) would have to run.
     """
+    if cached_only and (cache_dir is None or extra_args or command is not None):
+        raise CacheMiss("bandit: no cache to answer from without starting it")
     thresholds = (_level("min_severity", min_severity), _level("min_confidence", min_confidence))
     root = root.resolve()
     prefix = list(command) if command is not None else default_bandit_command()
@@ -105,6 +120,8 @@ def collect_security_score(
         cache_dir = None if extra_args else cache_dir
         targets = bandit_targets(root, paths, config_args) if cache_dir and paths else None
         if cache_dir is None or targets is None:  # no cache, or a config discovery cannot model
+            if cached_only:
+                raise CacheMiss("bandit: its configuration is read by bandit alone")
             limits = (timeout_s, max_output_bytes)
             metric = _measure(root, paths, prefix, command is None, argv, limits, weight, details)
             if cache_dir is not None:
@@ -112,7 +129,8 @@ def collect_security_score(
                 metric = metric.model_copy(update={"details": details})
             return metric
         run = _CachedRun(root, prefix, config_args, (timeout_s, max_output_bytes), cache_dir)
-        return run.measure(targets, _bandit_version(prefix, command is None, root), weight, details)
+        version = _bandit_version(prefix, command is None, root, cached_only=cached_only)
+        return run.measure(targets, version, weight, details, cached_only=cached_only)
     except ToolMissing as exc:
         reason = f"{exc}: install bandit (`pip install bandit`) or fix the metric's `command`"
         return _not_ok(weight, MetricStatus.UNAVAILABLE, reason, details)
@@ -204,7 +222,13 @@ class _CachedRun:
         (self.timeout_s, self.max_output_bytes), self.cache_dir = limits, cache
 
     def measure(
-        self, targets: list[str], version: str | None, weight: float, details: dict[str, Any]
+        self,
+        targets: list[str],
+        version: str | None,
+        weight: float,
+        details: dict[str, Any],
+        *,
+        cached_only: bool = False,
     ) -> EvalMetric:
         started = time.perf_counter()
         details["version"] = version
@@ -225,6 +249,8 @@ class _CachedRun:
                 findings.extend(cached)
                 scanned.add(name)
         details["cache"] = cache.stats()  # also on an error below
+        if cached_only and (misses or version is None):
+            raise CacheMiss(f"bandit: {len(misses)} file(s) not in the cache")
         if misses:  # nothing changed: bandit is not even started
             fresh, fresh_scanned = self._scan([spelled[name] for name in misses], cache, digests)
             findings.extend(fresh)
@@ -282,12 +308,16 @@ def _require_exit_code(returncode: int, stderr_tail: str) -> None:
         )
 
 
-def _bandit_version(prefix: list[str], ours: bool, root: Path) -> str | None:
+def _bandit_version(
+    prefix: list[str], ours: bool, root: Path, *, cached_only: bool = False
+) -> str | None:
     if ours:
         try:
             return importlib.metadata.version("bandit")
         except importlib.metadata.PackageNotFoundError:
             pass
+    if cached_only:
+        raise CacheMiss("bandit: its version needs `bandit --version`")
     return tool_version([*prefix, "--version"], cwd=root)
 
 

@@ -18,7 +18,6 @@ import re
 from collections.abc import Mapping
 
 from pytest_confgate.exceptions import ConfgateError
-from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import is_pull_request_run, pull_request
 from pytest_confgate.github.reviews import (
     BOT_REASON,
@@ -67,6 +66,8 @@ def collect_signoffs(environ: Mapping[str, str], approvers: list[str]) -> Signof
     env_ignored = ignored_env_signoffs(
         environ, f"{ENV_SIGNOFFS} is ignored on a pull request: only reviews count there"
     )
+    from pytest_confgate.github.api import GitHubClient  # HTTP, on pull-request runs only
+
     try:
         client = GitHubClient.from_env(environ)
         pull = pull_request(environ)

@@ -41,6 +41,10 @@ _FINDINGS = TypeAdapter(list[Finding])
 _CHUNK_CHARS = 100_000  # keeps an argv of explicit files far below the OS limit
 
 
+class CacheMiss(Exception):
+    """A collector asked to answer from its cache alone met a file it has no entry for."""
+
+
 def sha256_file(path: Path) -> str | None:
     """The sha256 of the file's bytes, or None when it cannot be read (never cached then)."""
     digest = hashlib.sha256()

@@ -23,16 +23,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
-from pytest_confgate.collect.tamper import ChangeAnalysis
-from pytest_confgate.config import MetricConfig
 from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
 from pytest_confgate.processes import kill_process_group, tail
+
+if TYPE_CHECKING:  # the tamper analysis is imported where a change is analysed, not before
+    from pydantic import TypeAdapter
+
+    from pytest_confgate.collect.tamper import ChangeAnalysis
 
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 """Variables that would make coverage.py measure the helper itself."""
@@ -41,26 +42,51 @@ _SLACK_S = 60.0
 
 
 class BackgroundTools:
-    """One helper process running the background collectors; ``result(kind)`` waits for it."""
+    """One helper process running the background collectors; ``result(kind)`` waits for it.
+
+    What the per-file caches hold in full (a warm run: every file unchanged since its last
+    scan, no change to analyse) is answered in this process and the helper is not started
+    for it: its Python start-up would cost more than the tools' whole cached work.
+    """
 
     def __init__(self, configs: Sequence[Any], root: Path, sources: list[Path],
                  cache_dir: Path | None, analysis: ChangeAnalysis | None = None) -> None:
         self.kinds = [config.type for config in configs]
+        self._configs = list(configs)
+        self._sources = sources
+        self._cache_dir = cache_dir
+        self._analysis = analysis
         self._deadline_s = max(float(getattr(c, "timeout_s", 300.0)) for c in configs) + _SLACK_S
-        self._request = json.dumps({
-            "configs": [config.model_dump(mode="json") for config in configs],
-            "root": str(root),
-            "sources": [str(p) for p in sources],
-            "cache_dir": str(cache_dir) if cache_dir is not None else None,
-            "analysis": _analysis_request(analysis),
-        }).encode()
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ready: dict[str, EvalMetric] = {}
+        self.helper_kinds: list[str] = []
+        """The kinds the helper measures (none when the caches answered them all)."""
         self._results: dict[str, EvalMetric] | None = None
         self._root = root
         self._started_at = time.monotonic()
 
     def start(self) -> None:
+        """Answer what the caches hold; start the helper for the rest, if any."""
+        for config in self._configs:
+            cached = _from_cache(config, self._root, self._sources, self._cache_dir,
+                                 self._analysis)
+            if cached is not None:
+                self._ready[config.type] = cached
+        pending = [config for config in self._configs if config.type not in self._ready]
+        self.helper_kinds = [config.type for config in pending]
+        if pending:
+            self._start_helper(pending)
+
+    def _start_helper(self, configs: list[Any]) -> None:
+        request = json.dumps({
+            "configs": [config.model_dump(mode="json") for config in configs],
+            "root": str(self._root),
+            "sources": [str(p) for p in self._sources],
+            "cache_dir": str(self._cache_dir) if self._cache_dir is not None else None,
+            "analysis": _analysis_request(self._analysis),
+        }).encode()
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
+        self._started_at = time.monotonic()
         try:
             self._proc = subprocess.Popen(  # an argv list, never a shell
                 [sys.executable, "-m", "pytest_confgate.gate.background"],
@@ -77,7 +103,7 @@ class BackgroundTools:
         stdin, self._proc.stdin = self._proc.stdin, None  # communicate() must not flush it
         try:
             if stdin is not None:
-                stdin.write(self._request)
+                stdin.write(request)
                 stdin.close()
         except OSError:
             pass  # it died at once: its exit code and stderr say why in ``result``
@@ -90,6 +116,8 @@ class BackgroundTools:
 
     def result(self, kind: str) -> EvalMetric:
         """The metric ``kind``, once the helper has finished (an error metric if it failed)."""
+        if kind in self._ready:
+            return self._ready[kind]
         if self._results is None:
             self._results = self._wait()
         return self._results.get(kind) or _error(kind, "the helper process returned nothing")
@@ -121,18 +149,53 @@ class BackgroundTools:
         return {kind: _error(kind, reason) for kind in self.kinds}
 
 
+def _from_cache(
+    config: Any, root: Path, sources: list[Path], cache_dir: Path | None,
+    analysis: ChangeAnalysis | None,
+) -> EvalMetric | None:
+    """``config``'s metric from the per-file cache alone, exactly as the helper would report
+    it (the same collector, read back through the same JSON), or None: the helper measures.
+
+    A change to analyse (``# noqa`` it may have added) or a result that is not ``ok`` is
+    left to the helper, as is any file the cache has no entry for.
+    """
+    from pytest_confgate.collect.tool_cache import CacheMiss
+    from pytest_confgate.gate.collectors import CACHED
+
+    tool = CACHED.get(config.type)
+    if tool is None or cache_dir is None or analysis is not None:
+        return None
+    if not (cache_dir / f"{tool}.json").is_file():
+        return None  # a cold run: no need to look any further
+    from pytest_confgate.gate.collectors import BACKGROUND
+
+    try:
+        metric = BACKGROUND[config.type](config, root, sources, cache_dir, None, cached_only=True)
+    except CacheMiss:
+        return None
+    except Exception:  # only a shortcut: whatever breaks it, the helper measures as before
+        return None
+    if metric.status is not MetricStatus.OK:
+        return None
+    return EvalMetric.model_validate(json.loads(json.dumps(metric.model_dump(mode="json"))))
+
+
 def _error(kind: str, reason: str) -> EvalMetric:
     return EvalMetric(type=kind, status=MetricStatus.ERROR, reason=f"{kind}: {reason}")
 
 
-_CHANGES: TypeAdapter[ChangeSet | None] = TypeAdapter(ChangeSet | None)
+@cache
+def _changes() -> TypeAdapter[ChangeSet | None]:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(ChangeSet | None)
 
 
 def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
     if analysis is None:
         return None
     return {
-        "changes": _CHANGES.dump_python(analysis.changes, mode="json"),
+        "changes": _changes().dump_python(analysis.changes, mode="json"),
         "error": analysis.error,
         "watch": list(analysis.watch),
     }
@@ -141,12 +204,19 @@ def _analysis_request(analysis: ChangeAnalysis | None) -> dict[str, Any] | None:
 def _analysis_from(root: Path, raw: Mapping[str, Any] | None) -> ChangeAnalysis | None:
     if raw is None:
         return None
-    changes = _CHANGES.validate_python(raw["changes"])
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+
+    changes = _changes().validate_python(raw["changes"])
     return ChangeAnalysis(root, changes, raw["error"], watch=tuple(raw["watch"]))
 
 
 def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     """In the helper: run every requested collector at once, as the threads used to."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pydantic import TypeAdapter
+
+    from pytest_confgate.config import MetricConfig
     from pytest_confgate.gate.collectors import BACKGROUND
 
     adapter: TypeAdapter[Any] = TypeAdapter(MetricConfig)

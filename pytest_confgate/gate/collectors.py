@@ -16,21 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from pytest_confgate.collect.checklist import collect_checklist
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.integrity import integrity_metric, with_replay
-from pytest_confgate.collect.lint import collect_lint_score
-from pytest_confgate.collect.requirements import (
-    Requirement,
-    load_requirements,
-    requirement_metric,
-)
-from pytest_confgate.collect.security import collect_security_score
-from pytest_confgate.collect.tamper import ChangeAnalysis
 from pytest_confgate.collect.tests import pass_rate_metric
-from pytest_confgate.collect.unsuppressed import Hidden, reveal
 from pytest_confgate.config import (
     ChecklistMetricConfig,
     CoverageMetricConfig,
@@ -43,14 +31,16 @@ from pytest_confgate.config import (
 )
 from pytest_confgate.config.metrics import NO_REQUIREMENTS
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.gate.change import (
-    ChangeView,
-    is_source_file,
-    narrow_coverage,
-    narrow_findings,
-)
-from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
+
+if TYPE_CHECKING:
+    # Each collector imports its tool's module when it runs: a run imports what it measures
+    # (issue 26), and the helper process what it runs.
+    from pytest_confgate.collect.coverage import CoverageSession
+    from pytest_confgate.collect.requirements import Requirement
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+    from pytest_confgate.collect.unsuppressed import Hidden
+    from pytest_confgate.gate.change import ChangeView
 
 Links = Mapping[str, Sequence[tuple[str, bool]]]
 """Requirement id -> (test id, passed) of each test linked to it."""
@@ -110,6 +100,8 @@ def change_analysis(gate: GateConfig, root: Path, change: ChangeView) -> ChangeA
     """The tamper analysis of the change, computed on first use; None without a base."""
     if change.base_ref is None:
         return None
+    from pytest_confgate.collect.tamper import ChangeAnalysis
+
     config = gate.metric("test_integrity")
     watch = config.suppressions if isinstance(config, IntegrityMetricConfig) else ()
     return ChangeAnalysis(root, change.changes, change.error, watch=tuple(watch))
@@ -119,11 +111,16 @@ def load_requirement_files(
     metrics: Sequence[MetricConfig], root: Path
 ) -> dict[str, list[Requirement]]:
     """Read requirement files up front, so a broken one stops the run before any test."""
-    return {
-        config.requirements: load_requirements(root / config.requirements)
+    named = [
+        config.requirements
         for config in metrics
         if isinstance(config, RequirementMetricConfig) and config.requirements is not None
-    }
+    ]
+    if not named:
+        return {}
+    from pytest_confgate.collect.requirements import load_requirements
+
+    return {name: load_requirements(root / name) for name in named}
 
 
 def _lint_job(
@@ -132,12 +129,17 @@ def _lint_job(
     sources: list[Path],
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
+    *,
+    cached_only: bool = False,
 ) -> EvalMetric:
+    from pytest_confgate.collect.lint import collect_lint_score
+
     lint = partial(
         collect_lint_score,
         command=config.command,
         timeout_s=config.timeout_s,
         max_output_bytes=config.max_output_bytes,
+        cached_only=cached_only,
     )
     return _revealing(lint, "noqa", root, sources, cache_dir, analysis)
 
@@ -148,7 +150,11 @@ def _security_job(
     sources: list[Path],
     cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
+    *,
+    cached_only: bool = False,
 ) -> EvalMetric:
+    from pytest_confgate.collect.security import collect_security_score
+
     scan = partial(
         collect_security_score,
         min_severity=config.min_severity,
@@ -156,6 +162,7 @@ def _security_job(
         command=config.command,
         timeout_s=config.timeout_s,
         max_output_bytes=config.max_output_bytes,
+        cached_only=cached_only,
     )
     return _revealing(scan, "nosec", root, sources, cache_dir, analysis)
 
@@ -175,6 +182,8 @@ def _revealing(
     hidden = _hidden(analysis, directive, root, sources)
     if not hidden or not metric.available:
         return metric
+    from pytest_confgate.collect.unsuppressed import reveal
+
     files = [root / name for name in hidden]
     unmasked = measure(root, files, extra_args=(f"--ignore-{directive}",))
     return reveal(metric, unmasked, hidden, f"# {directive}")
@@ -190,6 +199,8 @@ def _hidden(
         ranges = analysis.report().hidden_lines(directive)
     except EvidenceError:
         return {}  # test_integrity reports why the change could not be read
+    from pytest_confgate.gate.change import is_source_file  # the helper reads no config file
+
     return {name: lines for name, lines in ranges.items() if is_source_file(root / name, sources)}
 
 
@@ -200,12 +211,16 @@ def _integrity_job(
     _cache_dir: Path | None,
     analysis: ChangeAnalysis | None = None,
 ) -> EvalMetric:
+    from pytest_confgate.collect.integrity import integrity_metric
+
     return integrity_metric(config, analysis)
 
 
 def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     if not isinstance(config, IntegrityMetricConfig):
         return None
+    from pytest_confgate.collect.integrity import integrity_metric, with_replay
+
     pending = evidence.background
     if pending is not None and config.type in pending.kinds:
         metric = pending.result(config.type)  # the helper is done: no tool reads the tree now
@@ -222,6 +237,8 @@ def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:
 def _checklist(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     if not isinstance(config, ChecklistMetricConfig):
         return None
+    from pytest_confgate.collect.checklist import collect_checklist
+
     return collect_checklist(config, evidence.root, evidence.environ)
 
 
@@ -230,6 +247,8 @@ def _requirements(config: MetricConfig, evidence: Evidence) -> EvalMetric | None
         return None
     if config.requirements is None:  # only a loop's entry can lack it (config.tasks)
         return EvalMetric(type=config.type, status=MetricStatus.ERROR, reason=NO_REQUIREMENTS)
+    from pytest_confgate.collect.requirements import requirement_metric
+
     requirements = evidence.requirements[config.requirements]
     return requirement_metric(requirements, evidence.links, source=config.requirements)
 
@@ -240,6 +259,8 @@ def _coverage(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
         return _from_background(config, evidence)
     metric = session.metric()
     if getattr(config, "scope", "all") == "changed":
+        from pytest_confgate.gate.change import narrow_coverage
+
         metric = narrow_coverage(metric, evidence.change, session.files_by_root())
     else:
         metric = metric.model_copy(update={"details": {**metric.details, "scope": "all"}})
@@ -275,6 +296,8 @@ def _from_background(config: MetricConfig, evidence: Evidence) -> EvalMetric | N
         return None
     metric = pending.result(config.type)
     if getattr(config, "scope", "all") == "changed":
+        from pytest_confgate.gate.change import narrow_findings
+
         metric = narrow_findings(metric, evidence.change, evidence.sources, evidence.root)
     return metric
 
@@ -285,6 +308,8 @@ def _path_floors(
     """Per-path coverage for ``paths:`` floors, over the same lines the metric judged."""
     if not config.paths or not metric.available or evidence.coverage is None:
         return metric
+    from pytest_confgate.gate.scope import coverage_by_glob, patch_coverage
+
     files = evidence.coverage.files_by_root()
     changes = evidence.change.changes
     if config.scope == "changed" and changes is not None:
@@ -306,6 +331,9 @@ def _path_floors(
     return metric.model_copy(update={"details": {**metric.details, "paths": paths}})
 
 
+CACHED = {"lint_score": "ruff", "security_score": "bandit"}
+"""Background metrics whose tool keeps a per-file cache (``tool_cache``), by the tool's name:
+a warm run answers them from it without the helper process (``background._from_cache``)."""
 BACKGROUND: dict[str, BackgroundJob] = {
     "lint_score": _lint_job,
     "security_score": _security_job,

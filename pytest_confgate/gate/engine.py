@@ -8,14 +8,12 @@ in a helper process while the tests run, so their cost hides behind the tests (S
 from __future__ import annotations
 
 import datetime as dt
+import typing
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.line_probes import AssertRewriting
 from pytest_confgate.collect.provenance import collect_provenance
-from pytest_confgate.collect.signoffs import collect_signoffs
 from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
 from pytest_confgate.config.loader import LoadedConfig
@@ -23,7 +21,6 @@ from pytest_confgate.config.metrics import effective_metrics
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.gate.agent_evidence import AgentEvidence
 from pytest_confgate.gate.anchor import ConfigChoice, Requested
-from pytest_confgate.gate.background import BackgroundTools
 from pytest_confgate.gate.change import (
     applied_tier,
     is_source_file,
@@ -55,6 +52,12 @@ from pytest_confgate.models import (
 from pytest_confgate.paths import printable
 from pytest_confgate.report.display import line_ranges
 from pytest_confgate.report.json_report import printable_report
+
+if typing.TYPE_CHECKING:
+    # Imported where they are used: a run imports only what its metrics need (issue 26).
+    from pytest_confgate.collect.coverage import CoverageSession
+    from pytest_confgate.collect.line_probes import AssertRewriting
+    from pytest_confgate.gate.background import BackgroundTools
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
 _UNJUDGED = {"passed": None, "limit": None}
@@ -130,6 +133,8 @@ class GateRun:
         """Launch lint and security in a helper process; they finish while the tests run."""
         configs = background_configs(self.gate.metrics, self.checked_sources)
         if configs and self._tools is None:
+            from pytest_confgate.gate.background import BackgroundTools
+
             self._tools = BackgroundTools(
                 configs, self.root, self.checked_sources, self._cache_dir(), self._analysis
             )
@@ -201,6 +206,8 @@ class GateRun:
                 for path in sorted(self.change.changes.paths())
                 if is_source_file(self.root / path, self.checked_sources)
             ]
+        from pytest_confgate.collect.coverage import CoverageSession
+
         said = [c.branch for c in configs if "branch" in c.model_fields_set]
         branch = any(said) if said else None
         return CoverageSession(
@@ -233,7 +240,7 @@ class GateRun:
         seconds = self._tools.running_for() if self._tools is not None else None
         if self._tools is None or seconds is None:
             return None
-        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.kinds)
+        names = ", ".join(_TOOL_NAMES.get(kind, kind) for kind in self._tools.helper_kinds)
         return f"confgate: waiting for {names} ({seconds:.0f} s)"
 
     def stop_tracing(self) -> None:
@@ -278,6 +285,8 @@ class GateRun:
         first = len(self.deciding.metrics)  # the loop's entries come after the gate's own
         metrics, counted = loop_only_marked(metrics, first, len(self.loop_only), self.task)
         tier, tier_reason = raise_for_evidence(self.tier, self.tier_reason, counted)
+        from pytest_confgate.collect.signoffs import collect_signoffs
+
         found = collect_signoffs(self.environ, self.gate.policy.signoff.approvers)
         extra = self.plugins.extra_conditions(
             metrics=list(counted), tests=tests, tier=tier, config=self.config

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from pytest_confgate.exceptions import ConfgateError, GitHubError
-from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import PullRequest, pull_request
 from pytest_confgate.models import Signoffs
+
+if TYPE_CHECKING:  # a client is passed in; the gate imports the HTTP stack only to make one
+    from pytest_confgate.github.api import GitHubClient
 
 ENV_SIGNOFFS = "CONFGATE_SIGNOFFS"
 ENV_REPOSITORY = "GITHUB_REPOSITORY"

@@ -27,3 +27,38 @@ def test_a_running_helper_says_how_long_and_a_finished_one_says_nothing(tmp_path
         tools.close()
     tools.result("lint_score")
     assert tools.running_for() is None
+
+
+def test_the_helper_process_imports_the_tools_it_runs_and_not_the_gate_around_them(
+    tmp_path: Path,
+) -> None:
+    """Issue 26: the helper's own start-up is most of a cold run's background cost; it needs
+    the collectors of the tools it runs, not coverage.py, YAML, the tamper analysis or git."""
+    import json
+    import subprocess
+
+    (tmp_path / "mod.py").write_text("x = 1\n", encoding="utf-8")
+    request = {
+        "configs": [{"type": "lint_score"}],
+        "root": str(tmp_path),
+        "sources": [str(tmp_path / "mod.py")],
+        "cache_dir": None,
+        "analysis": None,
+    }
+    script = (
+        "import json, sys\n"
+        "from pytest_confgate.gate.background import run_request\n"
+        "out = run_request(json.loads(sys.argv[1]))\n"
+        "print(json.dumps([out['lint_score']['status'], sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(request)],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    )
+    status, modules = json.loads(done.stdout)
+    assert status == "ok"
+    assert "pytest_confgate.collect.lint" in modules
+    unneeded = ("yaml", "coverage", "pytest_confgate.collect.tamper",
+                "pytest_confgate.config.loader", "pytest_confgate.gate.change",
+                "pytest_confgate.collect.coverage", "pytest_confgate.github.api")
+    assert not [name for name in unneeded if name in modules]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -181,3 +183,52 @@ def test_a_project_and_a_patch_entry_share_one_coverage_report(package: Path) ->
     first, second = session.metric(), session.metric()
     assert len(reports) == 1
     assert first.details["covered_lines"] == second.details["covered_lines"] == 3
+
+
+def test_the_modules_imported_already_are_those_coverage_py_itself_would_measure(
+    package: Path, tmp_path: Path
+) -> None:
+    """``imported`` resolves each folder once and leaves out what lies outside the source
+    folders without asking coverage.py (issue 26: hundreds of modules, each resolved twice);
+    the answer must stay coverage.py's own, symbolic links included."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "real.py").write_text("X = 1\n", encoding="utf-8")
+    (package / "linked_out.py").symlink_to(outside / "real.py")  # resolves outside: unmeasured
+    (outside / "linked_in.py").symlink_to(package / "late.py")  # resolves inside: measured
+    (tmp_path / "alias").symlink_to(package, target_is_directory=True)
+    sys.path.insert(0, str(outside))
+    try:
+        for name in ("engpkg.early", "engpkg.linked_out", "linked_in"):
+            importlib.import_module(name)  # imported before the gate, as by a conftest
+        alias = importlib.util.spec_from_file_location("aliased", tmp_path / "alias" / "never.py")
+        assert alias is not None
+        assert alias.loader is not None
+        aliased = importlib.util.module_from_spec(alias)
+        sys.modules["aliased"] = aliased
+        alias.loader.exec_module(aliased)
+        cov = coverage.Coverage(data_file=None, config_file=False)
+        cov.set_option("run:source", [str(package)])
+        plain = FileSelection.build(cov)
+        selection = FileSelection.build(cov)
+        assert isinstance(plain, FileSelection)
+        assert isinstance(selection, FileSelection)
+
+        found = selection.imported()
+
+        from coverage.files import canonical_filename
+
+        expected = {
+            canonical_filename(module.__file__): name
+            for name, module in list(sys.modules.items())
+            if isinstance(getattr(module, "__file__", None), str)
+            and module.__file__.endswith((".py", ".pyw"))
+            and plain.wants(module.__file__, name)
+        }
+        assert found == expected
+        assert {Path(p).name for p in found} == {"__init__.py", "early.py", "late.py", "never.py"}
+        assert found[str((package / "late.py").resolve())] == "linked_in"
+    finally:
+        sys.path.remove(str(outside))
+        for name in ("linked_in", "aliased"):
+            sys.modules.pop(name, None)

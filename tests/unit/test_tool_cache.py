@@ -14,6 +14,7 @@ import pytest
 from pytest_confgate.collect.lint import collect_lint_score, default_ruff_command
 from pytest_confgate.collect.security import collect_security_score, default_bandit_command
 from pytest_confgate.collect.tool_cache import (
+    CacheMiss,
     ToolCache,
     cached_tool_version,
     chunked,
@@ -317,3 +318,52 @@ def test_an_unreadable_version_cache_is_asked_again_and_rewritten(tmp_path: Path
     argv = [sys.executable, "--version"]
     assert cached_tool_version(argv, cache, lambda _: "3.11") == "3.11"
     assert cached_tool_version(argv, cache, lambda _: "never asked") == "3.11"
+
+
+@needs_ruff
+@needs_bandit
+def test_answering_from_the_cache_alone_equals_a_warm_run_and_refuses_any_miss(
+    project: Path, tmp_path: Path
+) -> None:
+    """A warm gate run answers lint and security in the pytest process (issue 26: the helper
+    process cost more than the cached work); it must say the same, and never guess."""
+    cache_dir = tmp_path / "cache"
+    with pytest.raises(CacheMiss):
+        collect_lint_score(project, [Path("src")], cache_dir=cache_dir, cached_only=True)
+    with pytest.raises(CacheMiss):
+        collect_security_score(project, [Path("src")], cache_dir=cache_dir, cached_only=True)
+    assert not (cache_dir / "ruff.json").exists()  # the refusal checked nothing
+    assert not (cache_dir / "bandit.json").exists()
+    collect_lint_score(project, [Path("src")], cache_dir=cache_dir)
+    collect_security_score(project, [Path("src")], cache_dir=cache_dir)
+
+    lint = collect_lint_score(project, [Path("src")], cache_dir=cache_dir, cached_only=True)
+    security = collect_security_score(
+        project, [Path("src")], cache_dir=cache_dir, cached_only=True
+    )
+
+    assert figures(lint) == figures(collect_lint_score(project, [Path("src")], cache_dir=cache_dir))
+    assert figures(security) == figures(collect_security_score(project, [Path("src")]))
+    assert (lint.details["cache"], security.details["cache"]) == (
+        {"hits": 3, "misses": 0},
+        {"hits": 3, "misses": 0},
+    )
+    (project / "src" / "clean.py").write_text("import sys\n")
+    with pytest.raises(CacheMiss):
+        collect_lint_score(project, [Path("src")], cache_dir=cache_dir, cached_only=True)
+    with pytest.raises(CacheMiss):
+        collect_security_score(project, [Path("src")], cache_dir=cache_dir, cached_only=True)
+
+
+@needs_bandit
+def test_answering_from_the_cache_alone_refuses_a_bandit_command_it_would_have_to_ask(
+    project: Path, tmp_path: Path
+) -> None:
+    """A custom bandit command's version takes a process: the helper asks it, not pytest."""
+    cache_dir = tmp_path / "cache"
+    command = list(default_bandit_command() or [])
+    collect_security_score(project, [Path("src")], command=command, cache_dir=cache_dir)
+    with pytest.raises(CacheMiss):
+        collect_security_score(
+            project, [Path("src")], command=command, cache_dir=cache_dir, cached_only=True
+        )
