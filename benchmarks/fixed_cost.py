@@ -60,7 +60,17 @@ PHASES = {
 
 def main() -> int:
     args = _arguments()
-    project, python = _prepare(args.cache)
+    lines, (project, python, env) = measure(args.cache, args.rounds)
+    print("\n".join(lines))
+    if args.profile:
+        _profile(project, python, env, args.rounds)
+    return 0
+
+
+def measure(cache: Path, rounds: int) -> tuple[list[str], tuple[Path, str, dict[str, str]]]:
+    """The table's lines (``gate_speed`` prints it beside the projects'), and what
+    ``--profile`` runs in (project, its Python, the environment)."""
+    project, python = _prepare(cache)
     commands = {
         "bare": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:confgate"],
         "gate (warm)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
@@ -81,7 +91,7 @@ def main() -> int:
     # for a user; without it every gate run compiles the gate (~0.3 s) and bare pytest not.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     rp.run(commands["gate (warm)"], cwd=project, env=env)  # warms the caches once
-    for _ in range(args.rounds):
+    for _ in range(rounds):
         for name, argv in commands.items():
             if name == "gate (cold)":
                 shutil.rmtree(project / ".confgate", ignore_errors=True)
@@ -91,18 +101,16 @@ def main() -> int:
             wall[name].append(done.seconds)
             cpu[name].append(done.cpu_seconds)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"sample project, 5 tests, {args.rounds} rounds, load average {load:.1f}\n")
-    print("| command | wall (median) | ratio | CPU (median) | ratio | target |")
-    print("|---|---|---|---|---|---|")
+    lines = [f"sample project, 5 tests, {rounds} rounds, load average {load:.1f}", "",
+             "| command | wall (median) | ratio | CPU (median) | ratio | target |",
+             "|---|---|---|---|---|---|"]
     base_wall, base_cpu = statistics.median(wall["bare"]), statistics.median(cpu["bare"])
     for name in commands:
         w, c = statistics.median(wall[name]), statistics.median(cpu[name])
         target = "" if name == "bare" else f"<= {TARGET:.2f}x"
-        print(f"| {name} | {w:.2f} s | {w / base_wall:.2f}x | {c:.2f} s | {c / base_cpu:.2f}x "
-              f"| {target} |")
-    if args.profile:
-        _profile(project, python, env, args.rounds)
-    return 0
+        lines.append(f"| {name} | {w:.2f} s | {w / base_wall:.2f}x | {c:.2f} s "
+                     f"| {c / base_cpu:.2f}x | {target} |")
+    return lines, (project, python, env)
 
 
 def _prepare(cache: Path) -> tuple[Path, str]:

@@ -22,6 +22,8 @@ each; the JSON file has every run's seconds and the machine's load average. Meas
   ``pytest --cov --cov-branch`` (<= 0.75x);
 - pull-request gate (``scope: changed``, one changed module, the project's own branch setting)
   vs bare ``pytest`` (<= 1.10x);
+- after the projects, the README's sample project (5 tests): the gate's fixed cost, warm and
+  cold, vs bare ``pytest`` (<= 1.30x; ``fixed_cost.py``, ``--no-sample`` to skip);
 - lint + security on a warm re-run vs a cold one (<= 10%); plugin start-up overhead (<= 15 ms);
 - in the same run: the gate's figures against coverage.py's own (pytest-cov's JSON report:
   lines, and branches where measured) in all three settings, the engine each used (branch
@@ -141,6 +143,12 @@ def main() -> int:
             _print(f"{spec.name} {spec.version}", rows, bench.problems, bench.checked)
             results.append(_results(spec, bench, rows))
             problems += len(bench.problems)
+        if args.sample:
+            from fixed_cost import measure  # it imports this module: not at the top
+
+            lines, _ = measure(args.cache, args.rounds)
+            print("\n".join(["", "The README's sample project: the fixed cost", *lines]))
+            results.append({"project": "sample project (fixed cost)", "table": lines})
     _write_json(args.json or args.cache / "gate_speed.json", results)
     return 1 if problems else 0
 
@@ -188,6 +196,10 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument(
         "--quick", action="store_true",
         help="only the interleaved rounds and the figures (no tail, tools, start-up, xdist)",
+    )
+    parser.add_argument(
+        "--no-sample", dest="sample", action="store_false",
+        help="skip the README's sample project (the gate's fixed cost, fixed_cost.py)",
     )
     parser.add_argument(
         "--json", type=Path, default=None,
