@@ -12,6 +12,7 @@ them blocks, as SPEC 7 says). Each round runs both variants once, in the same or
 shows medians and the ratio. Two variants: the baseline evaluated afresh on both sides
 (1 + 1 vs 4 + 1 trees), and its evidence reused from ``.confgate/rank-cache`` (1 vs 4 trees),
 which is what a workflow ranking round after round against the same base gets.
+``rank_profile.py`` shows where one 4-candidate ranking's CPU goes, process by process.
 """
 
 from __future__ import annotations
@@ -110,22 +111,7 @@ def _arguments() -> argparse.Namespace:
 
 def _measure(ws: rp.Workspace, work: Path, rounds: int, only: str | None = None
              ) -> list[tuple[str, Timing, Timing]]:
-    package = Path(ws.spec.sources[0]).name
-    shutil.copytree(ws.project, work / "base", ignore=IGNORE)
-    for n, body in enumerate(IMPLEMENTATIONS, start=1):
-        tree = work / f"cand{n}"
-        shutil.copytree(work / "base", tree)
-        src = tree / ws.spec.sources[0]
-        (src / "_rank_bench.py").write_text(MODULE.format(body=body))
-        (tree / "tests" / f"test_rank_bench_{n}.py").write_text(TEST.format(package=package, n=n))
-    config = work / "rank.yml"
-    # A test of the pinned attrs that fails on this Python whatever the change (it fails on
-    # the pristine tree too); stage 1 would block every candidate on it.
-    known = ["--deselect", "tests/test_converters.py::TestPipe::test_wrapped_annotation"]
-    command = [ws.python, "-m", "pytest", *ws.spec.pytest_args,
-               *(known if ws.spec.name == "attrs" else [])]
-    config.write_text(json.dumps({"source": list(ws.spec.sources),
-                                  "rank": {"test_command": command}}))
+    config = build_trees(ws, work)
     variants = [
         ("baseline evaluated every time", ["--baseline", "base", "--fresh-baseline"]),
         ("baseline evidence kept by content", ["--baseline", "base"]),
@@ -143,6 +129,27 @@ def _measure(ws: rp.Workspace, work: Path, rounds: int, only: str | None = None
             four.append(_rank(ws, work, config, ["cand1", "cand2", "cand3", "cand4"], extra))
         rows.append((label, _median(one), _median(four)))
     return rows
+
+
+def build_trees(ws: rp.Workspace, work: Path) -> Path:
+    """``work/base`` and ``work/cand1..4``; returns the ranking's configuration file."""
+    package = Path(ws.spec.sources[0]).name
+    shutil.copytree(ws.project, work / "base", ignore=IGNORE)
+    for n, body in enumerate(IMPLEMENTATIONS, start=1):
+        tree = work / f"cand{n}"
+        shutil.copytree(work / "base", tree)
+        src = tree / ws.spec.sources[0]
+        (src / "_rank_bench.py").write_text(MODULE.format(body=body))
+        (tree / "tests" / f"test_rank_bench_{n}.py").write_text(TEST.format(package=package, n=n))
+    config = work / "rank.yml"
+    # A test of the pinned attrs that fails on this Python whatever the change (it fails on
+    # the pristine tree too); stage 1 would block every candidate on it.
+    known = ["--deselect", "tests/test_converters.py::TestPipe::test_wrapped_annotation"]
+    command = [ws.python, "-m", "pytest", *ws.spec.pytest_args,
+               *(known if ws.spec.name == "attrs" else [])]
+    config.write_text(json.dumps({"source": list(ws.spec.sources),
+                                  "rank": {"test_command": command}}))
+    return config
 
 
 def _median(timings: list[Timing]) -> Timing:

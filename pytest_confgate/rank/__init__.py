@@ -9,7 +9,8 @@ The pipeline keeps IO at its edges::
           marked xfail/skip run without the mark)
         + trees / code_metrics / dangerous (static metrics, dangerous operations; pure)
         -> tampering (tamper findings, what added suppressions hide, ``collection``: the
-           collection options a candidate dropped)
+           collection options a candidate dropped; in the worker that evaluated the
+           candidate, right after it)
         -> crosstest (new tests x candidates, each failure weighed by its writer's standing)
         -> assessment (stage 3, optional LLM)
         -> blocking (stage 1, pure) -> scoring (stage 4, pure) -> ranking (stage 5, pure)

@@ -7,11 +7,12 @@ package's version and the Python running it, so any change there is a miss. Only
 evidence (it built and its tests, lint and security ran) is kept; a damaged entry is a miss.
 
 Beside the evidence, ``<key>.tools`` keeps the baseline run's own per-file caches (ruff's and
-bandit's findings and coverage's line probes, each keyed by a file's content: the gate's
-``.confgate/cache``). Every candidate's tree starts with a private copy (``seed_tools``), so
-the files a candidate did not change are neither scanned nor instrumented again (issue 28:
-tool work repeated per candidate). Only the baseline's run writes it: a candidate's tests
-could write into their own copy, never into another candidate's.
+bandit's findings, each keyed by a file's content: the gate's ``.confgate/cache``). Every
+candidate's tree starts with a private copy (``seed_tools``), so the files a candidate did not
+change are not scanned again (issue 28: tool work repeated per candidate). Only the baseline's
+run writes it: a candidate's tests could write into their own copy, never into another
+candidate's. The line probes' compiled code is not kept: it is keyed by the file's absolute
+path too (the path is in the code object), and no candidate's tree is where the baseline's was.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
@@ -82,11 +84,19 @@ def save_tools(folder: Path, key: str, tree: Path) -> bool:
     target = folder / f"{key}.tools"
     try:
         shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(source, target, symlinks=False)
+        shutil.copytree(source, target, symlinks=False, ignore=_path_bound(source))
     except (OSError, shutil.Error):
         shutil.rmtree(target, ignore_errors=True)  # half a cache is only a slower next run
         return False
     return True
+
+
+def _path_bound(root: Path) -> Callable[[str, list[str]], set[str]]:
+    """Leave out the probe cache under ``root``: its entries hold only where they were made."""
+    return lambda folder, names: {PROBES} & set(names) if Path(folder) == root else set()
+
+
+PROBES = "probes"
 
 
 def seed_tools(folder: Path | None, key: str | None, tree: Path) -> bool:
@@ -97,7 +107,8 @@ def seed_tools(folder: Path | None, key: str | None, tree: Path) -> bool:
     if not source.is_dir():
         return False
     try:
-        shutil.copytree(source, tree / TOOL_CACHE, symlinks=False, dirs_exist_ok=True)
+        shutil.copytree(source, tree / TOOL_CACHE, symlinks=False, dirs_exist_ok=True,
+                        ignore=_path_bound(source))  # kept by an earlier version
     except (OSError, shutil.Error):
         return False
     return True

@@ -41,7 +41,8 @@ from pytest_confgate.rank.build_check import build_check, top_level_modules
 from pytest_confgate.rank.models import Evidence, Issue, TestCounts
 from pytest_confgate.rank.trees import RANK_STATE
 
-_SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF")
+_SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF",
+             "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
 _SCRUBBED_PREFIXES = ("CONFGATE_", "COVERAGE_", "COV_CORE_", "PYTEST_XDIST_")
 _GATE_CONFIG = (
     "gate:\n  risk_tier: T0\n  metrics:\n    - {type: test_pass_rate}\n"
@@ -209,7 +210,16 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
-    """The caller's environment minus what steers pytest/coverage, plus private state dirs."""
+    """The caller's environment minus what steers pytest/coverage, plus private state dirs.
+
+    Bytecode is written where Python writes it (issue 28): a tree's ``__pycache__`` is in the
+    ranking's temporary copy and goes with it, and what is outside the trees is compiled once,
+    not in every process. pytest rewrites the modules of plugin packages (hypothesis) and
+    keeps them only where bytecode may be written: without bytecode every short cross-test
+    process rewrote them again, most of its cost. A copy never carries ``__pycache__`` from
+    one tree into another (``IGNORED_NAMES``), so no tree runs bytecode compiled from another
+    tree's file of the same size and time.
+    """
     base = os.environ if settings.environ is None else settings.environ
     env = {
         key: value for key, value in base.items()
@@ -222,7 +232,6 @@ def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]
         PYTHONPATH=os.pathsep.join([*paths, str(tree)]),
         COVERAGE_FILE=str(state / ".coverage"),
         TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp),
-        PYTHONDONTWRITEBYTECODE="1",
         RUFF_CACHE_DIR=str(state / "ruff-cache"),
         MYPY_CACHE_DIR=str(state / "mypy-cache"),
         XDG_CACHE_HOME=str(state / "cache"),

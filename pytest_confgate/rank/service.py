@@ -130,11 +130,9 @@ def _rank(
             clock = [time.perf_counter()]
             evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
-            stages = [f"evaluation {_lap(clock):.1f} s"]
             baseline = evidence.pop(_BASELINE, None)
-            if baseline is not None:
-                evidence = _inspect_all(jobs, evidence, baseline)
-                stages.append(f"tamper analysis {_lap(clock):.1f} s")
+            stages = [("evaluation and tamper analysis" if baseline is not None
+                       else "evaluation") + f" {_lap(clock):.1f} s"]
             evidence = {
                 s.solution_id: dataclasses.replace(evidence[clones[s.solution_id]],
                                                    solution_id=s.solution_id)
@@ -267,31 +265,33 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
             took = ("reused, not run again" if reused else f"{found.duration_s:.1f} s"
                     + (f", baseline tests again {rerun:.1f} s" if rerun >= 0.05 else ""))
             jobs.progress(f"[{done[0]}/{len(keys)}] {name}: {_status(found)} ({took})")
-        return found
+        if reference is None:
+            return found
+        # Right after its own evaluation, in the same worker: a stage of its own waited for
+        # every candidate and then held one core while the other stood idle (issue 28).
+        return _inspect(jobs, key, found, futures[_BASELINE].result())
 
-    futures: dict[str, Future[Evidence]] = {key: jobs.pool.submit(job, key) for key in keys}
-    return {key: future.result() for key, future in futures.items()}
+    # The baseline first: each candidate's tamper analysis waits for it, and the pool starts
+    # jobs in the order given, so the baseline is running or done before any candidate waits.
+    futures: dict[str, Future[Evidence]] = {}
+    for key in sorted(keys, key=lambda k: k != _BASELINE):
+        futures[key] = jobs.pool.submit(job, key)
+    return {key: futures[key].result() for key in keys}
 
 
-def _inspect_all(jobs: Jobs, evidence: Mapping[str, Evidence], baseline: Evidence
-                 ) -> dict[str, Evidence]:
+def _inspect(jobs: Jobs, key: str, found: Evidence, baseline: Evidence) -> Evidence:
     """Tamper findings and the findings behind added suppressions, the tests it added to the
     baseline's test files, and its new tests marked xfail or skip run without the mark."""
+    tree, state = jobs.paths[key]
     base_tree = jobs.paths[_BASELINE][0]
-    sources = jobs.settings.sources
-
-    def job(key: str, found: Evidence) -> Evidence:
-        tree, state = jobs.paths[key]
-        found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, sources), baseline)
-        masked = [test for test in found.outcomes or {} if test in trees.new_test_ids(found)
-                  and (found.outcomes or {})[test] in MASKED]
-        if not masked:
-            return found
-        return dataclasses.replace(found, unmarked=run_unmarked(
-            masked, tree, state / "unmarked", jobs.settings, jobs.processes))
-
-    futures = {key: jobs.pool.submit(job, key, found) for key, found in evidence.items()}
-    return {key: future.result() for key, future in futures.items()}
+    found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, jobs.settings.sources),
+                                 baseline)
+    outcomes, new = found.outcomes or {}, trees.new_test_ids(found)  # once, not per test
+    masked = [test for test, outcome in outcomes.items() if test in new and outcome in MASKED]
+    if not masked:
+        return found
+    return dataclasses.replace(found, unmarked=run_unmarked(
+        masked, tree, state / "unmarked", jobs.settings, jobs.processes))
 
 
 def _cached_baseline(

@@ -114,3 +114,22 @@ def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
     assert sum(second["weights"].values()) == pytest.approx(1.0)
     assert (task / ".confgate" / "rank.db").is_file() or (task.parent / ".confgate" /
                                                           "rank.db").is_file()
+
+
+def test_with_one_job_the_baseline_runs_first_and_each_candidate_is_inspected_after_it(
+    task: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 28: each candidate's tamper analysis follows its own evaluation in the same worker
+    # and waits for the baseline's evidence. Queued after the candidates, the baseline would
+    # never start with one worker (the ranking would hang); its counter line comes first.
+    out = task.parent / "out.json"
+    code = main(["rank", "a", "c", "--baseline", "main", "--fresh-baseline", "--jobs", "1",
+                 "--format", "json", "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert re.search(r"^confgate rank: \[1/3\] baseline: 1 passed", err, re.M), err
+    assert "stages: evaluation and tamper analysis " in err
+    by_id = {s["solution_id"]: s for s in json.loads(out.read_text())["solutions"]}
+    assert by_id["a"]["blocked"] is False
+    assert by_id["a"]["evidence"]["tamper"] == []  # analysed: none found, not "did not run"
+    assert by_id["c"]["blocked"] is True

@@ -72,7 +72,7 @@ def test_a_damaged_entry_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_the_baseline_runs_tool_caches_seed_each_candidate_privately(tmp_path: Path) -> None:
-    # issue 28: ruff, bandit and the line probes re-did every unchanged file per candidate
+    # issue 28: ruff and bandit re-did every unchanged file per candidate
     base = tmp_path / "base"
     (base / ".confgate" / "cache" / "probes" / "ab").mkdir(parents=True)
     (base / ".confgate" / "cache" / "ruff.json").write_text('{"schema": 1}')
@@ -91,3 +91,7 @@ def test_the_baseline_runs_tool_caches_seed_each_candidate_privately(tmp_path: P
     assert not seed_tools(folder, "other-key", two)
     assert not seed_tools(None, "k1", two)
     assert not save_tools(folder, "k2", tmp_path / "no-cache-here")
+    # The probes' code is keyed by its absolute path as well: in no candidate's tree would it
+    # ever be found, so it is neither kept nor copied into every candidate.
+    assert not (folder / "k1.tools" / "probes").exists()
+    assert not (one / ".confgate" / "cache" / "probes").exists()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -240,3 +242,29 @@ def test_the_new_modules_tests_run_after_the_baseline_tests(tmp_path: Path) -> N
                      {LAST: json.dumps(["tests/test_aaa.py"])})
     assert run.outcomes is not None
     assert run.outcomes["tests/test_fmt.py::test_week"] == "failed"
+
+
+def test_each_tree_runs_its_own_bytecode_even_for_a_file_of_the_same_size_and_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 28: bytecode is written (pytest's rewritten plugin modules are no longer rewritten
+    # in every process), also when the caller asks for none; Python checks a module's bytecode
+    # by the source's size and time only, so one tree's must never serve another's file.
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    test = "from calc import VALUE\n\n\ndef test_value():\n    assert VALUE == 1\n"
+    trees = [write(tmp_path / name, {"calc.py": f"VALUE = {value}\n", "tests/test_v.py": test})
+             for name, value in (("one", 1), ("two", 2))]
+    for tree in trees:
+        os.utime(tree / "calc.py", (1_700_000_000, 1_700_000_000))
+    outcomes = [run_pytest(["-q", "-p", "no:cacheprovider"], tree, tmp_path / f"s-{tree.name}",
+                           SETTINGS, Processes()).outcomes for tree in trees]
+    assert outcomes == [{"tests/test_v.py::test_value": "passed"},
+                        {"tests/test_v.py::test_value": "failed"}]
+    assert list((trees[0] / "__pycache__").glob("calc.*.pyc"))  # written, in its own tree
+    assert list((trees[0] / "tests" / "__pycache__").glob("test_v.*-pytest-*.pyc"))
+    # A copy of a tree (the regression rerun's, a cross-test's) leaves its bytecode behind:
+    # planted beside the other tree's file of the same size and time, it would pass here.
+    shutil.copytree(trees[0] / "__pycache__", trees[1] / "__pycache__", dirs_exist_ok=True)
+    rerun = run_regression(trees[1], trees[0], (read_tree(trees[0]), read_tree(trees[1])), None,
+                           tmp_path / "work", SETTINGS, Processes())
+    assert rerun.outcomes == {"tests/test_v.py::test_value": "failed"}
