@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -46,7 +45,7 @@ from pytest_confgate.collect.branch_edits import (
     arcs_of,
     key_arc,
 )
-from pytest_confgate.collect.coverage_analysis import ANALYSES, remember
+from pytest_confgate.collect.coverage_analysis import ANALYSES, parsed
 
 FORMAT = 1
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
@@ -65,13 +64,10 @@ class Analysis:
         self, text: str, path: str, exclude: str | None, keep: Path | None = None
     ) -> None:
         try:
-            from coverage.parser import AstArcAnalyzer, PythonParser
+            from coverage.parser import AstArcAnalyzer
 
-            parser = PythonParser(text=text, filename=os.path.realpath(path), exclude=exclude)
-            parser.parse_source()
+            parser = parsed(text, path, exclude, keep)
             arcs = parser.arcs()
-            if keep is not None:
-                remember(parser, keep)
             fixed = getattr(parser, "_with_jump_fixers", {}).values()
             numbering = AstArcAnalyzer(path, ast.Module(body=[], type_ignores=[]),
                                        parser.raw_statements, parser.multiline_map)

@@ -6,8 +6,8 @@ compiling, its arc analysis) and splits each into per-function regions: on click
 total figures, so ``reporters`` hands coverage.py file reporters that
 
 - reuse coverage.py's own ``PythonParser`` state, pickled under the gate's cache and keyed by
-  the source text, the exclusion regexes, the file's name, coverage.py's and Python's
-  versions: nothing that could change the figures is left out of the key, and
+  the source text, the exclusion regex, coverage.py's and Python's versions: nothing that
+  could change the figures is left out of the key, and
 - report no regions (the gate reads no per-function figures).
 
 Everything else (which files, include/omit, ``[paths]``, the arithmetic, the JSON shape) stays
@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever what is cached changes."""
 ANALYSES = "analysis"
 """The folder under the probes' cache where the analyses are kept."""
@@ -85,20 +85,30 @@ def _reporter_class(base: Any) -> Any:
 def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
     """coverage.py's ``PythonParser`` of ``filename`` after ``parse_source`` and ``arcs``."""
     from coverage.exceptions import NoSource
-    from coverage.parser import PythonParser
     from coverage.python import get_python_source
 
     try:
         text = get_python_source(filename)
     except OSError as err:  # what coverage.py's own parser says, word for word
         raise NoSource(f"No source for code: '{filename}': {err}") from err
-    exclude = coverage._exclude_regex("exclude")
-    entry = None
-    if folder is not None:
-        entry = _entry(folder, text, filename, exclude)
+    return parsed(text, filename, coverage._exclude_regex("exclude"), folder)
+
+
+def parsed(text: str, filename: str, exclude: str | None, folder: Path | None) -> Any:
+    """coverage.py's ``PythonParser`` of ``text`` (``parse_source``, ``arcs`` done), kept.
+
+    The key is the text, not the file's name: what coverage.py's analysis says depends on
+    nothing else (the name only labels its errors), so a copy of the file elsewhere (a
+    ranked candidate's tree) finds it too. Branch probes place their arcs with the very
+    parser coverage.py's reporter then reads: a cold run parses each file once.
+    """
+    from coverage.parser import PythonParser
+
+    entry = _entry(folder, text, exclude) if folder is not None else None
+    if entry is not None:
         restored = _load(entry, PythonParser)
         if restored is not None:
-            restored.text = text
+            restored.text, restored.filename = text, filename
             return restored
     parser = PythonParser(text=text, filename=filename, exclude=exclude)
     parser.parse_source()  # NotPython propagates: coverage.py reports it as it always does
@@ -109,22 +119,11 @@ def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
     return parser
 
 
-def remember(parser: Any, folder: Path) -> None:
-    """Keep ``parser`` (``parse_source`` and ``arcs`` done) for the report after the tests.
-
-    Branch probes place their arcs with the very parser coverage.py's reporter would build:
-    on a cold run it is kept instead of parsed twice. ``parser.filename`` must be the name
-    the reporter will use (the file's real path), else it is simply never found.
-    """
-    parser.exit_counts()
-    _store(_entry(folder, parser.text, parser.filename, parser.exclude), parser)
-
-
-def _entry(folder: Path, text: str, filename: str, exclude: str | None) -> Path:
+def _entry(folder: Path, text: str, exclude: str | None) -> Path:
     from coverage import __version__
 
     key = hashlib.sha256(
-        "\0".join([text, filename, exclude or "", __version__, sys.version, str(FORMAT)])
+        "\0".join([text, exclude or "", __version__, sys.version, str(FORMAT)])
         .encode("utf-8", "surrogatepass")
     ).hexdigest()
     return folder / key[:2] / f"{key}.pickle"

@@ -13,6 +13,7 @@ change are not scanned again (issue 28: tool work repeated per candidate). Only 
 run writes it: a candidate's tests could write into their own copy, never into another
 candidate's. The line probes' compiled code is not kept: it is keyed by the file's absolute
 path too (the path is in the code object), and no candidate's tree is where the baseline's was.
+coverage.py's analysis of each file (``probes/analysis``) is keyed by content alone and kept.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from pytest_confgate.collect.coverage_analysis import ANALYSES
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Settings
 from pytest_confgate.rank.models import Evidence
@@ -92,8 +94,10 @@ def save_tools(folder: Path, key: str, tree: Path) -> bool:
 
 
 def _path_bound(root: Path) -> Callable[[str, list[str]], set[str]]:
-    """Leave out the probe cache under ``root``: its entries hold only where they were made."""
-    return lambda folder, names: {PROBES} & set(names) if Path(folder) == root else set()
+    """Leave out the probes' compiled code under ``root``: its entries hold only where they
+    were made. coverage.py's analyses beside it are keyed by content alone, and travel."""
+    probes = root / PROBES
+    return lambda folder, names: set(names) - {ANALYSES} if Path(folder) == probes else set()
 
 
 PROBES = "probes"

@@ -36,7 +36,7 @@ def _poison(repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     empty.parse_source()
     empty.arcs()
     folder = repo.path / ".confgate" / "cache" / "probes" / ANALYSES
-    entry = _entry(folder, get_python_source(target), target, exclude)
+    entry = _entry(folder, get_python_source(target), exclude)
     entry.parent.mkdir(parents=True, exist_ok=True)
     entry.write_bytes(pickle.dumps(empty))
 

@@ -198,3 +198,24 @@ def test_branch_probes_hand_their_analysis_to_the_report(root: Path) -> None:
     reported = sorted((folder / ANALYSES).rglob("*.pickle"))
     assert kept in reported
     assert len(reported) == 3  # shapes.py's was found; __init__.py's and idle.py's added
+
+
+def test_a_file_copied_elsewhere_finds_its_analysis(root: Path) -> None:
+    """Keyed by content, not by name: a ranked candidate's copy of an unchanged file, or
+    branch probes placing arcs after the analysis was kept, parse nothing again."""
+    cache = root / "cache"
+    _measure(root)
+    _report(root, cache / ANALYSES, cached=True)
+    kept = {entry: entry.stat().st_ino for entry in (cache / ANALYSES).rglob("*.pickle")}
+    assert len(kept) == 3
+    copy = root / "elsewhere" / "shapes.py"
+    copy.parent.mkdir()
+    copy.write_bytes((root / "src" / "pkg" / "shapes.py").read_bytes())
+    source = copy.read_bytes()
+    cov = coverage.Coverage(config_file=str(root / ".coveragerc"))
+    with contextlib.suppress(Unmappable):
+        BranchProbes(cov._exclude_regex("exclude"), cache).plan(
+            ast.parse(source), source, str(copy)
+        )
+    # Read, not parsed and written again (a write replaces the file: a new inode).
+    assert {e: e.stat().st_ino for e in (cache / ANALYSES).rglob("*.pickle")} == kept

@@ -77,6 +77,9 @@ def test_the_baseline_runs_tool_caches_seed_each_candidate_privately(tmp_path: P
     (base / ".confgate" / "cache" / "probes" / "ab").mkdir(parents=True)
     (base / ".confgate" / "cache" / "ruff.json").write_text('{"schema": 1}')
     (base / ".confgate" / "cache" / "probes" / "ab" / "x.bin").write_bytes(b"code")
+    analyses = Path(".confgate", "cache", "probes", "analysis", "cd")
+    (base / analyses).mkdir(parents=True)
+    (base / analyses / "y.pickle").write_bytes(b"parser")
     folder = tmp_path / "rank-cache"
     folder.mkdir()
     assert save_tools(folder, "k1", base)
@@ -93,5 +96,7 @@ def test_the_baseline_runs_tool_caches_seed_each_candidate_privately(tmp_path: P
     assert not save_tools(folder, "k2", tmp_path / "no-cache-here")
     # The probes' code is keyed by its absolute path as well: in no candidate's tree would it
     # ever be found, so it is neither kept nor copied into every candidate.
-    assert not (folder / "k1.tools" / "probes").exists()
-    assert not (one / ".confgate" / "cache" / "probes").exists()
+    assert not (folder / "k1.tools" / "probes" / "ab").exists()
+    assert not (one / ".confgate" / "cache" / "probes" / "ab").exists()
+    # coverage.py's analyses are keyed by content alone: every candidate starts with them.
+    assert (one / analyses / "y.pickle").read_bytes() == b"parser"
