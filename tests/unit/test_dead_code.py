@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "pytest_confgate"
 
 CALLED_BY_PYTHON = {"get_code", "set_data", "find_spec", "exec_module", "create_module",
-                    "redirect_request"}
-"""Methods the import system, ``ast`` or ``urllib`` calls by name, never our code."""
+                    "redirect_request", "code_region_kinds", "code_regions"}
+"""Methods the import system, ``ast``, ``urllib`` or coverage.py's reporting (a file
+reporter's) calls by name, never our code."""
 
 
 def _words(folders: list[Path]) -> Counter[str]:
