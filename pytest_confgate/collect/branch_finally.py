@@ -13,10 +13,11 @@ from the block's last statement, and then the exception leave for the frame's ex
 
 The probes tell the exception copy from the others by asking whether an exception raised
 in this very frame is in flight (``sys.exc_info()``'s traceback starts in this frame). That
-answer is only certain when nothing around the ``try`` in its frame handles exceptions (no
-``try``, ``with`` or ``except`` around it), and a fall-through exit into code after the
-``try`` is only the normal copy's when no ``return``, ``break`` or ``continue`` passes through
-the block: otherwise the file is refused. Python 3.11's compiler is the one whose choice of
+answer is only certain when the ``try`` is not in an ``except`` or ``finally`` block of its
+frame; where the exception goes next is only known around no ``with`` or other ``finally``
+(``exception_exit``); and a fall-through exit into code after the ``try`` is only the normal
+copy's when no ``return``, ``break`` or ``continue`` passes through the block. Otherwise the
+file is refused. Python 3.11's compiler is the one whose choice of
 ``R`` is followed here; on others only a plain ``if`` ending the block is (its body's last line).
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pytest_confgate.collect.branch_edits import Construct, Unmappable
@@ -33,7 +35,8 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
           ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
           ast.Assert, ast.Break, ast.Continue)
-GUARDED = (ast.Try, ast.With, ast.AsyncWith, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+TRIES = (ast.Try, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
+GUARDED = (*TRIES, ast.With, ast.AsyncWith)
 Chain = list[tuple[ast.AST, str]]
 
 
@@ -86,9 +89,10 @@ def reraise_line(block: list[ast.stmt]) -> int | None:
 
 
 def leave_finally(item: Construct, chain: Chain, line: int, found: dict[int, Tail],
-                  scope_start: int) -> None:
+                  exits: tuple[int, Callable[[ast.AST], int]]) -> None:
     """Settle a branch exit that leaves a ``finally`` block by falling off its end: in the
-    exception copy it records what the tracer sees there (``item.reraise_line``)."""
+    exception copy it records what the tracer sees there (``item.reraise_line``).
+    ``exits``: the line coverage.py numbers the frame by, and its line of a node."""
     fall = item.fallthrough
     for index in range(len(chain) - 1, -1, -1):
         outer, part = chain[index]
@@ -98,18 +102,31 @@ def leave_finally(item: Construct, chain: Chain, line: int, found: dict[int, Tai
         if fall is None or final[0].lineno <= fall <= final[-1].end_lineno:
             return
         tail = found.get(id(outer))
-        if tail is None or guarded(chain[:index]) or (fall >= 0 and escapes(tail.node)) \
-                or (fall < 0 and fall != -scope_start):
+        goes = exception_exit(chain[:index], *exits)
+        if tail is None or goes is None or (fall >= 0 and escapes(tail.node)) \
+                or (fall < 0 and fall != -exits[0]):
             raise Unmappable(f"line {line}: its exit leaves a finally block")
         fixed = tail.reraise is not None and tail.reraise != line
-        item.reraise_line = tail.reraise if fixed else -scope_start
+        item.reraise_line = tail.reraise if fixed else goes
         return
 
 
-def guarded(chain: Chain) -> bool:
-    """Whether something in the frame around a statement handles exceptions: then an
-    exception in flight may be one it handles, not one on its way out."""
-    return any(isinstance(node, GUARDED) for node, _part in chain)
+def exception_exit(chain: Chain, start: int, line_of: Callable[[ast.AST], int]) -> int | None:
+    """Where the tracer sees an exception go from a statement inside ``chain`` (statements
+    around it in its frame): the first handler of a ``try`` around it, else the frame's
+    exit (``-start``). None where it cannot be told: an exception in flight may then be
+    one this frame is handling (in an ``except`` or ``finally`` block), or the way out
+    passes a ``with`` or another ``finally`` first."""
+    handling = {"handlers", "finalbody"}
+    if any(isinstance(node, TRIES) and part in handling
+           for node, part in chain):
+        return None
+    for node, part in reversed(chain):
+        if isinstance(node, ast.Try) and part == "body" and node.handlers:
+            return line_of(node.handlers[0])
+        if isinstance(node, GUARDED):
+            return None
+    return -start
 
 
 def escapes(node: ast.Try) -> bool:

@@ -45,7 +45,7 @@ from pytest_confgate.collect.branch_edits import (
     arcs_of,
     key_arc,
 )
-from pytest_confgate.collect.branch_finally import guarded, leave_finally, tails
+from pytest_confgate.collect.branch_finally import exception_exit, leave_finally, tails
 
 FORMAT = 2
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
@@ -123,7 +123,8 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
             raise Unmappable(f"line {line}: {item.problem}")
         _settle(item, dests, line)
         statement = item.statement or item.node
-        leave_finally(item, chains[id(statement)], line, ends, starts[id(statement)])
+        exits = (starts[id(statement)], seen.line)
+        leave_finally(item, chains[id(statement)], line, ends, exits)
         found.add(item, line)
         if item.fallthrough is not None and _raise_exits(item, chains[id(statement)], seen, line):
             if id(statement) in found.wraps:
@@ -132,11 +133,11 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
     for tail in ends.values():
         if tail.reraise is None:  # the re-raise reports the line that ran last
             continue
-        if guarded(chains[id(tail.node)]):
+        goes = exception_exit(chains[id(tail.node)], starts[id(tail.node)], seen.line)
+        if goes is None:
             raise Unmappable(f"line {tail.reraise}: a finally block ending in a block, "
                              "inside a block that handles exceptions")
-        exit_arc = arc_key(tail.reraise, -starts[id(tail.node)])
-        found.finally_ends.append((tail.node, exit_arc, tail.reraise))
+        found.finally_ends.append((tail.node, arc_key(tail.reraise, goes), tail.reraise))
     return found
 
 

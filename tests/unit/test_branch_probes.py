@@ -606,6 +606,43 @@ FINALLY_CASES = {
                     except (ZeroDivisionError, TypeError):
                         pass
     """,
+    "finally_inside_a_try_with_handlers": """
+        import contextlib
+        @contextlib.contextmanager
+        def raw_terminal(f, error):
+            try:
+                old = f + 1
+                try:
+                    yield old
+                finally:
+                    old = 0
+                    if f is not None:
+                        f = 0
+            except error:
+                pass
+        def caught(x, boom):
+            try:
+                try:
+                    if boom:
+                        raise KeyError(boom)
+                finally:
+                    while x:
+                        x -= 1
+                x = 2
+            except KeyError:
+                x = 3
+            return x
+        def run():
+            with raw_terminal(0, KeyError):
+                pass
+            for error in (KeyError, TypeError):
+                try:
+                    with raw_terminal(0, error):
+                        raise KeyError
+                except KeyError:
+                    pass
+            caught(0, 0); caught(0, 1)
+    """,
     "finally_in_generators_and_with_returns": """
         import contextlib
         @contextlib.contextmanager
@@ -787,6 +824,12 @@ REFUSED_FINALLY = {
                          "        try:\n            pass\n        finally:\n"
                          "            while True:\n                break\n",
                          "line 8: a finally block ending in a block, inside a block that"),
+    "inside_an_except_of_a_try_with_handlers": (
+        "def f(x):\n    try:\n        pass\n    except KeyError:\n        try:\n"
+        "            try:\n                pass\n            finally:\n"
+        "                if x:\n                    x = 1\n        except KeyError:\n"
+        "            pass\n",
+        "line 9: its exit leaves a finally block"),
     "ending_in_a_match": ("def f(x):\n    try:\n        pass\n    finally:\n"
                           "        match x:\n            case 1:\n                x = 2\n",
                           "line 5: a finally block ending in a match block"),
