@@ -103,6 +103,8 @@ def leave_finally(item: Construct, chain: Chain, line: int, found: dict[int, Tai
             return
         tail = found.get(id(outer))
         goes = exception_exit(chain[:index], *exits)
+        if sys.version_info[:2] != (3, 11) and (fall >= 0 or goes != fall):
+            goes = None  # only the frame's exit is followed there
         if tail is None or goes is None or (fall >= 0 and escapes(tail.node)) \
                 or (fall < 0 and fall != -exits[0]):
             raise Unmappable(f"line {line}: its exit leaves a finally block")

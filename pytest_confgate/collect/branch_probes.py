@@ -134,7 +134,7 @@ def plan(tree: ast.Module, text: str, path: str, exclude: str | None) -> Plan:
         if tail.reraise is None:  # the re-raise reports the line that ran last
             continue
         goes = exception_exit(chains[id(tail.node)], starts[id(tail.node)], seen.line)
-        if goes is None:
+        if goes is None or (sys.version_info[:2] != (3, 11) and goes != -starts[id(tail.node)]):
             raise Unmappable(f"line {tail.reraise}: a finally block ending in a block, "
                              "inside a block that handles exceptions")
         found.finally_ends.append((tail.node, arc_key(tail.reraise, goes), tail.reraise))
