@@ -68,7 +68,8 @@ class Construct:
     problem: str = ""
     fallthrough: int | None = None
     reraise_line: int | None = None
-    """For an ``if`` ending a ``finally``: the line the re-raise reports (see ``_tails``)."""
+    """For an exit falling off a ``finally``: where its exception copy goes instead
+    (``branch_finally``)."""
 
 
 @dataclass
@@ -84,8 +85,9 @@ class Plan:
     after: dict[int, int] = field(default_factory=dict)
     """id(one-line definition) -> the key of its arc to what follows."""
     cases: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
-    tails_placed: set[int] = field(default_factory=set)
     """id(case) -> keys of (entering its body, passing to the next case, falling through)."""
+    finally_ends: list[tuple[ast.Try, int, int]] = field(default_factory=list)
+    """(try, key, row): the arc the exception copy of its ``finally`` records at its end."""
 
     def add(self, item: Construct, line: int) -> None:
         def keys(dest: int | None) -> list[int]:
@@ -96,10 +98,9 @@ class Plan:
             self.cases[id(item.node)] = (keys(item.body), keys(item.other),
                                          keys(item.fallthrough))
             return
-            return
+        if item.reraise_line == other:  # the exception copy records the same arc
+            item.reraise_line = None
         self.edges.extend((item, "body", key) for key in keys(item.body))
-        if item.reraise_line is not None:
-            self.tails_placed.add(id(item.node))
         if item.kind == "definition":
             self.after[id(item.node)] = keys(other)[0]
         else:
@@ -115,10 +116,13 @@ class Plan:
             elif node.orelse:
                 node.orelse.insert(0, _probe(key, node.orelse[0]))
             elif item.reraise_line is not None:
-                raising = arc_key(item.source, item.reraise_line)
-                node.orelse.append(_reraising(raising, key, node, item.source))
+                raising = _probe(arc_key(item.source, item.reraise_line), node, item.source)
+                normal = _probe(key, node, item.source)
+                node.orelse.append(_when_raising(raising, normal, node, item.source))
             else:
                 node.orelse.append(_probe(key, node, item.source))
+        for node, key, row in self.finally_ends:
+            node.finalbody.append(_when_raising(_probe(key, node, row), None, node, row))
         for match, count in self.matches:
             passed: list[int] = []
             for case in match.cases[:count]:
@@ -201,7 +205,8 @@ def _wrapped(stmt: ast.stmt, rows: Rows, key: int) -> ast.stmt:
     return wrapper
 
 
-def _reraising(raising: int, normal: int, where: ast.AST, line: int) -> ast.stmt:
+def _when_raising(raising: ast.stmt, normal: ast.stmt | None, where: ast.AST,
+                  line: int) -> ast.stmt:
     """``raising`` if this frame's own exception is on its way out (the ``finally`` runs
     for it), else ``normal``."""
     info = ast.Call(func=ast.Name(id=EXC_INFO, ctx=ast.Load()), args=[], keywords=[])
@@ -213,9 +218,6 @@ def _reraising(raising: int, normal: int, where: ast.AST, line: int) -> ast.stmt
                       ops=[ast.Is()], comparators=[frame])
     present = ast.Compare(left=traceback, ops=[ast.IsNot()], comparators=[ast.Constant(None)])
     test = ast.BoolOp(op=ast.And(), values=[present, own])
-    choice = ast.If(test=test, body=[_probe(raising, where, line)],
-                    orelse=[_probe(normal, where, line)])
+    choice = ast.If(test=test, body=[raising], orelse=[] if normal is None else [normal])
     _place(choice, where, line)
     return choice
-
-

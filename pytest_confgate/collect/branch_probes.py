@@ -45,16 +45,13 @@ from pytest_confgate.collect.branch_edits import (
     arcs_of,
     key_arc,
 )
+from pytest_confgate.collect.branch_finally import exception_exit, leave_finally, tails
 from pytest_confgate.collect.coverage_analysis import ANALYSES, parsed
 
-FORMAT = 1
+FORMAT = 2
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SCOPES = (*_DEFINITIONS, ast.Lambda)
-_SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
-           ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
-           ast.Assert, ast.Break, ast.Continue)
-_GUARDED = (ast.Try, ast.With, ast.AsyncWith, *([ast.TryStar] if hasattr(ast, "TryStar") else []))
 
 
 class Analysis:
@@ -116,12 +113,12 @@ def plan(
     found = Plan()
     by_line: dict[int, list[Construct]] = defaultdict(list)
     statements = list(_statements(tree.body))
-    tails = _tails(statements)
+    ends = tails(statements)
     for node in statements:
         for item in _constructs(node, seen, found):
             if item.source not in seen.excluded:
                 by_line[item.source].append(item)
-    chains = _chains(tree)
+    chains, starts = _chains(tree, seen)
     for line, dests in seen.branches.items():
         here = by_line.get(line, [])
         if len(here) != 1:
@@ -131,15 +128,21 @@ def plan(
             raise Unmappable(f"line {line}: {item.problem}")
         _settle(item, dests, line)
         statement = item.statement or item.node
-        _leaves_no_finally(item, chains[id(statement)], line, tails)
+        exits = (starts[id(statement)], seen.line)
+        leave_finally(item, chains[id(statement)], line, ends, exits)
         found.add(item, line)
         if item.fallthrough is not None and _raise_exits(item, chains[id(statement)], seen, line):
             if id(statement) in found.wraps:
                 raise Unmappable(f"line {line}: two exits to watch on one statement")
             found.wraps[id(statement)] = (seen.rows(line), arc_key(line, item.fallthrough))
-    for tail, (reraise, _) in tails.items():
-        if tail not in found.tails_placed:
-            raise Unmappable(f"line {reraise}: a finally block ending in a block")
+    for tail in ends.values():
+        if tail.reraise is None:  # the re-raise reports the line that ran last
+            continue
+        goes = exception_exit(chains[id(tail.node)], starts[id(tail.node)], seen.line)
+        if goes is None or (sys.version_info[:2] != (3, 11) and goes != -starts[id(tail.node)]):
+            raise Unmappable(f"line {tail.reraise}: a finally block ending in a block, "
+                             "inside a block that handles exceptions")
+        found.finally_ends.append((tail.node, arc_key(tail.reraise, goes), tail.reraise))
     return found
 
 
@@ -196,27 +199,6 @@ def _settle(item: Construct, dests: set[int], line: int) -> None:
         raise Unmappable(f"line {line}: it may suspend (await, yield) where it may exit")
 
 
-def _leaves_no_finally(item: Construct, chain: list[tuple[ast.AST, str]], line: int,
-                       tails: dict[int, tuple[int, ast.Try]]) -> None:
-    """A ``finally`` block runs on the way out of a ``return``, ``break``, ``continue`` or
-    exception as well, so what follows its end depends on why it ran: not one arc, except
-    for the ``if`` ending a ``finally`` that ends its frame (``_tails``)."""
-    fall = item.fallthrough
-    for index in range(len(chain) - 1, -1, -1):
-        outer, part = chain[index]
-        if part != "finalbody":
-            continue
-        final = outer.finalbody  # type: ignore[attr-defined]
-        if fall is None or final[0].lineno <= fall <= final[-1].end_lineno:
-            return
-        tail = tails.get(id(item.node))
-        above = [node for node, _part in chain[:index]]
-        if tail is None or fall >= 0 or any(isinstance(n, _GUARDED) for n in above):
-            raise Unmappable(f"line {line}: its exit leaves a finally block")
-        item.reraise_line = tail[0]
-        return
-
-
 def _statements(block: list[ast.stmt]) -> Iterator[ast.stmt]:
     """Every statement under ``block``, blocks only: expressions hold none."""
     for stmt in block:
@@ -227,27 +209,6 @@ def _statements(block: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from _statements(inner)
         for part in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):
             yield from _statements(part.body)
-
-
-def _tails(statements: list[ast.stmt]) -> dict[int, tuple[int, ast.Try]]:
-    """``finally`` blocks ending in a compound statement, by id of that statement.
-
-    On the way out of an exception such a block ends in a re-raise that the interpreter
-    reports on the block's textually last line, run or not, and coverage.py's tracer counts
-    that line and the arc to it. Only a plain ``if`` (no ``else``, ending in a simple
-    statement) is followed here: its false branch then goes to its body's last line; any
-    other compound ending refuses the file.
-    """
-    out: dict[int, tuple[int, ast.Try]] = {}
-    for node in statements:
-        final = getattr(node, "finalbody", None)
-        if not isinstance(node, ast.Try) or not final or isinstance(final[-1], _SIMPLE):
-            continue
-        last = final[-1]
-        if not isinstance(last, ast.If) or last.orelse or not isinstance(last.body[-1], _SIMPLE):
-            raise Unmappable(f"line {last.lineno}: a finally block ending in a block")
-        out[id(last)] = (last.body[-1].lineno, node)
-    return out
 
 
 def _raise_exits(item: Construct, chain: list[tuple[ast.AST, str]], seen: Analysis,
@@ -270,25 +231,29 @@ def _raise_exits(item: Construct, chain: list[tuple[ast.AST, str]], seen: Analys
     return counts
 
 
-def _chains(tree: ast.Module) -> dict[int, list[tuple[ast.AST, str]]]:
-    """For each statement, the (statement, field) pairs enclosing it inside its own scope."""
+def _chains(tree: ast.Module, seen: Analysis) -> tuple[dict[int, list[tuple[ast.AST, str]]],
+                                                     dict[int, int]]:
+    """For each statement, the (statement, field) pairs enclosing it inside its own scope,
+    and the line coverage.py numbers that scope by (its exits are arcs to minus that line)."""
     out: dict[int, list[tuple[ast.AST, str]]] = {}
+    starts: dict[int, int] = {}
 
-    def block(statements: list[ast.stmt], chain: list[tuple[ast.AST, str]]) -> None:
+    def block(statements: list[ast.stmt], chain: list[tuple[ast.AST, str]], start: int) -> None:
         for stmt in statements:
             out[id(stmt)] = chain
+            starts[id(stmt)] = start
             if isinstance(stmt, _DEFINITIONS):  # a scope of its own
-                block(stmt.body, [])
+                block(stmt.body, [], seen.line(stmt))
                 continue
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, name, None)
                 if isinstance(inner, list):
-                    block(inner, [*chain, (stmt, name)])
+                    block(inner, [*chain, (stmt, name)], start)
             for part in (*getattr(stmt, "handlers", []), *getattr(stmt, "cases", [])):
-                block(part.body, [*chain, (stmt, "handlers")])
+                block(part.body, [*chain, (stmt, "handlers")], start)
 
-    block(tree.body, [])
-    return out
+    block(tree.body, [], seen.line(tree))
+    return out, starts
 
 
 def _suspends(node: ast.AST) -> bool:
