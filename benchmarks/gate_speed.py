@@ -21,7 +21,8 @@ each; the JSON file has every run's seconds and the machine's load average. Meas
 - full gate, branch coverage (``branch: true`` forced) vs bare ``pytest`` (<= 1.15x) and vs
   ``pytest --cov --cov-branch`` (<= 0.75x);
 - pull-request gate (``scope: changed``, one changed module, the project's own branch setting)
-  vs bare ``pytest`` (<= 1.10x);
+  vs bare ``pytest`` (<= 1.10x), cold and warm (the Action restores the default branch's
+  caches);
 - after the projects, the README's sample project (5 tests): the gate's fixed cost, warm and
   cold, vs bare ``pytest`` (<= 1.30x; ``fixed_cost.py``, ``--no-sample`` to skip);
 - lint + security on a warm re-run vs a cold one (<= 10%); plugin start-up overhead (<= 15 ms);
@@ -278,6 +279,7 @@ def _define_variants(bench: Bench) -> None:
             gate_config(sources, branch=None, changed=True),
             after=lambda: _require_pull_request_mode(bench),
         ),
+        "gate, pull request, warm": Variant(bench.pytest("--confgate"), None, False),
     }
 
 
@@ -327,10 +329,12 @@ def _ratios(bench: Bench) -> list[Row]:
         ratio("gate, lines, warm", "bare pytest", 1.15),
         ratio("gate, lines, warm", "pytest --cov", 0.75),
         ratio("gate, pull request", "bare pytest", 1.10),
+        ratio("gate, pull request, warm", "bare pytest", 1.10),
         ratio("pytest --cov", "bare pytest", None),
         ratio("gate, lines, warm", "gate, lines", None),
         ratio("gate, lines", "bare pytest", 1.15, cpu),
         ratio("gate, pull request", "bare pytest", 1.10, cpu),
+        ratio("gate, pull request, warm", "bare pytest", 1.10, cpu),
     ]
     rows += [(f"median seconds: {name}", value, "-", "-") for name, value in wall.items()]
     return rows
