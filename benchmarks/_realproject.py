@@ -31,6 +31,16 @@ DEFAULT_CACHE = Path(
     os.environ.get("CONFGATE_BENCH_CACHE")
     or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytest-confgate-bench"
 )
+REPO_CACHE = REPO_ROOT / ".confgate" / "bench"
+"""Where gate_speed, fixed_cost and compat_corpus keep their venvs and trees (git-ignored)."""
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
 _BIN = "Scripts" if os.name == "nt" else "bin"
 _READY_MARKER = ".confgate-bench-ready.json"
 # The caller's environment must not steer the tools: the comparison is only fair when both

@@ -37,7 +37,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _realproject as rp  # siblings, found through the line above
-from gate_speed import DEFAULT_CACHE, GIT_ENV
 
 
 @dataclass(frozen=True)
@@ -169,7 +168,7 @@ def _make_repository(ws: rp.Workspace) -> None:
     """The pristine project committed as ``main``: a user's checkout, gate outputs ignored."""
     git = ["git", "-c", "init.defaultBranch=main"]
     for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
-        ws.run([*git, *step], env=GIT_ENV).require()
+        ws.run([*git, *step], env=rp.GIT_ENV).require()
         if step == ["init", "-q"]:
             exclude = ws.project / ".git" / "info" / "exclude"
             exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -245,7 +244,7 @@ def _table(results: list[Result]) -> str:
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", nargs="+", choices=list(CORPUS), default=list(CORPUS))
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="venvs and sdists")
+    parser.add_argument("--cache", type=Path, default=rp.REPO_CACHE, help="venvs and sdists")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
     return parser.parse_args()
 

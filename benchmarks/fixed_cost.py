@@ -33,7 +33,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _realproject as rp  # siblings, found through the line above
 from _sampling import IMPORTING
-from gate_speed import DEFAULT_CACHE, GIT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "examples" / "sample-project"
@@ -124,7 +123,7 @@ def _prepare(cache: Path) -> tuple[Path, str]:
     shutil.rmtree(project, ignore_errors=True)
     shutil.copytree(SAMPLE, project)
     git = ["git", "-c", "init.defaultBranch=main"]
-    env = {**os.environ, **GIT_ENV}
+    env = {**os.environ, **rp.GIT_ENV}
     for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "base"]):
         subprocess.run([*git, *step], cwd=project, env=env, check=True, capture_output=True)
         if step == ["init", "-q"]:
@@ -160,7 +159,7 @@ def _profile(project: Path, python: str, env: dict[str, str], rounds: int) -> No
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--cache", type=Path, default=rp.REPO_CACHE)
     parser.add_argument("--profile", action="store_true")
     return parser.parse_args()
 

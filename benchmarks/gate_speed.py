@@ -59,15 +59,7 @@ REPO = Path(__file__).resolve().parent.parent
 LINES_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "line probes"
 BRANCH_ENGINE = "sys.monitoring" if sys.version_info >= (3, 12) else "branch probes"
 """The engines the gate uses on the Python running this script (and the benchmark's venv)."""
-DEFAULT_CACHE = REPO / ".confgate" / "bench"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-    "GIT_COMMITTER_NAME": "bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-}
+DEFAULT_CACHE, GIT_ENV = rp.REPO_CACHE, rp.GIT_ENV
 
 
 def gate_config(sources: tuple[str, ...], *, branch: bool | None, changed: bool = False) -> str:
