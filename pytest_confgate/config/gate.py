@@ -114,3 +114,7 @@ class GateConfig(ConfigModel):
         if values:
             return min(values)
         return DEFAULT_HARD_LIMITS.get(name)
+
+    def hard_limits(self) -> dict[str, int | None]:
+        """Every hard condition's effective limit (None: the condition is off)."""
+        return {name: self.hard_limit(name) for name in HARD_CONDITIONS}

@@ -189,6 +189,13 @@ DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity
 """Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
 
 
+def breaks_limit(count: int, limit: int | None) -> bool:
+    """Whether ``count`` fails a hard condition whose effective limit is ``limit``: over it
+    fails, and a condition without a limit never does. The gate's policy and ``confgate
+    rank``'s blocking both decide with this, so the two agree on what blocks."""
+    return limit is not None and count > limit
+
+
 def metric_key(metric: MetricConfig) -> str:
     """What makes an entry unique: its type, and for ``test_coverage`` also its scope.
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
+from pytest_confgate.config.metrics import breaks_limit
 from pytest_confgate.models import (
     Condition,
     Decision,
@@ -275,14 +276,15 @@ def _security_checks(
         for item in metric.details.get("items", [])
         if item.get("severity") == "HIGH"
     ][:3]
-    at = f": {', '.join(where)}" if where and high > limit else ""
+    failed = breaks_limit(high, limit)
+    at = f": {', '.join(where)}" if where and failed else ""
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
-    if high > limit:
+    if failed:
         message += _waiver_hint(metric, "HIGH")
     return [
-        _Check("max_high_severity", high <= limit, message, float(high), float(limit),
+        _Check("max_high_severity", not failed, message, float(high), float(limit),
                f"max {limit:g} HIGH")
     ]
 
@@ -295,10 +297,11 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
-    if count > limit:
+    failed = breaks_limit(count, limit)
+    if failed:
         message += _waiver_hint(metric, None)
     return [
-        _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
+        _Check("max_lint_violations", not failed, message, float(count), float(limit),
                f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
     ]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pytest_confgate.config.metrics import DEFAULT_HARD_LIMITS
+
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
 """The seed's five categories, in the seed's order (also the order of its reasons)."""
 PASSING = frozenset({"passed", "xpassed"})
@@ -178,6 +180,9 @@ class CrossTest:
     """``writer: test id`` -> the first line of its failure here."""
     standing: Mapping[str, tuple[float, str]] = field(default_factory=dict)
     """Writer -> (how much its failing tests weigh, why)."""
+    independent: int = 0
+    """Tests that gave a verdict here written by candidates whose tests count (standing
+    above 0): evidence about this candidate that it did not write itself (issue 36)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +217,10 @@ class Evaluation:
     weaknesses: tuple[Note, ...] = ()
     multiplier: float = 1.0
     """What the safety gate left of the weighted sum (0.5: a dangerous operation or secret)."""
+    independent: tuple[str, ...] = ()
+    """The kinds of test evidence about it that it did not write (issue 36): ``task`` (the
+    baseline's failing tests pass on it, run as the baseline has them) and ``cross`` (other
+    candidates' tests, from writers in good standing, ran on it)."""
 
 
 @dataclass(frozen=True)
@@ -269,6 +278,10 @@ class ScoringContext:
     llm_expected: bool = False
     reference_duration_s: float | None = None
     """The baseline's test time, else the fastest unblocked candidate's."""
+    hard_limits: Mapping[str, int | None] = field(
+        default_factory=lambda: dict(DEFAULT_HARD_LIMITS))
+    """The gate's hard conditions as the project's configuration sets them
+    (``GateConfig.hard_limits``): the same limits block in the gate and here (issue 36)."""
 
 
 @dataclass(frozen=True)

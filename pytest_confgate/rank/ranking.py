@@ -8,6 +8,12 @@ whose score the safety gate halved (a human must look); scores within
 candidate's name can break it: the tied keep the order they were given in); auto-acceptance
 compares ``min_confidence`` with the ranking's confidence and never takes the only unblocked
 candidate of a ranking unless ``allow_single`` says so.
+
+Issue 36: the confidence says how much evidence there is. The seed's figure is scaled by
+what vouches for the leader besides its own tests (``Evaluation.independent``,
+``EVIDENCE_FACTOR``): other candidates' tests that ran on it keep it whole; the baseline's
+failing tests alone (a candidate ranked alone) leave three quarters of it; nothing but its
+own tests leaves half, and such a leader is never the winner.
 """
 
 from __future__ import annotations
@@ -32,6 +38,9 @@ _EPSILON = 1e-9
 """Float noise allowed when a gap is compared with its threshold (0.95 - 0.85 is a 0.1 gap)."""
 TIE = 1e-9
 """Scores this close are equal: they share a rank, and equal leaders mean no winner."""
+EVIDENCE_FACTOR = {"cross": 1.0, "task": 0.75, "": 0.5}
+"""What is left of the ranking confidence, by the strongest independent evidence about the
+leader: other candidates' tests, else the task's (the baseline's failing) tests, else none."""
 
 
 def rank_solutions(
@@ -63,7 +72,8 @@ def rank_solutions(
     tie = tie if len(tie) > 1 else ()
     first = solutions[0] if solutions else None
     clear = (first is not None and not first.evaluation.blocked and not tie
-             and first.evaluation.multiplier >= 1.0 and confidence >= WINNER_CONFIDENCE)
+             and first.evaluation.multiplier >= 1.0 and bool(first.evaluation.independent)
+             and confidence >= WINNER_CONFIDENCE)
     comparisons = (*pairwise_comparisons(ordered), *extra_comparisons)
     return Ranking(
         solutions=solutions,
@@ -130,14 +140,25 @@ def calculate_category_consistency(first: Evaluation, second: Evaluation) -> flo
 
 
 def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
-    """Seed: 0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency.
+    """Seed: 0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency,
+    times ``evidence_factor`` of the leader.
 
-    ``ordered`` is best first. No solution -> 0.0; one solution -> 1.0.
+    ``ordered`` is best first. No solution -> 0.0; one solution -> the factor alone.
     """
     if not ordered:
         return 0.0
     if len(ordered) == 1:
-        return 1.0
+        return evidence_factor(ordered[0])
+    return _seed_confidence(ordered) * evidence_factor(ordered[0])
+
+
+def evidence_factor(leader: Evaluation) -> float:
+    """``EVIDENCE_FACTOR`` for the strongest kind of independent evidence about ``leader``."""
+    kinds = leader.independent
+    return EVIDENCE_FACTOR["cross" if "cross" in kinds else "task" if "task" in kinds else ""]
+
+
+def _seed_confidence(ordered: Sequence[Evaluation]) -> float:
     first, second = ordered[0], ordered[1]
     gap = first.score - second.score
     # A gap within TIE is a tie: which of the tied leaders is listed first must not matter.
@@ -210,6 +231,10 @@ def _no_winner(ranking: Ranking) -> str:
     if first is not None and first.evaluation.multiplier < 1.0:
         return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
                 "operation, a secret or a change to how it is tested or checked")
+    if first is not None and not first.evaluation.independent:
+        return (f"No clear winner: {first.solution_id} ranks first but no test it did not "
+                "write vouches for it (no other candidate's test ran on it, and no failing "
+                "baseline test now passes on it)")
     return "No clear winner"
 
 

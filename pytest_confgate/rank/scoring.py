@@ -36,7 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_confgate.rank.blocking import BLOCKING_TAMPER, block_reasons, regression_failures
+from pytest_confgate.rank.blocking import (
+    BLOCKING_TAMPER,
+    block_reasons,
+    regression_failures,
+    task_failures,
+)
 from pytest_confgate.rank.models import (
     CATEGORIES,
     CrossTest,
@@ -193,7 +198,27 @@ def evaluate(
         strengths=strengths,
         weaknesses=weaknesses,
         multiplier=multiplier,
+        independent=independent_evidence(evidence, context, cross),
     )
+
+
+def independent_evidence(
+    evidence: Evidence, context: ScoringContext, cross: CrossTest | None
+) -> tuple[str, ...]:
+    """Which tests it did not write vouch for it (issue 36): ``task`` when the baseline has
+    failing tests and every one passes on it, run unmodified under the baseline's machinery;
+    ``cross`` when other candidates' tests, from writers whose tests count, ran on it. Its own
+    tests and the baseline's passing tests say nothing about whether it did the task."""
+    kinds: list[str] = []
+    base, regression = context.baseline, evidence.regression
+    if (base is not None and base.outcomes is not None and regression is not None
+            and regression.problem is None
+            and any(o in ("failed", "error") for o in base.outcomes.values())
+            and not task_failures(base.outcomes, regression.outcomes)):
+        kinds.append("task")
+    if cross is not None and cross.independent:
+        kinds.append("cross")
+    return tuple(kinds)
 
 
 def _correctness(

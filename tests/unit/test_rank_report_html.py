@@ -20,7 +20,7 @@ def _evaluation(sid: str, score: float, *, blocked: bool = False) -> Evaluation:
     return Evaluation(
         solution_id=sid, blocked=blocked, block_reasons=("test_removed: t (t.py:3)",) * blocked,
         categories=dict.fromkeys(CATEGORIES, score), components={}, score=score,
-        confidence=1.0,
+        confidence=1.0, independent=() if blocked else ("cross",),
     )
 
 
