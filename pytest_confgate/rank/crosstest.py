@@ -185,7 +185,7 @@ def run_cross_tests(
     return cells
 
 
-def test_modules_only(files: Sequence[str]) -> list[str]:
+def modules_that_travel(files: Sequence[str]) -> list[str]:
     """What of a writer's new test files travels to other targets: its test modules, never a
     ``conftest.py`` (issue 36: it would steer every target's run)."""
     return [name for name in files if PurePosixPath(name).name != "conftest.py"]

@@ -13,7 +13,10 @@ Issue 36: the confidence says how much evidence there is. The seed's figure is s
 what vouches for the leader besides its own tests (``Evaluation.independent``,
 ``EVIDENCE_FACTOR``): other candidates' tests that ran on it keep it whole; the baseline's
 failing tests alone (a candidate ranked alone) leave three quarters of it; nothing but its
-own tests leaves half, and such a leader is never the winner.
+own tests leaves half. Only tests it was not written to pass are independent evidence: a
+leader no other candidate's tests exercised is not the winner (the task's own tests are what
+a special-cased table of the issue's examples passes), unless it is the only unblocked
+candidate and ``allow_single`` says the task's tests may vouch for it alone.
 """
 
 from __future__ import annotations
@@ -44,9 +47,13 @@ leader: other candidates' tests, else the task's (the baseline's failing) tests,
 
 
 def rank_solutions(
-    evaluations: Iterable[Evaluation], extra_comparisons: Sequence[Comparison] = ()
+    evaluations: Iterable[Evaluation], extra_comparisons: Sequence[Comparison] = (),
+    *, allow_single: bool = False,
 ) -> Ranking:
     """Seed ``rankSolutions``: best first, strengths and weaknesses, confidence, winner.
+
+    The winner needs independent test evidence (``vouched``); ``allow_single`` lets the
+    task's tests stand for it when it is the only unblocked candidate.
 
     The sort is stable and keyed on blocked and score only: equal scores keep the order the
     candidates were given in and share a rank (1, 1, 3), so no name decides an order.
@@ -71,8 +78,10 @@ def rank_solutions(
     tie = tuple(s.solution_id for s in solutions if s.rank == 1 and not s.evaluation.blocked)
     tie = tie if len(tie) > 1 else ()
     first = solutions[0] if solutions else None
+    alone = sum(1 for s in solutions if not s.evaluation.blocked) == 1
     clear = (first is not None and not first.evaluation.blocked and not tie
-             and first.evaluation.multiplier >= 1.0 and bool(first.evaluation.independent)
+             and first.evaluation.multiplier >= 1.0
+             and vouched(first.evaluation, allow_single and alone)
              and confidence >= WINNER_CONFIDENCE)
     comparisons = (*pairwise_comparisons(ordered), *extra_comparisons)
     return Ranking(
@@ -152,6 +161,13 @@ def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
     return _seed_confidence(ordered) * evidence_factor(ordered[0])
 
 
+def vouched(leader: Evaluation, task_suffices: bool = False) -> bool:
+    """Whether tests it was not written to pass vouch for ``leader``: other candidates'
+    (``cross``), or, when ``task_suffices``, the baseline's failing tests (``task``)."""
+    kinds = leader.independent
+    return "cross" in kinds or (task_suffices and "task" in kinds)
+
+
 def evidence_factor(leader: Evaluation) -> float:
     """``EVIDENCE_FACTOR`` for the strongest kind of independent evidence about ``leader``."""
     kinds = leader.independent
@@ -195,11 +211,7 @@ def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept
         return AutoAccept(False, _no_winner(ranking))
     unblocked = [s for s in ranking.solutions if not s.evaluation.blocked]
     if len(unblocked) == 1 and not config.allow_single:
-        return AutoAccept(
-            False,
-            "Only one unblocked candidate: nothing to compare it with "
-            "(set auto_accept.allow_single: true to accept a lone candidate)",
-        )
+        return AutoAccept(False, _ONLY_ONE)
     evaluation = winner.evaluation
     if winner.score < config.min_score:
         return AutoAccept(
@@ -221,6 +233,10 @@ def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept
     return AutoAccept(True, "All criteria met")
 
 
+_ONLY_ONE = ("Only one unblocked candidate: nothing to compare it with "
+             "(set auto_accept.allow_single: true to accept a lone candidate)")
+
+
 def _no_winner(ranking: Ranking) -> str:
     if ranking.tie:
         score = ranking.solutions[0].score
@@ -231,10 +247,12 @@ def _no_winner(ranking: Ranking) -> str:
     if first is not None and first.evaluation.multiplier < 1.0:
         return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
                 "operation, a secret or a change to how it is tested or checked")
-    if first is not None and not first.evaluation.independent:
-        return (f"No clear winner: {first.solution_id} ranks first but no test it did not "
-                "write vouches for it (no other candidate's test ran on it, and no failing "
-                "baseline test now passes on it)")
+    lone = sum(1 for s in ranking.solutions if not s.evaluation.blocked) == 1
+    if first is not None and lone and vouched(first.evaluation, task_suffices=True):
+        return _ONLY_ONE
+    if first is not None and not vouched(first.evaluation):
+        return (f"No clear winner: {first.solution_id} ranks first but no other candidate's "
+                "test ran on it: nothing it was not written to pass vouches for it")
     return "No clear winner"
 
 

@@ -193,7 +193,7 @@ def decide(
     evaluations = [
         evaluate(e, context, cross.get(k), preferences.get(k)) for k, e in evidence.items()
     ]
-    ranking = rank_solutions(evaluations, comparisons)
+    ranking = rank_solutions(evaluations, comparisons, allow_single=auto_accept.allow_single)
     return ranking, should_auto_accept(ranking, auto_accept)
 
 
@@ -348,7 +348,7 @@ def _cross_test_all(
             path = test.split("::", 1)[0]
             picks[key][path] = picks[key].get(path, frozenset()) | {test}
     new_tests = {
-        key: crosstest.test_modules_only(
+        key: crosstest.modules_that_travel(
             [*trees.new_test_files(files[key], files[_BASELINE]), *sorted(picks[key])]
             if has_baseline
             else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key]))

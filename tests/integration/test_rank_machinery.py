@@ -7,8 +7,10 @@ auto-acceptance on, and judged with held-out tests the ranker never sees:
   baseline's machinery, is the winner; it is blocked, whatever else it edited (data, helper);
 - a correct candidate is first in every group that has one, and a group with nothing
   acceptable has no winner;
-- a never-accept candidate ranked alone is never the winner, and nothing ranked alone gets
-  a confidence of 1.00.
+- ranked alone, nothing gets a confidence of 1.00 and no never-accept candidate is accepted
+  (even with ``allow_single``); one on which the task still fails is never the winner. (One
+  that passes the task's tests under the baseline's machinery and is wrong elsewhere, like
+  ``overfit-plain``, is indistinguishable alone: only other candidates' tests show it.)
 """
 
 from __future__ import annotations
@@ -91,7 +93,8 @@ def test_a_correct_candidate_is_first_and_machinery_never_wins(
         alone = {member: outcome.evidence[member]}
         context = scoring_context(config, outcome.weights, outcome.baseline, alone)
         ranking, answer = decide(alone, context, [], allowed)
-        assert ranking.confidence < 1.0, (member, ranking.confidence)
+        assert ranking.confidence < 1.0, (member, ranking.confidence)  # nobody else's tests
         if member in never:
-            assert ranking.winner is None, (member, summary)
             assert not answer.accept, (member, answer.reason)
+        if member in STILL_FAILING:
+            assert ranking.winner is None, (member, summary)

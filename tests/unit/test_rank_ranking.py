@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -93,8 +95,11 @@ def test_a_leader_no_test_of_another_vouches_for_is_never_the_winner() -> None:
     assert ranking.winner is None
     answer = should_auto_accept(ranking, AutoAcceptConfig(enabled=True, min_confidence=0.0))
     assert answer.reason == (
-        "No clear winner: a ranks first but no test it did not write vouches for it (no other "
-        "candidate's test ran on it, and no failing baseline test now passes on it)")
+        "No clear winner: a ranks first but no other candidate's test ran on it: nothing it "
+        "was not written to pass vouches for it")
+    task_only = rank_solutions([evaluation("a", 0.95, independent=("task",)),
+                                evaluation("b", 0.75, (0.5,) * 5)], allow_single=True)
+    assert task_only.winner is None  # b is unblocked: its tests should have run on a
 
 
 def test_category_consistency_counts_only_strict_wins() -> None:
@@ -198,19 +203,26 @@ def test_a_refusal_for_confidence_names_it_even_without_a_winner() -> None:
 def test_the_only_unblocked_candidate_is_not_accepted_unless_allowed(
     evaluations: list[Evaluation]
 ) -> None:
+    # issue 36: only the task's tests vouch for it, so it is the winner only when
+    # allow_single says they may, and never at a confidence of 1.00
     ranking = rank_solutions(evaluations)
-    assert ranking.winner is not None
-    assert ranking.winner.solution_id == "lone"
-    assert ranking.confidence < 1.0  # only the task's tests vouch for it (issue 36)
+    assert ranking.winner is None
+    assert ranking.confidence == 0.75
     trusting = {"min_confidence": 0.7}
     refused = should_auto_accept(ranking, ENABLED.model_copy(update=trusting))
     assert not refused.accept
     assert refused.reason.startswith("Only one unblocked candidate")
     assert "allow_single" in refused.reason
-    assert should_auto_accept(ranking, SINGLE) == AutoAccept(
-        False, f"Confidence {to_fixed(ranking.confidence)} below threshold 0.8")
-    assert should_auto_accept(ranking, SINGLE.model_copy(update=trusting)) == AutoAccept(
+    single = rank_solutions(evaluations, allow_single=True)
+    assert single.winner is not None
+    assert single.winner.solution_id == "lone"
+    assert should_auto_accept(single, SINGLE) == AutoAccept(
+        False, "Confidence 0.75 below threshold 0.8")
+    assert should_auto_accept(single, SINGLE.model_copy(update=trusting)) == AutoAccept(
         True, "All criteria met")
+    own_tests_only = rank_solutions([dataclasses.replace(evaluations[0], independent=())],
+                                    allow_single=True)
+    assert own_tests_only.winner is None
 
 
 @pytest.mark.parametrize("names", [("zz-correct", "aa-buggy"), ("aa-correct", "zz-buggy")])
