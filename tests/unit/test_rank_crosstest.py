@@ -13,9 +13,9 @@ from pytest_confgate.rank.crosstest import (
     CrossCell,
     _compatible_groups,
     agreement,
+    modules_that_travel,
     run_cross_tests,
     standing,
-    modules_that_travel,
     vouched,
 )
 from pytest_confgate.rank.evaluate import Processes, Settings
@@ -233,7 +233,8 @@ def test_a_writers_conftest_does_not_travel_and_only_what_passes_on_it_counts(
                                    Processes(), (base, files))
     assert on_itself.failing == on_target.failing  # without its conftest it fails them too
     (kept,) = vouched([on_target], {"w": on_itself})
-    assert kept.outcomes == {} and kept.ran == 0
+    assert kept.outcomes == {}
+    assert kept.ran == 0
 
 
 def test_vouched_keeps_only_the_tests_that_pass_on_their_writer() -> None:
