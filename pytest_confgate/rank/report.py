@@ -67,6 +67,7 @@ def _solution(solution: RankedSolution, outcome: RankOutcome) -> dict[str, Any]:
         "weaknesses": list(solution.weaknesses),
         "block_reasons": list(evaluation.block_reasons),
         "score_multiplier": evaluation.multiplier,
+        "independent_evidence": list(evaluation.independent),
         "confidence": evaluation.confidence,
         "components": {k: dict(v) for k, v in evaluation.components.items()},
         "evidence": _evidence(outcome.evidence.get(solution.solution_id), outcome.baseline),

@@ -82,6 +82,8 @@ def test_a_correct_candidate_is_first_and_machinery_never_wins(
     if correct:
         assert first, summary
         assert set(first) <= correct, summary
+        for member in correct:  # the reproducer passes on it under the baseline's machinery
+            assert "task" in by_id[member]["independent_evidence"], summary
     else:
         assert result["winner"] is None, summary
         assert not result["auto_accept"]["accept"]
