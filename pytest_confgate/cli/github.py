@@ -104,7 +104,6 @@ def publish(
     from pytest_confgate.gate.binding import binding_problem, expected
     from pytest_confgate.gate.recount import republish
     from pytest_confgate.github.publish import (
-        COMMENT_LIMIT,
         annotation_commands,
         artifacts_url,
         diff_links,
@@ -116,7 +115,7 @@ def publish(
     from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
-    from pytest_confgate.report.markdown import render_markdown
+    from pytest_confgate.report.markdown import render_comment, render_markdown
 
     unpublished = _Unpublished(report_path, environ, comment, out, err)
     try:
@@ -162,9 +161,8 @@ def publish(
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
-        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
-                                             report_link=link, artifacts=link,
-                                             against=against, diff_link=files))
+        body = with_run(run, render_comment(report, against=against, link=link,
+                                            diff_link=files))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)

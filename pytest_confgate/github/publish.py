@@ -27,7 +27,7 @@ from pytest_confgate.github.annotations import (
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import pull_request_number
 from pytest_confgate.models import GateReport
-from pytest_confgate.report.markdown import MARKER
+from pytest_confgate.report.markdown import COMMENT_LIMIT, MARKER
 
 __all__ = [
     "ANNOTATIONS_CAP",
@@ -45,7 +45,6 @@ __all__ = [
     "write_summary",
 ]
 
-COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 _ERROR_SEVERITIES = frozenset({"high", "critical", "error"})
 _MEMBERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 

@@ -44,11 +44,14 @@ def compare(report: GateReport, base: GateReport) -> list[Delta]:
 
 def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> list[str]:
     """The comparison as plain lines, headed by where the base report came from."""
-    head = f"compared with {base_name}"
-    commit = base.provenance.head_sha if base.provenance else None
-    if commit and commit[:12] not in base_name:
-        head += f" (commit {commit[:12]})"
+    head = f"compared with {base_name_of(base, base_name)}"
     return [f"{head}:", *(f"  {delta.text()}" for delta in compare(report, base))]
+
+
+def base_name_of(base: GateReport, name: str) -> str:
+    """``name`` (where the base report came from) with its commit, when not said already."""
+    commit = base.provenance.head_sha if base.provenance else None
+    return f"{name} (commit {commit[:12]})" if commit and commit[:12] not in name else name
 
 
 @dataclass(frozen=True)
@@ -114,17 +117,14 @@ def _key(metric: EvalMetric) -> tuple[str, str]:
 
 
 def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, name: str) -> str:
-    """``text`` (a rendered report) with the comparison added: Markdown and HTML only."""
+    """``text`` (a rendered HTML report) with the comparison added. Markdown gets its own, in
+    the comment's place (``comparison_markdown`` through ``render_comment``)."""
     from html import escape
 
     from pytest_confgate.exceptions import ReportError
-    from pytest_confgate.report.escape import escape_markdown
 
-    lines = comparison_lines(report, base, name)
-    if fmt == "md":
-        items = "\n".join(f"- {escape_markdown(line.strip(), 500)}" for line in lines[1:])
-        return f"{text}\n### Compared with the base\n\n{escape_markdown(lines[0])}\n\n{items}\n"
     if fmt == "html":
+        lines = comparison_lines(report, base, name)
         items = "".join(f"<li>{escape(line.strip())}</li>" for line in lines[1:])
         section = f"<h2>Compared with the base</h2><p>{escape(lines[0])}</p><ul>{items}</ul>"
         return text.replace("</body></html>", f"{section}\n</body></html>", 1)

@@ -30,6 +30,7 @@ from pytest_confgate.report.rows import (
 
 MARKER = "<!-- confgate-report -->"
 STEP_SUMMARY_LIMIT = 1_000_000
+COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 MAX_FINDINGS = 50
 MAX_GAP_FILES = 50
 MAX_TAMPER = 30
@@ -99,6 +100,20 @@ def render_markdown(
         _waivers(report),
     )
     return _capped(lines, limit_bytes, report_link)
+
+
+def render_comment(
+    report: GateReport,
+    *,
+    against: tuple[GateReport | None, str] | None = None,
+    link: str | None = None,
+    diff_link: Callable[[str, int], str | None] | None = None,
+) -> str:
+    """The sticky PR comment: what ``confgate github publish`` posts and ``confgate report
+    --format md`` prints, so the comment can be previewed before a push. ``link`` (the run's
+    artifacts page) and ``diff_link`` are the only parts that need GitHub."""
+    return render_markdown(report, report_link=link, limit_bytes=COMMENT_LIMIT,
+                           artifacts=link, against=against, diff_link=diff_link)
 
 
 def _header(report: GateReport) -> list[str]:

@@ -138,7 +138,7 @@ def test_compare_shows_each_metrics_change_against_the_base_report(
     write_json_report(gate_report(metrics=_coverages(0.8, None)), base)
     code, out, _ = run(capsys, "report", "--format", "md", str(head), "--compare", str(base))
     assert code == ExitCode.OK
-    assert "### Compared with the base" in out
+    assert "### Change against the base" in out
     assert "- test_coverage: 72.73% (base 80.00%, -7.27 pts)" in out
     assert "- test_coverage (changed lines): 25.00% (not in the base report)" in out
     code, out, _ = run(capsys, "report", "--format", "html", str(head), "--compare", str(base))
