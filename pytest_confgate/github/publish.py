@@ -70,8 +70,16 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
     """Append ``name<<DELIM`` blocks; each delimiter is random and absent from its value.
 
     A fixed or guessable delimiter would let a value (a path, a message) end its block early
-    and set outputs of its own.
+    and set outputs of its own; a name is checked before anything is written, since a
+    newline, ``=`` or ``<<`` in it would do the same.
     """
+    for name in outputs:
+        if not _OUTPUT_NAME.fullmatch(name):
+            raise GitHubError(
+                f"step output name {name!r} is not a name GitHub reads (letters, digits, _ "
+                "and -, starting with a letter or _): a newline, '=' or '<<' in it would set "
+                "other outputs; nothing was written to GITHUB_OUTPUT"
+            )
     blocks: list[str] = []
     for name, value in outputs.items():
         delimiter = _delimiter()
@@ -79,6 +87,9 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
             delimiter = _delimiter()
         blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
     _append("GITHUB_OUTPUT", path, "".join(blocks))
+
+
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _delimiter() -> str:

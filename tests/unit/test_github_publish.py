@@ -23,6 +23,7 @@ from pytest_confgate.github.publish import (
     step_outputs,
     write_outputs,
 )
+from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport
 from pytest_confgate.report.markdown import MARKER
 
@@ -733,3 +734,14 @@ def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
     assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
                                        f"gate wrote it ({why})")
     assert saved.provenance == honest_report().provenance  # still this run's, as a fail
+
+
+@pytest.mark.parametrize("name", ["decision\nevil", "decision=pass", "x<<EOF", "", "9x", " a"])
+def test_an_output_name_github_would_misread_is_refused_before_anything_is_written(
+    tmp_path: Path, name: str
+) -> None:
+    """Names were written as given: a newline, `=` or `<<` in one set outputs of its own."""
+    path = tmp_path / "out"
+    with pytest.raises(GitHubError, match="is not a name GitHub reads"):
+        write_outputs(path, {"decision": "fail", name: "pass"})
+    assert not path.exists()
