@@ -176,12 +176,22 @@ def _severity_key(item: Any) -> tuple[int, str, int]:
     return (-rank, str(item.get("file", "")), line if isinstance(line, int) else 0)
 
 
+SIGNOFF_RULE = (
+    "A sign-off on a pull request is an approving review of its head commit by someone who "
+    "is not its author and wrote none of its commits (a review of an older commit does not "
+    "count; a bot only when policy.signoff.approvers lists its login); outside a pull "
+    "request, a login in CONFGATE_SIGNOFFS under the same rules."
+)
+"""Said where sign-offs are counted, so a reviewer knows what to do to give one."""
+
+
 def signoff_words(signoffs: Signoffs) -> list[str]:
     """Sign-offs in plain sentences: who counted, each review that did not and why, and where
     they were read from (or why they could not be)."""
     lines = []
     counted = ", ".join(signoffs.approved_by) or "nobody"
     lines.append(f"Counted: {counted} ({len(signoffs.approved_by)} of {signoffs.required}).")
+    lines.append(SIGNOFF_RULE)
     for entry in signoffs.ignored:
         login = str(entry.get("login", "?")) if isinstance(entry, Mapping) else "?"
         why = str(entry.get("reason", "no reason given")) if isinstance(entry, Mapping) else ""

@@ -11,6 +11,7 @@ from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.markdown import report_findings
 from pytest_confgate.report.rows import (
+    SIGNOFF_RULE,
     MetricDisplay,
     coverage_gaps,
     metric_display,
@@ -47,6 +48,8 @@ def summary_lines(
         lines.append(
             f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required} ({got})"
         )
+        if len(report.signoffs.approved_by) < report.signoffs.required:
+            lines.append(f"  {SIGNOFF_RULE}")
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
