@@ -17,6 +17,7 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
+    from collections.abc import Generator
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
@@ -127,6 +128,7 @@ class _GatePlugin:
         self.error: str | None = None
         self.tests_passed = False
         self._started = time.perf_counter()
+        self._cov_failed: str | None = None
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -186,6 +188,21 @@ class _GatePlugin:
     def pytest_sessionstart(self) -> None:
         self._started = time.perf_counter()
 
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Around pytest-cov's own wrapper: coverage data it cannot read (a corrupt
+        ``.coverage`` that ``--cov-append`` adds to) is coverage evidence that errored, named
+        in the report, not pytest's INTERNALERROR traceback."""
+        try:
+            return (yield)
+        except Exception as exc:
+            from pytest_confgate.collect.coverage import unreadable_data
+
+            self._cov_failed = unreadable_data(exc, "pytest-cov")
+            if self._cov_failed is None or not self.role.borrow_cov:
+                raise
+            return True
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.tally.add_collection_error()
@@ -212,7 +229,7 @@ class _GatePlugin:
             return
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
-        self.role.gather(getattr(cov_plugin, "cov_controller", None))
+        self.role.gather(getattr(cov_plugin, "cov_controller", None), self._cov_failed)
         plugins = session.config.pluginmanager.get_plugins()
         self.run.plugins.register_modules(
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))

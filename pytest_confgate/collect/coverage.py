@@ -317,13 +317,17 @@ class CoverageSession:
         if self.engine == MIXED and not self._by_file:
             self._by_file = {"(per worker)": ", ".join(sorted(labels | {self.engine}))}
 
-    def adopt(self, cov: Any, origin: str) -> None:
+    def adopt(self, cov: Any, origin: str, failed: str | None = None) -> None:
         """Report from a measurement someone else ran (pytest-cov) instead of tracing twice.
 
         The figures are the measurement's own; only when it measured everything (a bare
         ``--cov`` with no ``source`` anywhere) does the report keep to the gate's sources.
+        ``failed`` (its data could not be read) is the evidence error instead of figures.
         """
         self._adopted = origin
+        if failed is not None:
+            self._error = failed
+            return
         config = getattr(cov, "config", None)
         measured_branches = bool(getattr(config, "branch", False))
         if self._branch_setting and not measured_branches:
@@ -516,3 +520,17 @@ class CoverageSession:
                 yield
             finally:
                 self._warnings.extend(str(record.message) for record in records)
+
+
+def unreadable_data(exc: BaseException, origin: str) -> str | None:
+    """Why ``origin``'s coverage data could not be read, when ``exc`` is coverage.py saying so
+    (a data file that is not a coverage database, e.g. a corrupt ``.coverage`` that
+    ``--cov-append`` adds to); None for any other error."""
+    from coverage.exceptions import DataError
+
+    if not isinstance(exc, DataError):
+        return None
+    return (
+        f"{origin} could not read its coverage data: {exc}. Delete the data file (and any "
+        "`.coverage.*` beside it) or run without --cov-append"
+    )

@@ -183,11 +183,12 @@ class GateRun:
         """Which engine this worker measured with, for the controller's report."""
         return self._coverage.engine_note() if self._coverage is not None else None
 
-    def adopt_coverage(self, cov: object, origin: str) -> None:
-        """Report from another plugin's coverage (pytest-cov) instead of tracing twice."""
+    def adopt_coverage(self, cov: object, origin: str, failed: str | None = None) -> None:
+        """Report from another plugin's coverage (pytest-cov) instead of tracing twice;
+        ``failed``: why its data could not be read (the metric is then an evidence error)."""
         session = self._new_coverage()
         if session is not None:
-            session.adopt(cov, origin)
+            session.adopt(cov, origin, failed)
             self._coverage = session
 
     def _new_coverage(self) -> CoverageSession | None:

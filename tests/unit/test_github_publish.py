@@ -14,6 +14,7 @@ from fakes.reports import HEAD_SHA, gate_report, honest_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
+from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.github import action_run
 from pytest_confgate.github import publish as github_publish
 from pytest_confgate.github.publish import (
@@ -23,7 +24,6 @@ from pytest_confgate.github.publish import (
     step_outputs,
     write_outputs,
 )
-from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport
 from pytest_confgate.report.markdown import MARKER
 
