@@ -138,8 +138,8 @@ class _GatePlugin:
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.engine import GateRun
-        from pytest_confgate.gate.roles import ProcessRole, distributed
-        from pytest_confgate.report.json_report import forget_report, resolve_report_path
+        from pytest_confgate.gate.roles import ProcessRole
+        from pytest_confgate.report.json_report import resolve_report_path
 
         root = Path(config.rootpath)
         # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
@@ -151,9 +151,10 @@ class _GatePlugin:
             config=options.confgate_config,
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
+        # The previous report stays until this run's replaces it (atomically): a run that
+        # dies early leaves the last verdict, bound to its own run and commit (provenance).
+        # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
-        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
-            forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
