@@ -36,6 +36,7 @@ from pytest_confgate.processes import (
     ToolMissing,
     ToolResult,
     run_tool,
+    tail,
 )
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
@@ -309,6 +310,13 @@ def _require_exit_code(result: ToolResult, *, clean_only: bool = False) -> None:
         )
     if result.returncode < 0:
         raise EvidenceError(f"ruff was killed by signal {-result.returncode}\n{stderr}")
+    if clean_only:  # listing files finds no violations: 1 here is not "violations found"
+        printed = tail(result.stdout) or "(nothing)"
+        raise EvidenceError(
+            f"ruff exited with code {result.returncode} while listing the files it checks "
+            "(`ruff check --show-files`, which exits 0 when it works): is `command` really "
+            f"ruff? It printed: {printed!r}\n{stderr}"
+        )
     raise EvidenceError(
         f"ruff exited with unexpected code {result.returncode} (expected 0 or 1)\n{stderr}"
     )
