@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pytest_confgate.config.agents import AgentConfig, LlmAgentConfig
 from pytest_confgate.config.base import (
@@ -43,6 +43,22 @@ class CoverageMetricConfig(_MetricConfig):
     scope: Scope = "all"
     paths: dict[Glob, Fraction] = Field(default_factory=dict)
     """Per-path floors: ``{"src/core/**": 0.9}``; each failing path is named."""
+
+    @field_validator("paths")
+    @classmethod
+    def _no_option_names(cls, paths: dict[str, float]) -> dict[str, float]:
+        """``paths: {min: 0.9}`` was read as a floor for a file named ``min``: an option
+        name there is the metric's own floor written one level too deep."""
+        options = sorted(set(paths) & set(cls.model_fields))
+        if options:
+            name = options[0]
+            raise ValueError(
+                f"{name!r} is an option of test_coverage, not a path: `paths:` maps globs to "
+                f"floors ({{\"src/core/**\": 0.9}}); for the metric's own floor write "
+                f"`{name}: {paths[name]}` beside `paths:`, or `{name}/**` for a folder of "
+                "that name"
+            )
+        return paths
 
 
 class _ToolMetricConfig(_MetricConfig):
