@@ -9,6 +9,7 @@ only measure coverage. This module reads pytest's objects and hands the role pla
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -42,15 +43,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-config",
         metavar="PATH",
         default=None,
-        help="configuration file (default: confgate.yml, confgate.yaml or [tool.confgate] "
-        "in pyproject.toml in the rootdir; or $CONFGATE_CONFIG)",
+        help="configuration file (default: $CONFGATE_CONFIG outside a pull request, else "
+        "confgate.yml, confgate.yaml "
+        "or [tool.confgate] in pyproject.toml in the rootdir); only the =PATH form",
     )
     group.addoption(
         "--confgate-base",
         metavar="REF",
         default=None,
         help="git ref the change is compared against for `scope: changed` and risk rules "
-        "(default: base_ref in the config, else GITHUB_BASE_REF)",
+        "(default: the GitHub event's pull_request.base.sha, else GITHUB_BASE_REF, else "
+        "base_ref in the config; on a pull request only the command line overrides the "
+        "event)",
     )
     group.addoption(
         "--confgate-task",
@@ -63,20 +67,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-report",
         metavar="PATH",
         default=None,
-        help="where to write the JSON report (default: confgate-report.json in the rootdir)",
+        help="where to write the JSON report (default: confgate-report.json in the rootdir); "
+        "only the =PATH form",
     )
     group.addoption(
         "--confgate-compare",
         metavar="BASE_REPORT.json",
         default=None,
-        help="show each metric's change against a saved report of the base branch",
+        help="show each metric's change against a saved report of the base branch; only the "
+        "=PATH form",
     )
     group.addoption(
         "--confgate-coverage-data",
         metavar="PATH",
         default=None,
         help="also write the coverage.py data this run measured (a CI shard's part for "
-        "`confgate merge --coverage`)",
+        "`confgate merge --coverage`); only the =PATH form",
     )
 
 
@@ -97,6 +103,9 @@ def pytest_load_initial_conftests(
     options = early_config.known_args_namespace
     if not getattr(options, "confgate", False):
         return
+    separate = _separate_path_value(args)
+    if separate is not None:
+        raise pytest.UsageError(separate)
     from pytest_confgate.exceptions import ConfgateError
 
     try:
@@ -106,6 +115,30 @@ def pytest_load_initial_conftests(
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
     gate.begin()
+
+
+PATH_OPTIONS = (
+    "--confgate-config", "--confgate-report", "--confgate-compare", "--confgate-coverage-data"
+)
+"""Options that take a path: only their ``--option=PATH`` form is accepted."""
+
+
+def _separate_path_value(args: list[str]) -> str | None:
+    """Why ``--confgate-report PATH`` (two arguments) is refused, or None.
+
+    pytest picks its rootdir before it loads plugins, so it reads a separate ``PATH`` as a
+    test path: one outside the project moves the rootdir (and with it the ini file, the
+    conftests and the report's folder) to a common ancestor. ``--confgate-report=PATH`` is
+    one argument and never taken for a test path.
+    """
+    options = args[: args.index("--")] if "--" in args else args
+    for flag, value in itertools.pairwise(options):
+        if flag in PATH_OPTIONS:
+            return (
+                f"{flag} {value}: write {flag}={value} (one argument): pytest reads a "
+                "separate path as a test path when it picks its rootdir, before plugins load"
+            )
+    return None
 
 
 class _GatePlugin:

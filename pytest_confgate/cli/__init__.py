@@ -24,8 +24,12 @@ REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``confgate`` subcommand and return its exit status."""
     parser = _parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if rank.asks_feedback_help(words):  # a word, not a subparser: argparse shows rank's help
+        rank.feedback_parser().print_help()
+        return ExitCode.OK
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return ExitCode.OK if not exc.code else ExitCode.USAGE_ERROR
     handler = getattr(args, "handler", None)

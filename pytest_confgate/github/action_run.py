@@ -66,16 +66,16 @@ SCRUBBED_PREFIXES = ("ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "ACTIONS_C
 
 
 def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
-    """``python -m pytest [args] --confgate --confgate-report confgate-report.json [...]``.
+    """``python -m pytest [args] --confgate --confgate-report=confgate-report.json [...]``.
 
     ``CONFGATE_PYTEST_ARGS`` is split like a POSIX shell would, but nothing is expanded: a
     ``$(...)`` in it is just an argument pytest will reject.
     """
     argv = [python, "-m", "pytest", *shlex.split(environ.get(ENV_PYTEST_ARGS, ""))]
-    argv += ["--confgate", "--confgate-report", REPORT]
+    argv += ["--confgate", f"--confgate-report={REPORT}"]
     config = environ.get(ENV_CONFIG, "").strip()
     if config:
-        argv += ["--confgate-config", config]
+        argv += [f"--confgate-config={config}"]
     base = environ.get(ENV_BASE_REF, "").strip()
     if base:
         argv += ["--confgate-base", base]

@@ -91,7 +91,7 @@ def test_swap():
     )
     write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
 
-    result = project.runpytest("--confgate", "--confgate-report", "reports/r.json")
+    result = project.runpytest("--confgate", "--confgate-report=reports/r.json")
 
     assert result.ret == 1
     assert list(outside.iterdir()) == []
