@@ -429,6 +429,13 @@ class CoverageSession:
             )
         return self._build(report, weight, time.perf_counter() - began)
 
+    def _chooser(self) -> str:
+        """Who chose what is measured, as the report says it: the configuration's ``source:``
+        is the user's choice, not the gate's guess."""
+        if self._selected_by == "confgate" and self._own_sources:
+            return "source: in the configuration"
+        return self._selected_by
+
     def _analysis_cache(self) -> Path | None:
         return self._cache_dir / ANALYSES if self._cache_dir is not None else None
 
@@ -438,7 +445,7 @@ class CoverageSession:
             engine=self.engine,
             engine_by_file=self._by_file,
             source=self._source_names(),
-            selected_by=self._selected_by,
+            selected_by=self._chooser(),
             workers=self._workers,
             measured_by=self._adopted,
             warnings=self._warnings,

@@ -369,6 +369,19 @@ def test_a_path_option_given_as_two_arguments_is_refused_before_the_rootdir_move
     result.stdout.fnmatch_lines([f"rootdir: {project.path}"])
 
 
+def test_sources_the_configuration_set_are_not_said_to_be_the_gates_choice(
+    project: pytest.Pytester,
+) -> None:
+    """``source:`` in confgate.yml printed "(chosen by confgate)", as if the gate had guessed."""
+    write_config(project, "source: [calc]\n")
+    result = project.runpytest("--confgate", "-p", "no:cacheprovider")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["measured sources: calc (chosen by source: in the configuration)"])
+    project.path.joinpath("confgate.yml").unlink()
+    result = project.runpytest("--confgate", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["measured sources: calc (chosen by confgate)"])
+
+
 def test_a_yaml_tag_that_builds_objects_is_refused(project: pytest.Pytester) -> None:
     write_config(project, "gate: !!python/object/apply:os.system ['touch pwned']\n")
     result = project.runpytest("--confgate")

@@ -148,8 +148,12 @@ def test_every_command_the_readme_shows_is_valid(command: str, whole: bool) -> N
         _check_pytest(argv[3:] if argv[0] == "python" else argv[1:])
     elif argv[:3] == ["python", "-m", "pip"]:
         _check_pip(argv)
+    elif argv[:3] == ["python", "-m", "venv"]:
+        assert argv[3:] == [".venv"], f"{command}: the README makes .venv"
+    elif argv[0] == ".":
+        assert argv[1:] == [".venv/bin/activate"], f"{command}: activates another folder"
     else:
-        assert argv[0] in {"git", "cd"}, f"{command}: a command this test cannot check"
+        assert argv[0] in {"git", "cd", "echo"}, f"{command}: a command this test cannot check"
 
 
 def test_the_readme_shows_the_test_command_ci_runs() -> None:
