@@ -1,4 +1,4 @@
-"""``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
+"""``confgate github publish``: hand a saved gate report to GitHub Actions.
 
 The Action's last step, best run in a job of its own. It first checks that the report is this
 run's verdict on the commit under review (``gate.binding``): a missing, unreadable, stale or

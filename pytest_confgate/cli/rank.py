@@ -1,4 +1,4 @@
-"""``confgate rank``: rank parallel candidate solutions (SPEC 7).
+"""``confgate rank``: rank parallel candidate solutions.
 
 ``confgate rank A B C [--baseline X] [--jobs N] [--format md|json|html] [-o FILE]`` ranks;
 ``confgate rank feedback RANKING_ID --chose ID | --accepted-winner | --rejected-all`` stores

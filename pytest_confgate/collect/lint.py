@@ -1,4 +1,4 @@
-"""``lint_score``: the share of files ruff finds nothing wrong with (SPEC 4).
+"""``lint_score``: the share of files ruff finds nothing wrong with.
 
 ruff runs with the project's own configuration (cwd is the project root), so the gate judges
 the code by the rules the project chose. Its JSON lists only violations, so a second, cheap
@@ -95,7 +95,7 @@ def collect_lint_score(
 
     ``command`` replaces the ruff executable (``["/opt/ruff"]``, ``["uvx", "ruff"]``). A ruff
     that is missing, fails, times out or checks nothing gives an ``unavailable``/``error``
-    metric with the reason; it never raises and never reports a clean result (SPEC 4).
+    metric with the reason; it never raises and never reports a clean result.
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-noqa``) go to the check run, uncached.
     A run that prints more than ``max_output_bytes`` is killed and the metric is an error.

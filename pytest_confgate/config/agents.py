@@ -1,4 +1,4 @@
-"""The ``agents:`` section (SPEC 3): programs and LLM providers the gate and overlays can ask."""
+"""The ``agents:`` section: programs and LLM providers the gate and overlays can ask."""
 
 from __future__ import annotations
 

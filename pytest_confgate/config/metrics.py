@@ -1,4 +1,4 @@
-"""``gate.metrics`` and ``gate.confidence`` (SPEC 4, 5): what is measured and the advisory score."""
+"""``gate.metrics`` and ``gate.confidence``: what is measured and the advisory score."""
 
 from __future__ import annotations
 
@@ -161,11 +161,11 @@ DEFAULT_JUDGE_CRITERIA = (
 
 
 class LlmJudgeMetricConfig(_MetricConfig):
-    """An independent evaluator agent scores the change (SPEC 4); never the task's author."""
+    """An independent evaluator agent scores the change; never the task's author."""
 
     type: Literal["llm_judge"]
     evaluator_agent: AgentName | None = None
-    """Required (checked with the seed's exact message by ``cross_check``)."""
+    """Required (checked with the exact message by ``cross_check``)."""
     criteria: Annotated[list[Text], Field(min_length=1, max_length=50)] = Field(
         default_factory=lambda: list(DEFAULT_JUDGE_CRITERIA)
     )
@@ -199,10 +199,10 @@ HARD_CONDITIONS: dict[str, str] = {
     "max_high_severity": "security_score",
     "max_lint_violations": "lint_score",
 }
-"""Which metric each hard condition belongs to (SPEC 6)."""
+"""Which metric each hard condition belongs to."""
 
 DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity": 0}
-"""Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
+"""Default T1: every test passes, no HIGH-severity finding."""
 
 
 def metric_key(metric: MetricConfig) -> str:
@@ -276,7 +276,7 @@ class LlmSettings(ConfigModel):
     timeout_ms: Milliseconds | None = 2000
     max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
     model: Text | None = None
-    """Another model of the evaluator's provider for this call (seed 003's ``llm_settings``)."""
+    """Another model of the evaluator's provider for this call (``llm_settings.model``)."""
 
     def applied_to(self, agent: AgentConfig) -> AgentConfig:
         """``agent`` with these settings for the confidence call; a program keeps its own."""
@@ -288,7 +288,7 @@ class LlmSettings(ConfigModel):
 
 
 class ConfidenceConfig(ConfigModel):
-    """``gate.confidence`` (SPEC 5): an advisory score, off by default, never a verdict."""
+    """``gate.confidence``: an advisory score, off by default, never a verdict."""
 
     enabled: bool = False
     method: Literal["formula", "llm", "hybrid"] = "formula"
@@ -304,7 +304,8 @@ class ConfidenceConfig(ConfigModel):
 
     @property
     def seed_spelling(self) -> tuple[str, ...]:
-        """Which of seed 003's key names this block was written with (``config.seed_spelling``)."""
+        """Which ``confidence_calculation`` key names this block was written with
+        (``config.seed_spelling``)."""
         return self._seed_spelling
 
     def note_seed_spelling(self, notes: list[str]) -> None:

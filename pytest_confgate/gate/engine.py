@@ -1,8 +1,8 @@
-"""One evaluation of the gate: collect -> score -> decide -> report (STYLE.md's one-way flow).
+"""One evaluation of the gate: collect -> score -> decide -> report (one way).
 
 The front doors (pytest plugin, CLI) create a ``GateRun``, call ``start`` when the tests
 start, feed test outcomes, and call ``finish`` for the ``GateReport``. Lint and security run
-in a helper process while the tests run, so their cost hides behind the tests (SPEC 4).
+in a helper process while the tests run, so their cost hides behind the tests.
 """
 
 from __future__ import annotations
@@ -362,7 +362,7 @@ class GateRun:
         """A change is being judged but git cannot say what it touched: fail closed.
 
         Without the diff there is no telling whether the change edits the gate's own
-        configuration, and a change must never be able to relax its gate (SPEC 6).
+        configuration, and a change must never be able to relax its gate.
         """
         view = self.change
         if view.base_ref is None or view.changes is not None:

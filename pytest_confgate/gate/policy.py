@@ -1,4 +1,4 @@
-"""The evidence policy gate (SPEC 6): evidence + tier + sign-offs -> pass | fail | needs_signoff.
+"""The evidence policy gate: evidence + tier + sign-offs -> pass | fail | needs_signoff.
 
 Pure: no IO, no clock, no environment. Values are compared raw; rounding happens only in the
 messages, and a message never shows a failing value as equal to its threshold.
@@ -130,7 +130,7 @@ def recount_signoffs(
     The Action runs the change's tests without a token, so reviews can only be read in its
     publish step; this replaces the sign-off condition and re-decides. Every other condition
     stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
-    ``auto_advance_allowed`` is SPEC 6's rest (the tier allows it and the confidence advisory
+    ``auto_advance_allowed`` is the rest (the tier allows it and the confidence advisory
     is met), when the caller knows it; without it, ``auto_advance`` survives only on a verdict
     that passes both times.
     """

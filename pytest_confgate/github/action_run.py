@@ -1,7 +1,7 @@
 """The GitHub Action's gate step (``python -m pytest_confgate.action_run``).
 
 The Action's inputs arrive only as environment variables (never ``${{ }}`` inside a ``run:``
-script, SPEC 10), and the pytest command line is built here as an argv list, so no input is
+script), and the pytest command line is built here as an argv list, so no input is
 ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 
 - any report already at the target path (committed by the change, or left by an earlier run)

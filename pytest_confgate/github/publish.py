@@ -1,4 +1,4 @@
-"""What ``confgate github publish`` writes to GitHub Actions from a finished report (SPEC 10).
+"""What ``confgate github publish`` writes to GitHub Actions from a finished report.
 
 The job summary, the step outputs, annotations (``github.annotations``: tamper findings, lint and
 security findings on the changed lines, uncovered changed lines)

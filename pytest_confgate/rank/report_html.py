@@ -1,7 +1,7 @@
 """The ranking as one self-contained HTML page with an inline-SVG per-category chart.
 
 No script, no external asset: every value and id is escaped, so the page can be opened from
-a CI artifact safely (SPEC 10).
+a CI artifact safely.
 """
 
 from __future__ import annotations

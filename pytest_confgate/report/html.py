@@ -1,4 +1,4 @@
-"""One self-contained HTML page of the report, with an inline SVG chart (SPEC 10).
+"""One self-contained HTML page of the report, with an inline SVG chart.
 
 No network: no scripts, fonts, stylesheets or images from anywhere, so the page opens the same
 from a CI artifact years later. Every piece of text goes through ``html.escape``; findings and

@@ -1,4 +1,4 @@
-"""The JSON report (SPEC 10): atomic, schema-versioned, and only inside the working tree."""
+"""The JSON report: atomic, schema-versioned, and only inside the working tree."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Markdown for ``$GITHUB_STEP_SUMMARY`` and the sticky PR comment (SPEC 10).
+"""Markdown for ``$GITHUB_STEP_SUMMARY`` and the sticky PR comment.
 
 Rendered only from a ``GateReport``, so any saved report can be rendered again. Text that comes
 from findings, reasons or waivers is untrusted: it is escaped so it cannot break a table, inject

@@ -155,7 +155,7 @@ def decision_line(report: GateReport) -> str:
 
 
 def confidence_line(report: GateReport) -> str:
-    """The advisory score, worded so nobody mistakes it for the verdict (SPEC 5)."""
+    """The advisory score, worded so nobody mistakes it for the verdict."""
     result = report.confidence
     assert result is not None  # noqa: S101 -- callers check
     score, threshold = format_pair(result.score, result.threshold)

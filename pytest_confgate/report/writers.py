@@ -1,7 +1,7 @@
 """One interface over the report writers: a format name -> text rendered from a ``GateReport``.
 
 Every writer takes only the finished report, so ``confgate report`` can render any saved JSON
-report again (SPEC 10). Writers decide nothing; they display the policy's verdict.
+report again. Writers decide nothing; they display the policy's verdict.
 """
 
 from __future__ import annotations

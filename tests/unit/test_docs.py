@@ -237,3 +237,45 @@ def test_rank_feedback_help_is_its_own(capsys: pytest.CaptureFixture[str]) -> No
     assert "--accepted-winner" in text
     assert main(["schema", "--help"]) == 0
     assert "JSON Schema" in capsys.readouterr().out.split("options:")[0]
+
+
+OUTSIDE = re.compile(
+    r"\bSPEC(?:\.md|\s+\d)|\bSTYLE\.md|\bseeds? (?:\d{3}|F\d|stage|policy|agent-trust)"
+    r"|\bseeds?'s?\b|\(seeds?(?: \d|: )|\bthe seeds?\b|\bseeds'",
+    re.IGNORECASE,
+)
+"""Names of documents that are not in the repository: a reader cannot follow them."""
+SHIPPED = [
+    *sorted((ROOT / "pytest_confgate").rglob("*.py")),
+    ROOT / "pytest_confgate" / "report" / "schema.json",
+    *PAGES, ROOT / "ARCHITECTURE.md", ROOT / "SECURITY.md", ROOT / "action.yml",
+    ROOT / "pyproject.toml", *sorted((ROOT / "examples").rglob("*.yml")),
+    *sorted((ROOT / "benchmarks").glob("*.py")),
+]
+
+
+def _all_help() -> str:
+    import argparse
+
+    texts = [_pytest_help()]
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        texts.append(parser.format_help())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    walk(sub)
+
+    walk(_parser())
+    return "\n".join(texts)
+
+
+def test_no_document_outside_the_repository_is_cited() -> None:
+    """Code, docs and help cited "SPEC N", seeds and STYLE.md, which nobody else can read."""
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}"
+             for path in SHIPPED
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if OUTSIDE.search(line)]
+    found += [f"--help: {line.strip()}" for line in _all_help().splitlines()
+              if OUTSIDE.search(line)]
+    assert found == []
