@@ -47,7 +47,8 @@ _BAR_W = 400
 
 
 def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
-    """The verdict, an evidence table and chart, reasons, advisory confidence and findings."""
+    """The verdict, what blocks it (the reasons), an evidence table and chart, advisory
+    confidence and findings."""
     word, css = _VERDICT[report.decision]
     title = f"confgate: {word} - {report.project}"
     judged = judged_words(report)
@@ -62,10 +63,10 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
         f"<p>Risk tier {escape(report.risk_tier)}: {escape(report.risk_reason)}. "
         f"Project {escape(report.project)}, confgate {escape(report.tool_version)}, "
         f"{escape(report.generated_at)}.</p>",
+        _list("Reasons", report.reasons),  # what blocks and what to do: the first screen
         _tamper(report),
         _evidence_table(report),
         evidence_chart(report),
-        _list("Reasons", report.reasons),
         _gaps(report),
         _signoffs(report),
         _confidence(report),

@@ -75,7 +75,9 @@ def render_markdown(
     against: tuple[GateReport | None, str] | None = None,
     diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
-    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
+    """The verdict first, then what blocks it and what to do (each failed condition with its
+    figure against its limit, the fix before any waiver), then evidence, the change against
+    the base, missing lines, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
     and SARIF. ``against``: the base branch's report (None: there is none) and where it came
@@ -88,11 +90,11 @@ def render_markdown(
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
+        _reasons(report),  # what blocks and what to do, on the first screen
         _artifacts(artifacts),
         _tamper(report, where),
         _evidence(report),
         _against(report, against),
-        _reasons(report),
         _gaps(report, where),
         _signoffs(report),
         _confidence(report),

@@ -219,3 +219,18 @@ def test_where_sign_offs_are_counted_the_rule_for_giving_one_is_stated() -> None
     assert rule in render_comment(report)
     assert rule in render_html(report)
     assert any(rule in line for line in summary_lines(report))
+
+
+def test_what_blocks_comes_right_after_the_verdict() -> None:
+    """The reasons were the 8th block of the comment, below the fold."""
+    from fakes.reports import gate_report
+
+    report = gate_report(decision=Decision.FAIL,
+                         reasons=["security_score: 1 HIGH-severity finding (max_high_severity: 0)"])
+    text = render_comment(report)
+    heading = text.index("## ❌ confgate: FAIL")
+    assert heading < text.index("### Reasons") < text.index("### Evidence")
+    from pytest_confgate.report.html import render_html
+
+    page = render_html(report)
+    assert page.index("<h2>Reasons</h2>") < page.index("<h2>Evidence</h2>")
