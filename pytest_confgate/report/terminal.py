@@ -70,10 +70,11 @@ def _table(rows: list[MetricDisplay]) -> list[str]:
     """``metric  value  limit  verdict  (details)``, columns as wide as their widest cell."""
     name_w = max([len(d.name) for d in rows] + [len("metric")])
     limit_w = max([len(d.threshold) for d in rows] + [len("limit")])
-    lines = [f"{'metric':<{name_w}}  {'value':>8}  {'limit':<{limit_w}}  verdict"]
+    value_w = max([len(d.value) for d in rows] + [8])
+    lines = [f"{'metric':<{name_w}}  {'value':>{value_w}}  {'limit':<{limit_w}}  verdict"]
     for shown in rows:
         lines.append(
-            f"{shown.name:<{name_w}}  {shown.value:>8}  {shown.threshold:<{limit_w}}  "
+            f"{shown.name:<{name_w}}  {shown.value:>{value_w}}  {shown.threshold:<{limit_w}}  "
             f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines

@@ -20,10 +20,10 @@ def test_a_clean_project_passes_with_a_report_of_every_metric(project: pytest.Py
         [
             "*- confgate -*",
             "metric*value*limit*verdict",
-            "test_pass_rate*100.00%*max 0 failed*PASS*(2 passed, 0 failed, 0 errors)",
+            "test_pass_rate*0 failed*max 0 failed*PASS*(2 passed, 0 failed, 0 errors)",
             "test_coverage*100.00%*(coverage: 7/7 lines)",
             "lint_score*100.00%*(0 violations in 1 file)",
-            "security_score*100.00%*max 0 HIGH*PASS*(0 findings in 1 file)",
+            "security_score*0 HIGH*max 0 HIGH*PASS*(0 findings in 1 file)",
             "risk tier T1 (the default tier*",
             "confgate: PASS",
             "report: confgate-report.json",
@@ -188,9 +188,9 @@ def test_a_hard_limit_that_fails_shows_fail_and_its_limit_on_the_metric_row(
     assert metric(report, "lint_score")["limit"] == "max 0 violations"
     assert metric(report, "test_pass_rate")["passed"] is True
     row = next(line for line in result.outlines if line.startswith("lint_score "))
-    assert " ".join(row.split()[2:6]) == "max 0 violations FAIL", row
+    assert "max 0 violations FAIL" in " ".join(row.split()), row
     assert " ok" not in row
-    result.stdout.fnmatch_lines(["test_pass_rate*100.00%*max 0 failed*PASS*"])
+    result.stdout.fnmatch_lines(["test_pass_rate*0 failed*max 0 failed*PASS*"])
 
 
 def test_quiet_shows_the_verdict_and_only_the_failing_rows(project: pytest.Pytester) -> None:
