@@ -1,8 +1,9 @@
 """Each metric against a saved report of the base branch (issue 16): Codecov's "+1.20%".
 
 Advisory display only: the verdict is the policy's, whatever the base measured. Metrics are
-matched by type, and coverage by scope too, so project and patch figures each meet their own;
-per file, coverage's missing lines here and on the base (issue 29).
+matched by type and scope, so project and patch figures each meet their own (a changed-lines
+figure never meets a whole-project one); per file, coverage's missing lines here and on the
+base (issue 29).
 """
 
 from __future__ import annotations
@@ -112,8 +113,9 @@ def comparison_markdown(report: GateReport, base: GateReport | None, where: str)
 
 
 def _key(metric: EvalMetric) -> tuple[str, str]:
-    scope = str(metric.details.get("scope", "all")) if metric.type == "test_coverage" else ""
-    return (metric.type, scope)
+    """Type and scope: a figure over the changed lines never meets one over the whole project
+    (it set a changed-lines lint share against the base's project share, "-66.67 pts")."""
+    return (metric.type, str(metric.details.get("scope", "all")))
 
 
 def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, name: str) -> str:
