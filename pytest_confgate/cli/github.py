@@ -148,13 +148,13 @@ def publish(
     against = _base_comparison(environ)
     if against is not None:
         print(log_line(against[1]), file=err)
-    for note in render_artifacts(report, report_file.parent, against):  # one verdict in all
+    files = diff_links(environ)
+    for note in render_artifacts(report, report_file.parent, against, files):  # one verdict
         print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
-    files = diff_links(environ)
     summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
                                             against=against, diff_link=files))
     if annotations.omitted:

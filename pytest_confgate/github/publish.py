@@ -146,20 +146,28 @@ ARTIFACTS = {"confgate.sarif": "sarif", "confgate-report.html": "html"}
 
 
 def render_artifacts(
-    report: GateReport, folder: Path, against: tuple[GateReport | None, str] | None = None
+    report: GateReport,
+    folder: Path,
+    against: tuple[GateReport | None, str] | None = None,
+    diff_link: Callable[[str, int], str] | None = None,
 ) -> list[str]:
     """SARIF and HTML rendered again from the report publish decided, beside the JSON, so the
     page the comment links to never tells another verdict; returns notes for the log (a file
     that cannot be written is said, never fatal: the verdict is in the outputs). ``against``:
-    the base's report, compared in the HTML page."""
+    the base's report, compared in the HTML page; ``diff_link``: the pull request's diff,
+    linked from the page's file names."""
     from pytest_confgate.exceptions import ReportError
     from pytest_confgate.report.compare import with_comparison
+    from pytest_confgate.report.html import render_html
     from pytest_confgate.report.writers import render, write_text_atomic
 
     notes = []
     for name, fmt in ARTIFACTS.items():
         try:
-            text = render(report, fmt)
+            if fmt == "html":
+                text = render_html(report, diff_link=diff_link)
+            else:
+                text = render(report, fmt)
             if fmt == "html" and against is not None and against[0] is not None:
                 text = with_comparison(text, fmt, report, against[0], against[1])
             write_text_atomic(text, folder / name)
