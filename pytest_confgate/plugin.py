@@ -9,6 +9,7 @@ only measure coverage. This module reads pytest's objects and hands the role pla
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
+    from collections.abc import Generator
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
@@ -41,15 +43,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-config",
         metavar="PATH",
         default=None,
-        help="configuration file (default: confgate.yml, confgate.yaml or [tool.confgate] "
-        "in pyproject.toml in the rootdir; or $CONFGATE_CONFIG)",
+        help="configuration file (default: $CONFGATE_CONFIG outside a pull request, else "
+        "confgate.yml, confgate.yaml "
+        "or [tool.confgate] in pyproject.toml in the rootdir); only the =PATH form",
     )
     group.addoption(
         "--confgate-base",
         metavar="REF",
         default=None,
         help="git ref the change is compared against for `scope: changed` and risk rules "
-        "(default: base_ref in the config, else GITHUB_BASE_REF)",
+        "(default: the GitHub event's pull_request.base.sha, else GITHUB_BASE_REF, else "
+        "base_ref in the config; on a pull request only the command line overrides the "
+        "event)",
     )
     group.addoption(
         "--confgate-task",
@@ -62,20 +67,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-report",
         metavar="PATH",
         default=None,
-        help="where to write the JSON report (default: confgate-report.json in the rootdir)",
+        help="where to write the JSON report (default: confgate-report.json in the rootdir); "
+        "only the =PATH form",
     )
     group.addoption(
         "--confgate-compare",
         metavar="BASE_REPORT.json",
         default=None,
-        help="show each metric's change against a saved report of the base branch",
+        help="show each metric's change against a saved report of the base branch; only the "
+        "=PATH form",
     )
     group.addoption(
         "--confgate-coverage-data",
         metavar="PATH",
         default=None,
         help="also write the coverage.py data this run measured (a CI shard's part for "
-        "`confgate merge --coverage`)",
+        "`confgate merge --coverage`); only the =PATH form",
     )
 
 
@@ -96,6 +103,9 @@ def pytest_load_initial_conftests(
     options = early_config.known_args_namespace
     if not getattr(options, "confgate", False):
         return
+    separate = _separate_path_value(args)
+    if separate is not None:
+        raise pytest.UsageError(separate)
     from pytest_confgate.exceptions import ConfgateError
 
     try:
@@ -105,6 +115,30 @@ def pytest_load_initial_conftests(
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
     gate.begin()
+
+
+PATH_OPTIONS = (
+    "--confgate-config", "--confgate-report", "--confgate-compare", "--confgate-coverage-data"
+)
+"""Options that take a path: only their ``--option=PATH`` form is accepted."""
+
+
+def _separate_path_value(args: list[str]) -> str | None:
+    """Why ``--confgate-report PATH`` (two arguments) is refused, or None.
+
+    pytest picks its rootdir before it loads plugins, so it reads a separate ``PATH`` as a
+    test path: one outside the project moves the rootdir (and with it the ini file, the
+    conftests and the report's folder) to a common ancestor. ``--confgate-report=PATH`` is
+    one argument and never taken for a test path.
+    """
+    options = args[: args.index("--")] if "--" in args else args
+    for flag, value in itertools.pairwise(options):
+        if flag in PATH_OPTIONS:
+            return (
+                f"{flag} {value}: write {flag}={value} (one argument): pytest reads a "
+                "separate path as a test path when it picks its rootdir, before plugins load"
+            )
+    return None
 
 
 class _GatePlugin:
@@ -127,6 +161,7 @@ class _GatePlugin:
         self.error: str | None = None
         self.tests_passed = False
         self._started = time.perf_counter()
+        self._cov_failed: str | None = None
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -136,8 +171,8 @@ class _GatePlugin:
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.engine import GateRun
-        from pytest_confgate.gate.roles import ProcessRole, distributed
-        from pytest_confgate.report.json_report import forget_report, resolve_report_path
+        from pytest_confgate.gate.roles import ProcessRole
+        from pytest_confgate.report.json_report import resolve_report_path
 
         root = Path(config.rootpath)
         # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
@@ -149,9 +184,10 @@ class _GatePlugin:
             config=options.confgate_config,
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
+        # The previous report stays until this run's replaces it (atomically): a run that
+        # dies early leaves the last verdict, bound to its own run and commit (provenance).
+        # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
-        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
-            forget_report(report_path)  # a run that dies must not leave an older verdict behind
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -186,6 +222,21 @@ class _GatePlugin:
     def pytest_sessionstart(self) -> None:
         self._started = time.perf_counter()
 
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Around pytest-cov's own wrapper: coverage data it cannot read (a corrupt
+        ``.coverage`` that ``--cov-append`` adds to) is coverage evidence that errored, named
+        in the report, not pytest's INTERNALERROR traceback."""
+        try:
+            return (yield)
+        except Exception as exc:
+            from pytest_confgate.collect.coverage import unreadable_data
+
+            self._cov_failed = unreadable_data(exc, "pytest-cov")
+            if self._cov_failed is None or not self.role.borrow_cov:
+                raise
+            return True
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.tally.add_collection_error()
@@ -212,7 +263,7 @@ class _GatePlugin:
             return
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
-        self.role.gather(getattr(cov_plugin, "cov_controller", None))
+        self.role.gather(getattr(cov_plugin, "cov_controller", None), self._cov_failed)
         plugins = session.config.pluginmanager.get_plugins()
         self.run.plugins.register_modules(
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))

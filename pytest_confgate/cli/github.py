@@ -1,4 +1,4 @@
-"""``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
+"""``confgate github publish``: hand a saved gate report to GitHub Actions.
 
 The Action's last step, best run in a job of its own. It first checks that the report is this
 run's verdict on the commit under review (``gate.binding``): a missing, unreadable, stale or
@@ -104,7 +104,6 @@ def publish(
     from pytest_confgate.gate.binding import binding_problem, expected
     from pytest_confgate.gate.recount import republish
     from pytest_confgate.github.publish import (
-        COMMENT_LIMIT,
         annotation_commands,
         artifacts_url,
         diff_links,
@@ -116,7 +115,7 @@ def publish(
     from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
-    from pytest_confgate.report.markdown import render_markdown
+    from pytest_confgate.report.markdown import render_comment, render_markdown
 
     unpublished = _Unpublished(report_path, environ, comment, out, err)
     try:
@@ -149,22 +148,21 @@ def publish(
     against = _base_comparison(environ)
     if against is not None:
         print(log_line(against[1]), file=err)
-    for note in render_artifacts(report, report_file.parent, against):  # one verdict in all
+    files = diff_links(environ)
+    for note in render_artifacts(report, report_file.parent, against, files):  # one verdict
         print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
-    files = diff_links(environ)
     summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
                                             against=against, diff_link=files))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
-        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
-                                             report_link=link, artifacts=link,
-                                             against=against, diff_link=files))
+        body = with_run(run, render_comment(report, against=against, link=link,
+                                            diff_link=files))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)

@@ -14,6 +14,12 @@ Each module turns one source of evidence into an ``EvalMetric``:
   otherwise left to the import system (no frame of ours on the module's stack);
 - ``probe_code``   -- instrumented code cached on disk; fired probes jumped over where nothing
   but the function holds its code (3.10/3.11);
+- ``branch_probes`` -- branch coverage without a tracer on 3.11: arc probes on each branch's
+  edges, written by ``branch_edits``, at the end of ``finally`` blocks by ``branch_finally``,
+  their offsets turned into coverage.py's arcs by ``arc_resolver``;
+- ``monitor_engine`` / ``monitor_probes`` -- 3.12+: lines and branches from ``sys.monitoring``;
+- ``coverage_analysis`` -- coverage.py's per-file analysis, kept by content between runs;
+- ``coverage_figures`` -- coverage.py's JSON report turned into ``test_coverage``;
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;

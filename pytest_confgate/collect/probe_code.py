@@ -1,6 +1,6 @@
 """Line probes made cheap: instrumented code cached on disk, fired probes jumped over.
 
-Two costs remain once the tracer is gone (SPEC 11), and this module removes both:
+Two costs remain once the tracer is gone, and this module removes both:
 
 - **Compiling.** Parsing, instrumenting and compiling every measured module on every run costs
   more than the import it replaces. ``ProbeCache`` keeps the instrumented code object, as

@@ -1,5 +1,5 @@
 """Per-file lint and security results cached by content, so an unchanged file is never scanned
-twice (SPEC 4, 11: a warm re-run costs <= 10% of a cold one).
+twice (a warm re-run costs <= 10% of a cold one).
 
 Layout: one JSON document per tool, ``CACHE_DIR/<tool>.json``::
 

@@ -1,6 +1,6 @@
 """The gate's own stages: the change, the evidence wiring, the policy and the verdict.
 
-One evaluation flows one way (STYLE.md)::
+One evaluation flows one way::
 
     anchor      where the base and the configuration come from: never from the change
     change      what the change touched, which configuration judges it, the applied tier
@@ -14,7 +14,7 @@ One evaluation flows one way (STYLE.md)::
                 a judge whose input tried to instruct it or that saw part of the diff)
     waivers     pure: active waivers excuse findings; expired ones excuse nothing
     policy      pure: tier + evidence + sign-offs -> ``Verdict``
-    score       pure: ``compute_confidence``, ``compute_raw`` (SPEC 5)
+    score       pure: ``compute_confidence``, ``compute_raw``
     confidence  the advisory score: formula, llm or hybrid; never read by the policy
     agent_evidence  the gate's calls to agents: preflight, the judge, the confidence
     plugin_host third-party pluggy plugins, each called on its own

@@ -1,4 +1,4 @@
-"""Lint and security beside the tests, in a helper process (SPEC 4, issue 19).
+"""Lint and security beside the tests, in a helper process (issue 19).
 
 They used to run in threads of the pytest process. A thread that runs Python while pytest
 imports conftest files is not harmless: coverage.py (any tracer, pytest-cov's too) re-imports

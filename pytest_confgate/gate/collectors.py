@@ -1,7 +1,7 @@
 """Which collector measures which metric: the engine's wiring as two small tables.
 
 ``BACKGROUND`` names the metrics whose tools run beside the tests (started when pytest starts,
-collected at the end, SPEC 4); ``COLLECTORS`` turns one metric's configuration and the run's
+collected at the end); ``COLLECTORS`` turns one metric's configuration and the run's
 ``Evidence`` into an ``EvalMetric``. Adding a built-in metric means one entry here (and its
 collector in ``collect/``), not another branch in the engine.
 

@@ -1,8 +1,8 @@
-"""One evaluation of the gate: collect -> score -> decide -> report (STYLE.md's one-way flow).
+"""One evaluation of the gate: collect -> score -> decide -> report (one way).
 
 The front doors (pytest plugin, CLI) create a ``GateRun``, call ``start`` when the tests
 start, feed test outcomes, and call ``finish`` for the ``GateReport``. Lint and security run
-in a helper process while the tests run, so their cost hides behind the tests (SPEC 4).
+in a helper process while the tests run, so their cost hides behind the tests.
 """
 
 from __future__ import annotations
@@ -183,11 +183,12 @@ class GateRun:
         """Which engine this worker measured with, for the controller's report."""
         return self._coverage.engine_note() if self._coverage is not None else None
 
-    def adopt_coverage(self, cov: object, origin: str) -> None:
-        """Report from another plugin's coverage (pytest-cov) instead of tracing twice."""
+    def adopt_coverage(self, cov: object, origin: str, failed: str | None = None) -> None:
+        """Report from another plugin's coverage (pytest-cov) instead of tracing twice;
+        ``failed``: why its data could not be read (the metric is then an evidence error)."""
         session = self._new_coverage()
         if session is not None:
-            session.adopt(cov, origin)
+            session.adopt(cov, origin, failed)
             self._coverage = session
 
     def _new_coverage(self) -> CoverageSession | None:
@@ -361,7 +362,7 @@ class GateRun:
         """A change is being judged but git cannot say what it touched: fail closed.
 
         Without the diff there is no telling whether the change edits the gate's own
-        configuration, and a change must never be able to relax its gate (SPEC 6).
+        configuration, and a change must never be able to relax its gate.
         """
         view = self.change
         if view.base_ref is None or view.changes is not None:

@@ -1,4 +1,4 @@
-"""The evidence policy gate (SPEC 6): evidence + tier + sign-offs -> pass | fail | needs_signoff.
+"""The evidence policy gate: evidence + tier + sign-offs -> pass | fail | needs_signoff.
 
 Pure: no IO, no clock, no environment. Values are compared raw; rounding happens only in the
 messages, and a message never shows a failing value as equal to its threshold.
@@ -131,7 +131,7 @@ def recount_signoffs(
     The Action runs the change's tests without a token, so reviews can only be read in its
     publish step; this replaces the sign-off condition and re-decides. Every other condition
     stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
-    ``auto_advance_allowed`` is SPEC 6's rest (the tier allows it and the confidence advisory
+    ``auto_advance_allowed`` is the rest (the tier allows it and the confidence advisory
     is met), when the caller knows it; without it, ``auto_advance`` survives only on a verdict
     that passes both times.
     """
@@ -380,8 +380,10 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
 
 
 def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
-    """How to excuse the first blocking finding, as pytest-cov hints at ``--cov-fail-under``:
-    the waiver line to add (a reason and an end date are required)."""
+    """What to do about the first blocking finding, the fix first: the finding and its line,
+    then, only as a last resort, the waiver line to add (a reason and an end date are
+    required). A waiver offered first would point the author, an agent most of all, around
+    the gate rather than at the code."""
     first = next(
         (item for item in metric.details.get("items", [])
          if isinstance(item, dict) and (severity is None or item.get("severity") == severity)),
@@ -389,8 +391,16 @@ def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
     )
     if first is None:
         return ""
+    finding = " ".join(str(first.get("message") or "").split())[:160].rstrip(". ")
+    what = f" ({finding})" if finding else ""
+    if severity is None:  # the message does not say where: the first violation does
+        where = f"{first.get('rule')} at {first.get('file')}:{first.get('line')}"
+        fix = f"; fix them first, e.g. {where}{what}; `ruff check --fix` fixes some"
+    else:
+        fix = f"; fix it first{what}"
+    last = "only if it is a false positive" if severity == "HIGH" else "only if it must stay"
     return (
-        f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
+        f"{fix}; {last}, waive it in gate.policy.waivers: {{rule: {first.get('rule')}, "
         f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
     )
 

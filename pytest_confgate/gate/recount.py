@@ -1,4 +1,4 @@
-"""The publish step decides again (SPEC 6, issues 14 and 29): the Action's publish step asks.
+"""The publish step decides again (issues 14 and 29): the Action's publish step asks.
 
 The Action's gate step runs the change's own tests, so it gets no token and cannot read
 reviews; the publish step has one. There the report is treated as the change's word, not as

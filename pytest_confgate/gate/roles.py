@@ -115,14 +115,15 @@ class ProcessRole:
             output[WORKER_KEY] = payload
             output[ENGINE_KEY] = self.run.coverage_engine()
 
-    def gather(self, pytest_cov: object | None) -> None:
+    def gather(self, pytest_cov: object | None, failed: str | None = None) -> None:
         """As the deciding process: the coverage that counts, once the tests are over.
 
-        ``pytest_cov`` is pytest-cov's controller object when it measured this run.
+        ``pytest_cov`` is pytest-cov's controller object when it measured this run;
+        ``failed`` says why its data could not be read, when it could not.
         """
         if self.borrow_cov:
             cov = getattr(pytest_cov, "cov", None)
             if cov is not None:
-                self.run.adopt_coverage(cov, "pytest-cov")
+                self.run.adopt_coverage(cov, "pytest-cov", failed)
         elif self.name == CONTROLLER:
             self.run.combine_coverage(self._parts, self._missing, self._engines)

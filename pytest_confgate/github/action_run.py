@@ -1,7 +1,7 @@
 """The GitHub Action's gate step (``python -m pytest_confgate.action_run``).
 
 The Action's inputs arrive only as environment variables (never ``${{ }}`` inside a ``run:``
-script, SPEC 10), and the pytest command line is built here as an argv list, so no input is
+script), and the pytest command line is built here as an argv list, so no input is
 ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 
 - any report already at the target path (committed by the change, or left by an earlier run)
@@ -66,16 +66,16 @@ SCRUBBED_PREFIXES = ("ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "ACTIONS_C
 
 
 def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
-    """``python -m pytest [args] --confgate --confgate-report confgate-report.json [...]``.
+    """``python -m pytest [args] --confgate --confgate-report=confgate-report.json [...]``.
 
     ``CONFGATE_PYTEST_ARGS`` is split like a POSIX shell would, but nothing is expanded: a
     ``$(...)`` in it is just an argument pytest will reject.
     """
     argv = [python, "-m", "pytest", *shlex.split(environ.get(ENV_PYTEST_ARGS, ""))]
-    argv += ["--confgate", "--confgate-report", REPORT]
+    argv += ["--confgate", f"--confgate-report={REPORT}"]
     config = environ.get(ENV_CONFIG, "").strip()
     if config:
-        argv += ["--confgate-config", config]
+        argv += [f"--confgate-config={config}"]
     base = environ.get(ENV_BASE_REF, "").strip()
     if base:
         argv += ["--confgate-base", base]

@@ -1,4 +1,4 @@
-"""Parallel-solution ranking (SPEC 7, seed solution-ranking): ``confgate rank``.
+"""Parallel-solution ranking: ``confgate rank``.
 
 The pipeline keeps IO at its edges::
 

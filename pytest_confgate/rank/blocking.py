@@ -1,6 +1,6 @@
 """Stage 1 (pure): why a candidate is blocked, scores 0 and can never win.
 
-The seed's checks (type check when configured, lint, build, tests) and, with a baseline,
+The checks (type check when configured, lint, build, tests) and, with a baseline,
 issue 15's: every baseline test that passed on the baseline passes on the candidate when run
 unmodified (by test id: failed, error, skipped and missing all block), and no baseline test
 was deleted, skipped or weakened (``collect.tamper``'s findings). The baseline's failing
@@ -35,7 +35,7 @@ _FAILED = frozenset({"failed", "error"})
 
 
 def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
-    """Stage 1 (blocking): why this candidate scores 0, in the seed's order of checks."""
+    """Stage 1 (blocking): why this candidate scores 0, in the order of checks."""
     reasons: list[str] = []
     base = context.baseline
     if context.type_check:

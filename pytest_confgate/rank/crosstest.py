@@ -1,4 +1,4 @@
-"""Cross-testing (beyond the seed): each candidate's new tests run against every other one.
+"""Cross-testing: each candidate's new tests run against every other one.
 
 Agreement with the tests other candidates wrote is a correctness signal (CodeT's dual
 agreement): a solution that passes the tests its rivals wrote for the same task is more

@@ -1,4 +1,4 @@
-"""Frozen data passed between the ranking stages (SPEC 7): evidence in, ranking out.
+"""Frozen data passed between the ranking stages: evidence in, ranking out.
 
 Evidence is what the IO stages measured for one candidate; an ``Evaluation`` is what the
 pure scoring made of it; a ``Ranking`` is the pure ranking's answer.
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pytest_confgate.config.metrics import DEFAULT_HARD_LIMITS
 
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
-"""The seed's five categories, in the seed's order (also the order of its reasons)."""
+"""The five categories, in the order (also the order of its reasons)."""
 PASSING = frozenset({"passed", "xpassed"})
 """Test outcomes that count as a pass (an ``xfail`` test that passed still passed)."""
 RAN = frozenset({"passed", "xpassed", "failed", "error"})
@@ -225,7 +225,7 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The seed's ``ComparisonDetail``: one pair, one category."""
+    """The ``ComparisonDetail``: one pair, one category."""
 
     solution_a: str
     solution_b: str
@@ -258,7 +258,7 @@ class RankedSolution:
 
 @dataclass(frozen=True)
 class Ranking:
-    """The seed's ``SolutionRanking``: sorted solutions, winner (or none), confidence."""
+    """The ``SolutionRanking``: sorted solutions, winner (or none), confidence."""
 
     solutions: tuple[RankedSolution, ...]
     winner: RankedSolution | None
@@ -286,7 +286,7 @@ class ScoringContext:
 
 @dataclass(frozen=True)
 class AutoAccept:
-    """``should_auto_accept``'s answer, with the seed's reason."""
+    """``should_auto_accept``'s answer, with the reason."""
 
     accept: bool
     reason: str

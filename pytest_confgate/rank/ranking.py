@@ -1,7 +1,7 @@
 """Stage 5 (pure): sort, compare pairwise, ranking confidence, winner, auto-acceptance.
 
-Formulas are the seed's (``rankSolutions``, ``calculateRankingConfidence``,
-``calculateCategoryConsistency``, ``shouldAutoAccept``) and SPEC 7's and issue 15's
+Formulas are the reference ranker's (``rankSolutions``, ``calculateRankingConfidence``,
+``calculateCategoryConsistency``, ``shouldAutoAccept``) and this gate's and issue 15's
 additions: a candidate blocked in stage 1 sorts last and is never the winner, nor is one
 whose score the safety gate halved (a human must look); scores within
 ``TIE`` of each other share a rank, and a tie for first means no winner (nothing about a
@@ -35,7 +35,7 @@ from pytest_confgate.rank.models import (
 )
 
 WINNER_CONFIDENCE = 0.6
-"""Seed: ``winner: confidence >= 0.6 ? solutions[0] : null``."""
+"""``winner: confidence >= 0.6 ? solutions[0] : null``."""
 GAP_FOR_FULL_CONFIDENCE = 0.1
 _EPSILON = 1e-9
 """Float noise allowed when a gap is compared with its threshold (0.95 - 0.85 is a 0.1 gap)."""
@@ -141,7 +141,7 @@ def pairwise_comparisons(ordered: Sequence[Evaluation]) -> list[Comparison]:
 
 
 def calculate_category_consistency(first: Evaluation, second: Evaluation) -> float:
-    """Seed: the share of the five categories in which ``first`` strictly beats ``second``."""
+    """The share of the five categories in which ``first`` strictly beats ``second``."""
     wins = sum(
         1 for name in CATEGORIES if first.categories[name] > second.categories[name] + TIE
     )
@@ -149,7 +149,7 @@ def calculate_category_consistency(first: Evaluation, second: Evaluation) -> flo
 
 
 def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
-    """Seed: 0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency,
+    """0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency,
     times ``evidence_factor`` of the leader.
 
     ``ordered`` is best first. No solution -> 0.0; one solution -> the factor alone.
@@ -190,10 +190,10 @@ def _seed_confidence(ordered: Sequence[Evaluation]) -> float:
 
 
 def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept:
-    """Seed ``shouldAutoAccept``: the first unmet criterion, in the seed's words.
+    """``shouldAutoAccept``: the first unmet criterion, in the words.
 
     Issue 15 changes two things: ``min_confidence`` is compared with the ranking's confidence
-    (the seed's ``calculateRankingConfidence``; the candidate's evidence completeness is not
+    (the ``calculateRankingConfidence``; the candidate's evidence completeness is not
     how sure the ranking is), checked right after ``enabled`` so a refusal for confidence
     always names it; and the only unblocked candidate of a ranking is not accepted unless
     ``allow_single`` (nothing was compared, and its own tests are all that vouch for it).
@@ -259,8 +259,8 @@ def _no_winner(ranking: Ranking) -> str:
 def to_fixed(value: float, digits: int = 2) -> str:
     """JavaScript's ``Number.prototype.toFixed``: exact binary value, halves rounded up.
 
-    Python's ``format`` rounds an exact half to even (``0.125`` -> ``0.12``); the seed's
-    reasons were written with ``toFixed`` (``0.125`` -> ``0.13``).
+    Python's ``format`` rounds an exact half to even (``0.125`` -> ``0.12``); the reference
+    ranker's reasons were written with ``toFixed`` (``0.125`` -> ``0.13``).
     """
     quantum = Decimal(1).scaleb(-digits)
     exact = Decimal(0) if value == 0 else Decimal(value)  # JS prints -0 as "0.00"

@@ -1,7 +1,7 @@
 """The ranking as one self-contained HTML page with an inline-SVG per-category chart.
 
 No script, no external asset: every value and id is escaped, so the page can be opened from
-a CI artifact safely (SPEC 10).
+a CI artifact safely.
 
 The page fits a 1280 px window and breaks no word in the middle (issue 36: "blocke d" in a
 header, branch names cut anywhere): headers are short (``<abbr>`` gives the category's full

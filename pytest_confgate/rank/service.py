@@ -1,6 +1,6 @@
 """``confgate rank`` end to end: check out, evaluate concurrently, cross-test, assess, rank.
 
-The IO shell around the pure stages (SPEC 7). Every candidate (and the baseline) gets its own
+The IO shell around the pure stages. Every candidate (and the baseline) gets its own
 temporary directory; all of them, worktrees included, are removed when the ranking ends, also
 on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started (and theirs).
 """

@@ -1,4 +1,4 @@
-"""The JSON report (SPEC 10): atomic, schema-versioned, and only inside the working tree."""
+"""The JSON report: atomic, schema-versioned, and only inside the working tree."""
 
 from __future__ import annotations
 
@@ -46,22 +46,6 @@ def resolve_report_path(root: Path, requested: str | None, cwd: Path | None = No
     if path.is_dir():
         raise ReportError(f"--confgate-report {requested}: is a directory; give a file name")
     return path
-
-
-def forget_report(path: Path) -> None:
-    """Delete the report a previous run left at ``path`` (a symlink is removed, not followed).
-
-    Called before anything else can fail, so a run that stops early (a broken configuration, a
-    crash) leaves no report at all rather than an older one that still says ``pass``.
-    """
-    try:
-        if path.is_symlink() or path.is_file():
-            path.unlink()
-    except OSError as exc:
-        raise ReportError(
-            f"{path}: the previous report cannot be removed ({exc.strerror}); remove it, or "
-            "write the report elsewhere with --confgate-report"
-        ) from exc
 
 
 def write_json_report(report: GateReport, path: Path, *, within: Path | None = None) -> None:

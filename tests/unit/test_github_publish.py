@@ -14,6 +14,7 @@ from fakes.reports import HEAD_SHA, gate_report, honest_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
+from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.github import action_run
 from pytest_confgate.github import publish as github_publish
 from pytest_confgate.github.publish import (
@@ -348,11 +349,11 @@ def test_action_run_builds_argv_without_a_shell() -> None:
            "CONFGATE_CONFIG": "gate.yml", "CONFGATE_BASE_REF": " origin/main "}
     assert action_run.pytest_argv(env, python="py") == [
         "py", "-m", "pytest", "-q", "-k", "a or b", "$(touch", "pwned)",
-        "--confgate", "--confgate-report", "confgate-report.json",
-        "--confgate-config", "gate.yml", "--confgate-base", "origin/main",
+        "--confgate", "--confgate-report=confgate-report.json",
+        "--confgate-config=gate.yml", "--confgate-base", "origin/main",
     ]
     assert action_run.pytest_argv({}, python="py")[3:] == [
-        "--confgate", "--confgate-report", "confgate-report.json"
+        "--confgate", "--confgate-report=confgate-report.json"
     ]
 
 
@@ -364,7 +365,7 @@ def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
     monkeypatch.setattr(action_run, "run_without_commands",
                         lambda argv, env, digests: seen.append(argv) or 4)
     assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
-    assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
+    assert seen[0][3:] == ["--confgate", "--confgate-report=confgate-report.json"]
 
 
 def test_the_tests_environment_has_no_token_and_no_file_commands() -> None:
@@ -733,3 +734,14 @@ def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
     assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
                                        f"gate wrote it ({why})")
     assert saved.provenance == honest_report().provenance  # still this run's, as a fail
+
+
+@pytest.mark.parametrize("name", ["decision\nevil", "decision=pass", "x<<EOF", "", "9x", " a"])
+def test_an_output_name_github_would_misread_is_refused_before_anything_is_written(
+    tmp_path: Path, name: str
+) -> None:
+    """Names were written as given: a newline, `=` or `<<` in one set outputs of its own."""
+    path = tmp_path / "out"
+    with pytest.raises(GitHubError, match="is not a name GitHub reads"):
+        write_outputs(path, {"decision": "fail", name: "pass"})
+    assert not path.exists()
