@@ -9,7 +9,7 @@ candidate's name can break it: the tied keep the order they were given in); auto
 compares ``min_confidence`` with the ranking's confidence and never takes the only unblocked
 candidate of a ranking unless ``allow_single`` says so.
 
-Issue 36: the confidence says how much evidence there is. The seed's figure is scaled by
+Issue 36: the confidence says how much evidence there is. The score-gap figure is scaled by
 what vouches for the leader besides its own tests (``Evaluation.independent``,
 ``EVIDENCE_FACTOR``): other candidates' tests that ran on it keep it whole; the baseline's
 failing tests alone (a candidate ranked alone) leave three quarters of it; nothing but its
@@ -158,7 +158,7 @@ def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
         return 0.0
     if len(ordered) == 1:
         return evidence_factor(ordered[0])
-    return _seed_confidence(ordered) * evidence_factor(ordered[0])
+    return _gap_confidence(ordered) * evidence_factor(ordered[0])
 
 
 def vouched(leader: Evaluation, task_suffices: bool = False) -> bool:
@@ -174,7 +174,7 @@ def evidence_factor(leader: Evaluation) -> float:
     return EVIDENCE_FACTOR["cross" if "cross" in kinds else "task" if "task" in kinds else ""]
 
 
-def _seed_confidence(ordered: Sequence[Evaluation]) -> float:
+def _gap_confidence(ordered: Sequence[Evaluation]) -> float:
     first, second = ordered[0], ordered[1]
     gap = first.score - second.score
     # A gap within TIE is a tie: which of the tied leaders is listed first must not matter.
