@@ -65,21 +65,23 @@ SCRUBBED = frozenset(
 SCRUBBED_PREFIXES = ("ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "ACTIONS_CACHE_")
 
 
-def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
-    """``python -m pytest [args] --confgate --confgate-report confgate-report.json [...]``.
+def gate_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
+    """``python -m pytest_confgate.cli gate --report confgate-report.json [...] -- [args]``.
 
+    The tests run under ``confgate gate`` (issue 34): pytest is its child, and the report and
+    its digest line are written by the supervisor once every process of the run ended.
     ``CONFGATE_PYTEST_ARGS`` is split like a POSIX shell would, but nothing is expanded: a
     ``$(...)`` in it is just an argument pytest will reject.
     """
-    argv = [python, "-m", "pytest", *shlex.split(environ.get(ENV_PYTEST_ARGS, ""))]
-    argv += ["--confgate", "--confgate-report", REPORT]
+    args = shlex.split(environ.get(ENV_PYTEST_ARGS, ""))
+    argv = [python, "-m", "pytest_confgate.cli", "gate", "--report", REPORT]
     config = environ.get(ENV_CONFIG, "").strip()
     if config:
-        argv += ["--confgate-config", config]
+        argv += ["--config", config]
     base = environ.get(ENV_BASE_REF, "").strip()
     if base:
-        argv += ["--confgate-base", base]
-    return argv
+        argv += ["--base", base]
+    return [*argv, "--", *args]
 
 
 def tests_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -112,15 +114,15 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
 
     env = dict(os.environ if environ is None else environ)
     try:
-        command = pytest_argv(env)
+        command = gate_argv(env)
     except ValueError as exc:  # an unbalanced quote in pytest-args
         print(f"confgate: pytest-args cannot be split ({exc}); running without them")
-        command = pytest_argv({**env, ENV_PYTEST_ARGS: ""})
+        command = gate_argv({**env, ENV_PYTEST_ARGS: ""})
     for name in remove_old_reports(Path.cwd()):
         print(f"confgate: removed {name} from before this run; only this run's report counts")
     digests: list[bytes] = []
     status = run_without_commands(command, {**tests_environment(env), ENV_DIGEST: "1"}, digests)
-    print(f"confgate: pytest exited with status {status}")
+    print(f"confgate: the gate exited with status {status}")
     if _altered(Path.cwd() / REPORT, digests) and status == 0:
         status = 1
     _render_beside(Path.cwd())
