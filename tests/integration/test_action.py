@@ -1006,3 +1006,21 @@ def test_a_silenced_gate_and_a_forged_digest_fail_the_gate_job(
     assert published.outputs["decision"] == "fail"
     assert "Tampering and behaviour changes" in published.summary
     assert "tests/test_claims.py" in published.summary
+
+
+_PINNED = re.compile(r"uses: (?P<action>[\w./-]+)@(?P<sha>[0-9a-f]{40}) # (?P<tag>v\d[\w.]*)$")
+
+
+@pytest.mark.parametrize("path", [ACTION, WORKFLOW, RANK_WORKFLOW, ROOT / "examples" /
+                                  "github-workflow-shards.yml"], ids=lambda p: p.name)
+def test_every_uses_is_pinned_by_commit_with_its_tag_beside_it(path: Path) -> None:
+    """Issue 34: a tag can be moved to other code; a full commit SHA cannot (zizmor's
+    unpinned-uses). This action's own release has no SHA yet: the examples say so."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip().removeprefix("#").strip().removeprefix("- ")
+        if not text.startswith("uses: "):
+            continue
+        if text.startswith("uses: owner/pytest-confgate@" + "0" * 40):
+            assert "placeholder: pin a release's full SHA" in text
+            continue
+        assert _PINNED.fullmatch(text), f"{path.name}: not pinned by commit: {text}"
