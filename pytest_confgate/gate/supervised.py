@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import GateConfig
 from pytest_confgate.gate.policy import recount_signoffs
 from pytest_confgate.gate.recheck import redecide
@@ -50,6 +49,7 @@ def problem_conditions(problems: Sequence[str]) -> list[Condition]:
 def supervised_report(
     child: GateReport,
     tests: TestOutcomes,
+    pass_rate: EvalMetric,
     problems: Sequence[str],
     *,
     gate: GateConfig,
@@ -59,10 +59,11 @@ def supervised_report(
 ) -> GateReport:
     """``child`` with the supervisor's outcomes, tier, sign-offs and provenance, decided again.
 
+    ``pass_rate``: ``test_pass_rate`` of ``tests`` (``collect.tests.pass_rate_metric``).
     ``tier``: the supervisor's own tier and reason (from the trusted configuration and the
     change's files); the child's tier can raise it, never lower it.
     """
-    metrics = [_tests_metric(m, tests) if m.type == "test_pass_rate" else m
+    metrics = [_tests_metric(m, pass_rate) if m.type == "test_pass_rate" else m
                for m in child.metrics]
     level, reason = raise_for_evidence(tier[0], tier[1], metrics)
     if tier_rank(child.risk_tier) > tier_rank(level):
@@ -88,8 +89,7 @@ def supervised_report(
     })
 
 
-def _tests_metric(metric: EvalMetric, tests: TestOutcomes) -> EvalMetric:
-    counted = pass_rate_metric(tests, weight=metric.weight)
+def _tests_metric(metric: EvalMetric, counted: EvalMetric) -> EvalMetric:
     return metric.model_copy(update={"value": counted.value, "status": counted.status,
                                      "reason": counted.reason, "details": counted.details})
 

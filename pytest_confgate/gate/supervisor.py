@@ -194,6 +194,7 @@ def _load_child(path: Path, problems: list[str]) -> GateReport | None:
 def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
             problems: list[str]) -> GateReport:
     from pytest_confgate.collect.signoffs import collect_signoffs
+    from pytest_confgate.collect.tests import pass_rate_metric
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
@@ -202,7 +203,7 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
                                                         *failed.conditions]})
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
-    return supervised_report(child, tests, problems, gate=run.deciding,
+    return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
                              tier=(run.tier, run.tier_reason), signoffs=signoffs,
                              provenance=run.provenance)
 

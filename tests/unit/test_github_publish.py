@@ -23,7 +23,7 @@ from pytest_confgate.github.publish import (
     step_outputs,
     write_outputs,
 )
-from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport
+from pytest_confgate.models import Condition, ConfidenceResult, Decision, EvalMetric, GateReport
 from pytest_confgate.report.markdown import MARKER
 
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
@@ -733,3 +733,28 @@ def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
     assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
                                        f"gate wrote it ({why})")
     assert saved.provenance == honest_report().provenance  # still this run's, as a fail
+
+
+# -- issue 34: the Action's publish step trusts only what confgate gate attested -------------
+
+def test_supervised_publish_never_passes_a_report_confgate_gate_did_not_write(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    from pytest_confgate.gate.supervised import ATTESTED, SUPERVISOR
+
+    env = pr_env(tmp_path, github_server)
+    report = honest_report()
+    assert run_publish(save(report, tmp_path), env, gate_result="success")[0] == 0
+    (tmp_path / "out").write_text("", encoding="utf-8")
+
+    code, _, err = run_publish(save(report, tmp_path), env, gate_result="success",
+                               supervised=True)
+    assert code == 1
+    assert "was not written by `confgate gate`" in err
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+
+    stamp = Condition(metric=SUPERVISOR, name=ATTESTED, passed=True, blocking=False,
+                      message="confgate gate: counted outside the test process")
+    attested = report.model_copy(update={"conditions": [*report.conditions, stamp]})
+    assert run_publish(save(attested, tmp_path), env, gate_result="success",
+                       supervised=True)[0] == 0
