@@ -127,14 +127,33 @@ def _run(argv: list[str], fds: Sequence[int] = ()) -> int:
 
 
 def _kill_descendants() -> None:
-    """SIGKILL everything below us until nothing is left (or ``_CLEANUP_S`` passes).
+    """SIGKILL everything below us until nothing is left (or ``_CLEANUP_S`` passes)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+    end_descendants()
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of everything below it (Linux); whether it is one.
+
+    For a process that starts nothing but the program it supervises (``confgate gate``): an
+    orphan whose parent was killed comes to us instead of init, so ``end_descendants`` finds
+    it even when the intermediary itself was killed."""
+    if not supported():
+        return False
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    return True
+
+
+def end_descendants(limit_s: float = _CLEANUP_S) -> None:
+    """SIGKILL and reap every process below this one until none is left (or ``limit_s``).
 
     As a subreaper we inherit the orphans of the processes we kill, so looping until we
     have no children left also catches those that forked while we were killing.
     """
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
-    deadline = time.monotonic() + _CLEANUP_S
+    if not supported():
+        return
+    deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         for pid in _descendants(os.getpid()):
             with contextlib.suppress(ProcessLookupError):

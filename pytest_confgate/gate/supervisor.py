@@ -41,6 +41,9 @@ DIGEST_ENV = "CONFGATE_REPORT_DIGEST"
 """Removed from the child's environment: only the supervisor prints the report's digest."""
 _CHUNK = 65536
 _LONGEST_LINE = 65536
+_IDLE_S = 1.0
+"""How often a quiet run checks that the intermediary is still there (no cost while busy)."""
+_PR_SET_DUMPABLE = 4
 
 
 def child_command(pytest_args: Sequence[str]) -> list[str]:
@@ -77,6 +80,9 @@ def supervise(
     args = [*pytest_args, "--confgate", "--confgate-report", str(private)]
     stream, status = _run_child(args, run.root, environ, output)
     problems = list(stream.problems)
+    if status < 0:
+        problems.append(f"the test process (or the intermediary that watches it) was ended by "
+                        f"signal {-status}: the run is not whole")
     if report_path.is_symlink() or report_path.exists():
         problems.append(f"the test process left a file at the report path ({report_path.name}) "
                         "that only the supervisor writes: code of the change wrote it")
@@ -99,6 +105,7 @@ def _run_child(
     env = {k: v for k, v in environ.items() if k != DIGEST_ENV}
     env[ENV_FD] = str(write_end)
     stream = StreamTally()
+    _harden()
     try:
         proc = subprocess.Popen(
             subreaper.contained(child_command(args), pass_fds=(write_end,)),
@@ -111,14 +118,29 @@ def _run_child(
     try:
         _pump(proc, read_end, stream, _Lines(output))
         status = proc.wait()
+        subreaper.end_descendants()  # orphans of a killed intermediary came to us
     except BaseException:
         subreaper.stop(proc)
+        subreaper.end_descendants()
         raise
     finally:
         os.close(read_end)
     stream.close()
     stream.duration_s = time.perf_counter() - started
     return stream, status
+
+
+def _harden() -> None:
+    """Before the child exists (Linux): orphans of the run come to us, never to init, and
+    our memory and descriptors are closed to a process of the same user without
+    ``CAP_SYS_PTRACE`` (not dumpable: ``/proc/PID/mem`` and ``/proc/PID/fd`` refuse it).
+    See docs/security.md for what root or ``sudo`` on the runner still reaches."""
+    if not subreaper.become_subreaper():
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
@@ -133,7 +155,11 @@ def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
         selector.register(channel, selectors.EVENT_READ)
         open_fds = {out, channel}
         while open_fds:
-            for key, _ in selector.select():
+            ready = selector.select(_IDLE_S)
+            if not ready and proc.poll() is not None:
+                # The intermediary is gone (killed?) and something it left holds our pipes.
+                subreaper.end_descendants()
+            for key, _ in ready:
                 fd = int(key.fd)
                 data = os.read(fd, _CHUNK)
                 if fd == out and data:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +125,47 @@ def test_a_daemon_the_tests_leave_behind_is_ended_before_the_report(
     pid = int(repo.path.joinpath("daemon.pid").read_text(encoding="utf-8"))
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # ended (and reaped) before confgate gate returned
+
+
+KILLS_ITS_WATCHER = """\
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+DAEMON = '''\\
+import os, pathlib, time
+pathlib.Path("daemon.pid").write_text(str(os.getpid()))
+while True:  # would rewrite the report once the supervisor wrote it
+    time.sleep(0.05)
+'''
+
+
+def test_kills_the_intermediary_and_leaves_a_daemon():
+    subprocess.Popen([sys.executable, "-c", DAEMON], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not pathlib.Path("daemon.pid").exists():
+        pass
+    os.kill(os.getppid(), signal.SIGKILL)  # the subreaper between pytest and confgate gate
+"""
+
+
+def test_killing_the_intermediary_frees_no_daemon_and_is_a_fail(repo: pytest.Pytester) -> None:
+    """The watcher between the tests and the supervisor is killed, so it cannot end what the
+    tests left: the supervisor is a subreaper itself and ends it before writing."""
+    repo.path.joinpath("tests", "test_daemon.py").write_text(KILLS_ITS_WATCHER,
+                                                             encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a daemon and a killed watcher")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    pid = int(repo.path.joinpath("daemon.pid").read_text(encoding="utf-8"))
+    try:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "was ended by signal 9" in done.stdout
+    assert load_report(repo.path / "confgate-report.json").decision.value == "fail"
