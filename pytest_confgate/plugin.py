@@ -201,6 +201,10 @@ class _GatePlugin:
             if self.channel is not None:
                 self.channel.send("collect_error", nodeid=report.nodeid)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.channel is not None:
+            self.channel.send("collected", n=len(session.items))
+
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Carry requirement links on the report, so they reach the xdist controller too."""
         ids = [str(i) for mark in item.iter_markers("requirement") for i in mark.args]

@@ -4,6 +4,7 @@
 its write end down by number (``ENV_FD``). The plugin takes it before any conftest is imported
 (``Channel.take``), forgets the variable and makes the descriptor non-inheritable, then writes
 one JSON line per event: ``start``; ``collect_error`` for each module that failed to collect;
+``collected`` with the number of tests to run (not under xdist, whose controller collects none);
 ``report`` for each test report, with the category pytest's summary gives it; ``end`` when the
 session ends. The supervisor keeps the read end and tallies (``StreamTally``): what the change's
 code does after a report was sent (rewrite the report file, print a digest, ``os._exit``)
@@ -77,6 +78,9 @@ class StreamTally:
     exitstatus: int | None = None
     received: int = 0
     duration_s: float = 0.0
+    collected: int | None = None
+    set_up: set[str] = field(default_factory=set)
+    """Node ids with a setup report: each test pytest ran has one, skipped or not."""
     problems: list[str] = field(default_factory=list)
     _pending: bytes = b""
 
@@ -103,6 +107,10 @@ class StreamTally:
         elif not self.ended:
             self._problem("the test process ended without its own session end (os._exit, a "
                           "signal or a crash before pytest finished): the outcomes are partial")
+        elif self.collected is not None and len(self.set_up) < self.collected:
+            self._problem(f"{self.collected - len(self.set_up)} of the {self.collected} tests "
+                          "collected never reported (the session ended before they ran: "
+                          "pytest.exit, -x, or an end that was not pytest's)")
 
     def _event(self, line: bytes) -> None:
         try:
@@ -123,6 +131,9 @@ class StreamTally:
             self._problem(f"the channel sent {kind!r} after the session ended")
         elif kind == "collect_error":
             self.tally.add_collection_error()
+        elif kind == "collected":
+            count = event.get("n")
+            self.collected = count if isinstance(count, int) else None
         elif kind == "report":
             self._report(event)
         elif kind == "end":
@@ -138,6 +149,8 @@ class StreamTally:
             self._problem("the channel sent a test report without its category or node id")
             return
         self.tally.add_category(category)
+        if event.get("when") == "setup":
+            self.set_up.add(nodeid)
         if isinstance(ids, list) and ids:
             self.tally.add_requirement_link([str(i) for i in ids], nodeid,
                                             event.get("passed") is True)

@@ -16,12 +16,14 @@ def line(event: str, **fields: object) -> bytes:
     return json.dumps({"e": event, **fields}).encode() + b"\n"
 
 
-def report(category: str, nodeid: str = "t.py::t", **fields: object) -> bytes:
-    return line("report", cat=category, nodeid=nodeid, when="call", **fields)
+def report(category: str, nodeid: str = "t.py::t", when: str = "call",
+           **fields: object) -> bytes:
+    return line("report", cat=category, nodeid=nodeid, when=when, **fields)
 
 
 def test_a_whole_session_is_tallied_as_the_plugin_tallies_it() -> None:
-    events = [line("start"), line("collect_error", nodeid="bad.py"), report("passed"),
+    events = [line("start"), line("collect_error", nodeid="bad.py"), line("collected", n=2),
+              report("", when="setup"), report("", "r.py::t", when="setup"), report("passed"),
               report(""), report("failed"), report("skipped"), report("xfailed"),
               report("passed", nodeid="r.py::t", passed=True, links=["REQ-1"]),
               line("end", exitstatus=1)]
@@ -31,7 +33,7 @@ def test_a_whole_session_is_tallied_as_the_plugin_tallies_it() -> None:
         assert stream.feed(data[start:start + 7])
     stream.close()
     expected = TestTally()
-    for category in ("passed", "", "failed", "skipped", "xfailed", "passed"):
+    for category in ("", "", "passed", "", "failed", "skipped", "xfailed", "passed"):
         expected.add_category(category)
     expected.add_collection_error()
     expected.add_requirement_link(["REQ-1"], "r.py::t", True)
@@ -51,8 +53,11 @@ def test_a_whole_session_is_tallied_as_the_plugin_tallies_it() -> None:
         (line("start") + line("end") + b'{"e": "end"', "in the middle of an event"),
         (line("start") + line("start") + line("end"), "started twice"),
         (line("start") + line("report") + line("end"), "without its category"),
+        (line("start") + line("collected", n=3) + report("", when="setup") + line("end"),
+         "2 of the 3 tests collected never reported"),
     ],
-    ids=["no-end", "no-start", "garbage", "after-end", "half-line", "twice", "no-category"],
+    ids=["no-end", "no-start", "garbage", "after-end", "half-line", "twice", "no-category",
+         "ended-early"],
 )
 def test_a_stream_that_is_not_a_whole_session_is_a_problem(data: bytes, problem: str) -> None:
     stream = StreamTally()
