@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_confgate.exit_codes import ExitCode
 
@@ -42,9 +42,9 @@ def _gate(args: argparse.Namespace) -> int:
     from pytest_confgate.cli.errors import usage_error
     from pytest_confgate.exceptions import ConfgateError
     from pytest_confgate.gate.supervisor import open_run, supervise
-    from pytest_confgate.github.action_run import DIGEST_LINE
-    from pytest_confgate.models import Decision
-    from pytest_confgate.report.json_report import resolve_report_path
+
+    if TYPE_CHECKING:
+        from pytest_confgate.gate.engine import GateRun
 
     root = Path.cwd()
     pytest_args = list(args.pytest_args)
@@ -53,11 +53,6 @@ def _gate(args: argparse.Namespace) -> int:
     for option, value in (("--confgate-config", args.config), ("--confgate-base", args.base)):
         if value is not None:
             pytest_args += [option, value]
-    try:
-        report_path = resolve_report_path(root, args.report)
-        run = open_run(root, os.environ, args.config, args.base)
-    except ConfgateError as exc:
-        return usage_error("confgate gate", exc)
     out = sys.stdout.buffer
     sys.stdout.flush()
 
@@ -65,12 +60,16 @@ def _gate(args: argparse.Namespace) -> int:
         out.write(line)
         out.flush()
 
+    def settle() -> tuple[GateRun, Path]:
+        return open_run(root, os.environ, args.config, args.base, args.report)
+
     try:
-        done = supervise(run, pytest_args, report_path, os.environ, output)
+        done = supervise(root, pytest_args, os.environ, output, settle)
     except ConfgateError as exc:
         return usage_error("confgate gate", exc)
-    finally:
-        run.close()
+    from pytest_confgate.github.action_run import DIGEST_LINE
+    from pytest_confgate.models import Decision
+
     report = done.report
     decision = report.decision.value if report is not None else "none"
     print(f"confgate gate: the test process exited with status {done.child_status}; "

@@ -32,6 +32,7 @@ One evaluation flows one way (STYLE.md)::
     supervisor  ``confgate gate``: pytest as a child process, its outcomes counted outside
                 it, the report written after every process of the run ended
     supervised  pure: the test process's report with the supervisor's outcomes, decided again
+    child       the test process's entry: ``python -m pytest`` once the supervisor says go
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

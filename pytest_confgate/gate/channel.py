@@ -12,7 +12,7 @@ cannot take the report back.
 
 ``os.write`` is bound when this module is imported, before the change's code runs, so a
 wrapper the change puts on ``os.write`` later does not see the channel's bytes. Leaf: imports
-only ``collect.tests`` (the same tally ``pytest --confgate`` keeps).
+only ``collect.tests`` (the same tally ``pytest --confgate`` keeps) and ``gate.child``.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from pytest_confgate.collect.tests import TestTally
+from pytest_confgate.gate.child import ENV_FD
 
-ENV_FD = "CONFGATE_SUPERVISOR_FD"
-"""The write end's descriptor number in the test process (only ``confgate gate`` sets it)."""
 MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 """More than any real suite sends (about 200 bytes per report): past it the channel was flooded."""
 _write = os.write

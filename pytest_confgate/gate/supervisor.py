@@ -30,12 +30,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_confgate import subreaper
-from pytest_confgate.exceptions import ReportError
-from pytest_confgate.gate.channel import ENV_FD, StreamTally
-from pytest_confgate.gate.engine import STATE_DIR, GateRun
-from pytest_confgate.models import GateReport
+from pytest_confgate.gate.child import ENV_FD, ENV_GO
+
+if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
+    from pytest_confgate.gate.channel import StreamTally
+    from pytest_confgate.gate.engine import GateRun
+    from pytest_confgate.models import GateReport
 
 DIGEST_ENV = "CONFGATE_REPORT_DIGEST"
 """Removed from the child's environment: only the supervisor prints the report's digest."""
@@ -44,11 +47,16 @@ _LONGEST_LINE = 65536
 _IDLE_S = 1.0
 """How often a quiet run checks that the intermediary is still there (no cost while busy)."""
 _PR_SET_DUMPABLE = 4
+STATE_DIR = ".confgate"
+"""``gate.engine.STATE_DIR``, spelled here so nothing heavy is imported before the child."""
 
 
 def child_command(pytest_args: Sequence[str]) -> list[str]:
-    """How the test process is started: the one place to change it."""
-    return [sys.executable, "-m", "pytest", *pytest_args]
+    """How the test process is started: the one place to change it.
+
+    ``gate.child`` imports the gate's own modules, waits for the supervisor's go, then runs
+    pytest as ``python -m pytest`` would."""
+    return [sys.executable, "-m", "pytest_confgate.gate.child", *pytest_args]
 
 
 @dataclass
@@ -63,22 +71,40 @@ class Supervised:
 
 
 def supervise(
-    run: GateRun,
+    root: Path,
     pytest_args: Sequence[str],
-    report_path: Path,
     environ: Mapping[str, str],
     output: Callable[[bytes], None],
+    settle: Callable[[], tuple[GateRun, Path]],
 ) -> Supervised:
-    """Run the tests under ``run``'s configuration; write the report at ``report_path``.
+    """Run the tests in ``root``; ``settle`` gives the run and where its report goes.
 
-    ``output`` receives the child's output one line at a time (a line that reads as our digest
-    line comes with ``| `` before it)."""
-    from pytest_confgate.report.json_report import forget_report
-
-    forget_report(report_path)
-    private = run.root / STATE_DIR / "supervised" / f"{secrets.token_hex(8)}.json"
+    The child starts first and imports what it needs; it waits (``gate.child``) until
+    ``settle`` has fixed the configuration, tier and provenance and removed any old report,
+    so both start-ups overlap and no test or conftest runs before that. ``output`` receives
+    the child's output one line at a time (a line that reads as our digest line comes with
+    ``| `` before it). An error in ``settle`` ends the child and is raised."""
+    private = root / STATE_DIR / "supervised" / f"{secrets.token_hex(8)}.json"
     args = [*pytest_args, "--confgate", "--confgate-report", str(private)]
-    stream, status = _run_child(args, run.root, environ, output)
+    child = _Child(args, root, environ)
+    try:
+        run, report_path = settle()
+    except BaseException:
+        child.stop()
+        raise
+    try:
+        stream, status = child.follow(output)
+        return _finish(run, stream, status, private, report_path)
+    finally:
+        run.close()
+
+
+def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
+            report_path: Path) -> Supervised:
+    import hashlib
+
+    from pytest_confgate.report.json_report import working_tree, write_json_report
+
     problems = list(stream.problems)
     if status < 0:
         problems.append(f"the test process (or the intermediary that watches it) was ended by "
@@ -89,45 +115,61 @@ def supervise(
         with contextlib.suppress(OSError):
             report_path.unlink()
     report = _decide(run, _load_child(private, problems), stream, problems)
-    from pytest_confgate.report.json_report import working_tree, write_json_report
-
     write_json_report(report, report_path, within=working_tree(run.root))
-    import hashlib
-
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
     return Supervised(report, digest, status, problems)
 
 
-def _run_child(
-    args: list[str], root: Path, environ: Mapping[str, str], output: Callable[[bytes], None]
-) -> tuple[StreamTally, int]:
-    read_end, write_end = os.pipe()
-    env = {k: v for k, v in environ.items() if k != DIGEST_ENV}
-    env[ENV_FD] = str(write_end)
-    stream = StreamTally()
-    _harden()
-    try:
-        proc = subprocess.Popen(
-            subreaper.contained(child_command(args), pass_fds=(write_end,)),
-            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(write_end,), start_new_session=True,
-        )
-    finally:
-        os.close(write_end)
-    started = time.perf_counter()
-    try:
-        _pump(proc, read_end, stream, _Lines(output))
-        status = proc.wait()
-        subreaper.end_descendants()  # orphans of a killed intermediary came to us
-    except BaseException:
-        subreaper.stop(proc)
+class _Child:
+    """The test process under the subreaper: started at once, told to go, followed."""
+
+    def __init__(self, args: list[str], root: Path, environ: Mapping[str, str]) -> None:
+        self._read, write_end = os.pipe()
+        go_read, self._go = os.pipe()
+        env = {k: v for k, v in environ.items() if k != DIGEST_ENV}
+        env.update({ENV_FD: str(write_end), ENV_GO: str(go_read)})
+        _harden()
+        fds = (write_end, go_read)
+        try:
+            self.proc = subprocess.Popen(
+                subreaper.contained(child_command(args), pass_fds=fds),
+                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=fds, start_new_session=True,
+            )
+        finally:
+            os.close(write_end)
+            os.close(go_read)
+        self._started = time.perf_counter()
+
+    def stop(self) -> None:
+        """The run was not settled: no test runs (the go pipe closes unsaid)."""
+        os.close(self._go)
+        os.close(self._read)
+        subreaper.stop(self.proc)
         subreaper.end_descendants()
-        raise
-    finally:
-        os.close(read_end)
-    stream.close()
-    stream.duration_s = time.perf_counter() - started
-    return stream, status
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+    def follow(self, output: Callable[[bytes], None]) -> tuple[StreamTally, int]:
+        """Let the tests start; read until the child and all it started have ended."""
+        from pytest_confgate.gate.channel import StreamTally
+
+        stream = StreamTally()
+        os.write(self._go, b"g")
+        os.close(self._go)
+        try:
+            _pump(self.proc, self._read, stream, _Lines(output))
+            status = self.proc.wait()
+            subreaper.end_descendants()  # orphans of a killed intermediary came to us
+        except BaseException:
+            subreaper.stop(self.proc)
+            subreaper.end_descendants()
+            raise
+        finally:
+            os.close(self._read)
+        stream.close()
+        stream.duration_s = time.perf_counter() - self._started
+        return stream, status
 
 
 def _harden() -> None:
@@ -204,6 +246,7 @@ class _Lines:
 
 
 def _load_child(path: Path, problems: list[str]) -> GateReport | None:
+    from pytest_confgate.exceptions import ReportError
     from pytest_confgate.report.writers import load_report
 
     try:
@@ -234,20 +277,26 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
                              provenance=run.provenance)
 
 
-def open_run(root: Path, environ: Mapping[str, str], config: str | None,
-             base: str | None) -> GateRun:
-    """The supervisor's own ``GateRun``: configuration, change, tier and provenance, settled
-    before the tests start; no tool started and no third-party plugin loaded in this process.
+def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: str | None,
+             report: str | None) -> tuple[GateRun, Path]:
+    """The supervisor's own ``GateRun`` and report path: configuration, change, tier and
+    provenance settled before any test runs; no tool started and no third-party plugin loaded
+    in this process; any old report removed.
 
     ``config`` and ``base`` were typed on the supervisor's command line, which the change
     cannot edit, so they count as pytest's real command line does."""
     from pytest_confgate.config.loader import load_config
     from pytest_confgate.gate.anchor import Requested, choose_config
+    from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.plugin_host import PluginHost
+    from pytest_confgate.report.json_report import forget_report, resolve_report_path
 
+    report_path = resolve_report_path(root, report)
     requested = Requested(base=base, base_on_command_line=base is not None,
                           config=config, config_on_command_line=config is not None)
     choice = choose_config(requested, environ)
     loaded = load_config(root, choice.path)
-    return GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
-                   config_choice=choice)
+    run = GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
+                  config_choice=choice)
+    forget_report(report_path)
+    return run, report_path
