@@ -169,3 +169,18 @@ def test_killing_the_intermediary_frees_no_daemon_and_is_a_fail(repo: pytest.Pyt
     assert done.returncode == 1, done.stdout + done.stderr
     assert "was ended by signal 9" in done.stdout
     assert load_report(repo.path / "confgate-report.json").decision.value == "fail"
+
+
+def test_nothing_of_the_change_runs_when_the_supervisor_cannot_start(
+    repo: pytest.Pytester,
+) -> None:
+    """The test process starts beside the supervisor but waits for its go: with a broken
+    configuration no conftest is imported, no report is written, and the status is 2."""
+    repo.path.joinpath("conftest.py").write_text(
+        "import pathlib\npathlib.Path('conftest-ran').write_text('yes')\n", encoding="utf-8")
+    repo.path.joinpath("confgate.yml").write_text("gate: [unclosed\n", encoding="utf-8")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "confgate.yml:" in done.stderr
+    assert not repo.path.joinpath("conftest-ran").exists()
+    assert not repo.path.joinpath("confgate-report.json").exists()
