@@ -223,8 +223,11 @@ class _Lines:
     """The child's output, passed on one whole line at a time (a long one in pieces)."""
 
     def __init__(self, output: Callable[[bytes], None]) -> None:
+        from pytest_confgate.github.action_run import DIGEST_LINE
+
         self._output = output
         self._pending = b""
+        self._digest = DIGEST_LINE
 
     def feed(self, data: bytes) -> None:
         parts = (self._pending + data).split(b"\n")
@@ -240,9 +243,7 @@ class _Lines:
             self._pending = b""
 
     def _say(self, line: bytes) -> None:
-        from pytest_confgate.github.action_run import DIGEST_LINE
-
-        self._output(b"| " + line if line.lstrip().startswith(DIGEST_LINE) else line)
+        self._output(b"| " + line if line.lstrip().startswith(self._digest) else line)
 
 
 def _load_child(path: Path, problems: list[str]) -> GateReport | None:
