@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from pytest_confgate.collect.tests import TestTally
+    from pytest_confgate.gate.channel import Channel
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
     from pytest_confgate.models import GateReport, TestOutcomes
@@ -162,6 +163,8 @@ class _GatePlugin:
         self.tests_passed = False
         self._started = time.perf_counter()
         self._cov_failed: str | None = None
+        self.channel: Channel | None = None
+        """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -170,10 +173,12 @@ class _GatePlugin:
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
+        from pytest_confgate.gate.channel import Channel
         from pytest_confgate.gate.engine import GateRun
         from pytest_confgate.gate.roles import ProcessRole
         from pytest_confgate.report.json_report import resolve_report_path
 
+        channel = Channel.take(os.environ)  # before any conftest is imported
         root = Path(config.rootpath)
         # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
         # out of the change's reach (issue 14), so each value says where it came from.
@@ -201,9 +206,13 @@ class _GatePlugin:
         run.assert_rewriting = _AssertRewriting(config)
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
-        return cls(config, run, TestTally(), report_path, role)
+        plugin = cls(config, run, TestTally(), report_path, role)
+        plugin.channel = channel
+        return plugin
 
     def begin(self) -> None:
+        if self.channel is not None:
+            self.channel.send("start")
         self.role.begin()
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -240,6 +249,12 @@ class _GatePlugin:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.tally.add_collection_error()
+            if self.channel is not None:
+                self.channel.send("collect_error", nodeid=report.nodeid)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.channel is not None:
+            self.channel.send("collected", n=len(session.items))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Carry requirement links on the report, so they reach the xdist controller too."""
@@ -252,15 +267,24 @@ class _GatePlugin:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        self.tally.add_category(str(status[0]) if status else "")
+        category = str(status[0]) if status else ""
+        self.tally.add_category(category)
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
-        if isinstance(ids, list) and (report.when == "call" or report.outcome != "passed"):
+        linked = isinstance(ids, list) and (report.when == "call" or report.outcome != "passed")
+        if isinstance(ids, list) and linked:
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
+        if self.channel is not None:
+            self.channel.send("report", cat=category, nodeid=report.nodeid, when=report.when,
+                              passed=report.passed,
+                              links=[str(i) for i in ids] if isinstance(ids, list) and linked
+                              else [])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.role.decides:
             self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
+        if self.channel is not None:
+            self.channel.send("end", exitstatus=int(session.exitstatus))
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
         self.role.gather(getattr(cov_plugin, "cov_controller", None), self._cov_failed)

@@ -1,7 +1,7 @@
 """The ``confgate`` command: parses arguments and calls the same core as the pytest plugin.
 
 ``main(argv)`` returns an exit code; only ``console_main`` exits (as coverage.py does).
-The command groups (``github``, ``rank``, ``run``, ``trust``) live in sibling modules,
+The command groups (``gate``, ``github``, ``rank``, ``run``, ``trust``) live in sibling modules,
 each adding its own subcommands; handlers import the core lazily so ``--help`` stays fast.
 """
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_confgate.cli import github, rank, run, trust
+from pytest_confgate.cli import gate, github, rank, run, trust
 from pytest_confgate.cli.errors import usage_error
 from pytest_confgate.exit_codes import ExitCode
 
@@ -122,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--config", help="the confgate configuration (default: found in cwd)")
     merge.set_defaults(handler=_merge)
-    for group in (github, rank, run, trust):
+    for group in (gate, github, rank, run, trust):
         group.add_commands(commands)
     return parser
 

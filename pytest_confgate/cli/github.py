@@ -72,6 +72,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         f"cancelled, skipped; default ${ENV_GATE_RESULT}); anything but success never "
         "publishes pass",
     )
+    publish_command.add_argument(
+        "--supervised",
+        action="store_true",
+        help="publish pass only for a report `confgate gate` wrote (the Action's gate step): "
+        "any other report's test outcomes are the test process's own word",
+    )
     publish_command.set_defaults(handler=_publish)
 
 
@@ -82,6 +88,7 @@ def _publish(args: argparse.Namespace) -> int:
         comment=args.comment,
         annotations_cap=max(args.annotations_cap, 0),
         gate_result=args.gate_result,
+        supervised=args.supervised,
         out=sys.stdout,
         err=sys.stderr,
     )
@@ -94,6 +101,7 @@ def publish(
     comment: bool = True,
     annotations_cap: int = ANNOTATIONS_CAP,
     gate_result: str | None = None,
+    supervised: bool = False,
     out: TextIO,
     err: TextIO,
 ) -> int:
@@ -135,7 +143,7 @@ def publish(
         return unpublished.fail(want.head, problem)
     if gate_result is None:
         gate_result = environ.get(ENV_GATE_RESULT)
-    done = republish(report, environ, gate_result)
+    done = republish(report, environ, gate_result, supervised=supervised)
     for note in done.notes:
         print(log_line(note), file=err)
     if done.tampered:

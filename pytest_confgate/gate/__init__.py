@@ -27,6 +27,12 @@ One evaluation flows one way::
     binding     whether a saved report is this run's verdict on this commit (publish asks)
     rederive    the tier worked out again in the publish step from GitHub's file list, and
                 gate-tampering code in the change's Python files
+    channel     the test outcomes streamed from the test process to ``confgate gate`` (the
+                plugin's end and the supervisor's tally)
+    supervisor  ``confgate gate``: pytest as a child process, its outcomes counted outside
+                it, the report written after every process of the run ended
+    supervised  pure: the test process's report with the supervisor's outcomes, decided again
+    child       the test process's entry: ``python -m pytest`` once the supervisor says go
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

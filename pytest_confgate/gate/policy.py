@@ -26,6 +26,8 @@ from pytest_confgate.report.display import format_pair
 _PRIORITY = {
     "altered": 0,  # the report was rewritten after the gate wrote it (issue 29)
     "job": 0,  # the gate job did not succeed (issue 29)
+    "stream": 0,  # the supervisor's tally of the test process's outcomes (issue 34)
+    "attested": 0,  # a report confgate gate did not write (issue 34)
     "tests_failed": 0,
     "tests_ran": 1,
     "evidence": 2,
