@@ -48,6 +48,22 @@ def resolve_report_path(root: Path, requested: str | None, cwd: Path | None = No
     return path
 
 
+def forget_report(path: Path) -> None:
+    """Delete the report a previous run left at ``path`` (a symlink is removed, not followed).
+
+    ``confgate gate`` calls it before the tests start: a file found there after the run was
+    left by the change's code, never mistaken for an older verdict of ours.
+    """
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    except OSError as exc:
+        raise ReportError(
+            f"{path}: the previous report cannot be removed ({exc.strerror}); remove it, or "
+            "write the report elsewhere with --report"
+        ) from exc
+
+
 def write_json_report(report: GateReport, path: Path, *, within: Path | None = None) -> None:
     """Write the report atomically (``write_text_atomic``); ``within``: the working tree."""
     data = printable_report(report).model_dump(mode="json")

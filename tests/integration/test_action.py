@@ -732,9 +732,8 @@ def candidates(tmp_path: Path) -> Path:
 
     repo = tmp_path / "task"
     build_task(repo)
-    # c is blocked, so a is the only unblocked candidate: accepted alone only with allow_single.
-    (repo / "confgate.yml").write_text(
-        "rank:\n  auto_accept:\n    enabled: true\n    allow_single: true\n")
+    # c is blocked; b's tests run on a and vouch for it (issue 36), so a is accepted.
+    (repo / "confgate.yml").write_text("rank:\n  auto_accept:\n    enabled: true\n")
     git(repo, "add", "confgate.yml")
     git(repo, "commit", "-q", "-m", "accept")
     return repo
@@ -744,7 +743,7 @@ def test_the_action_ranks_candidate_refs_and_publishes_the_winner(
     candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     runner = Runner(candidates, tmp_path, github_server)
-    run = runner.run({"command": "rank", "candidates": "a\n\n  c  \n", "baseline": "main",
+    run = runner.run({"command": "rank", "candidates": "a\n\n  b \n  c  \n", "baseline": "main",
                       "mode": "both"})
     assert run.status == 0, "\n".join(run.log)
     assert (run.outputs["winner"], run.outputs["auto_accepted"]) == ("a", "true")
