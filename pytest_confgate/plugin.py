@@ -96,6 +96,11 @@ def pytest_load_initial_conftests(
     options = early_config.known_args_namespace
     if not getattr(options, "confgate", False):
         return
+    from pytest_confgate.collect import cache_trust
+
+    # Before any conftest: cache entries changed from here on must be the gate's own.
+    worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    cache_trust.begin(cache_trust.project_code_since_ns(parent_too=worker))
     from pytest_confgate.exceptions import ConfgateError
 
     try:
@@ -315,6 +320,11 @@ class _GatePlugin:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
         self.run.close()
+        from pytest_confgate.collect import cache_trust
+
+        if self.role.decides:
+            self.run.sweep_caches()
+        cache_trust.end()
         if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -426,6 +426,16 @@ class GateRun:
             extra.append(metric)
         return extra
 
+    def sweep_caches(self) -> list[str]:
+        """At the end of the run: delete cache entries the change's code wrote or changed
+        while it ran, so no later run reads them (``collect.cache_trust``)."""
+        cache = self._cache_dir()
+        if cache is None or not cache.is_dir():
+            return []
+        from pytest_confgate.collect.cache_trust import sweep
+
+        return sweep(cache)
+
     def _cache_dir(self) -> Path | None:
         """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist.
 

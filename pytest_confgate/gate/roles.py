@@ -27,6 +27,8 @@ WORKER_KEY = "confgate_coverage"
 """The ``workeroutput`` key a worker's coverage data travels under."""
 ENGINE_KEY = "confgate_coverage_engine"
 """... and the key naming the engine that recorded it (line probes, coverage.py or both)."""
+CACHE_KEY = "confgate_cache_written"
+"""... and the cache entries it wrote, which the controller's sweep keeps (``cache_trust``)."""
 
 
 def distributed(options: Any) -> bool:
@@ -99,6 +101,9 @@ class ProcessRole:
 
     def worker_finished(self, worker: str, output: Mapping[str, Any], failed: bool) -> None:
         """Keep one worker's coverage data; a worker that died is named, never ignored."""
+        from pytest_confgate.collect import cache_trust
+
+        cache_trust.trust(output.get(CACHE_KEY) or [])
         part = output.get(WORKER_KEY)
         if failed or part is None:
             self._missing.append(worker)
@@ -110,7 +115,11 @@ class ProcessRole:
 
     def hand_back(self, output: MutableMapping[str, Any] | None) -> None:
         """As a worker: put this process's coverage data where the controller finds it."""
+        from pytest_confgate.collect import cache_trust
+
         payload = None if self.borrow_cov else self.run.coverage_payload()
+        if output is not None:
+            output[CACHE_KEY] = [list(entry) for entry in cache_trust.written()]
         if output is not None and payload is not None:
             output[WORKER_KEY] = payload
             output[ENGINE_KEY] = self.run.coverage_engine()
