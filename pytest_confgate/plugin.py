@@ -10,6 +10,7 @@ only measure coverage. This module reads pytest's objects and hands the role pla
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     import ast
     from pathlib import Path
 
+    from pytest_confgate.collect.runtime_audit import Recorder
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
@@ -132,6 +134,9 @@ class _GatePlugin:
         self.error: str | None = None
         self.tests_passed = False
         self._started = time.perf_counter()
+        self.audit: Recorder | None = None
+        self.modules: dict[tuple[str, str], int] = {}
+        self._outputs: tuple[object, ...] | None = None
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -155,8 +160,10 @@ class _GatePlugin:
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
         report_path = resolve_report_path(root, options.confgate_report)
-        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
+        worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
+        if not worker:
             forget_report(report_path)  # a run that dies must not leave an older verdict behind
+        audit = _start_audit(root, None if worker else report_path)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -170,7 +177,9 @@ class _GatePlugin:
         run.assert_rewriting = _AssertRewriting(config)
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
-        return cls(config, run, TestTally(), report_path, role)
+        gate = cls(config, run, TestTally(), report_path, role)
+        gate.audit = audit
+        return gate
 
     def begin(self) -> None:
         self.role.begin()
@@ -189,7 +198,50 @@ class _GatePlugin:
         self.role.worker_finished(name, output, failed=error is not None)
 
     def pytest_sessionstart(self) -> None:
+        from pytest_confgate.collect.runtime_audit import saved_stderr, snapshot_modules
+
         self._started = time.perf_counter()
+        self._outputs = self._output_identity()
+        if self.audit is not None:
+            capture = self.config.pluginmanager.get_plugin("capturemanager")
+            self.audit.stderr_fd = saved_stderr(capture)
+        # After pytest's own configure (legacypath patches its classes then, and undoes it).
+        self.modules = snapshot_modules(sys.modules)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.audit is not None:
+            self.audit.current_test = nodeid
+
+    def _output_identity(self) -> tuple[object, ...]:
+        from pytest_confgate.collect.runtime_audit import output_identity
+
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        return output_identity(capture, getattr(getattr(reporter, "_tw", None), "_file", None))
+
+    def _check_outputs(self, where: tuple[str, int]) -> None:
+        """After each test: pytest's real stdout and stderr are where they were."""
+        now = self._output_identity()
+        if self.audit is not None and self._outputs is not None and now != self._outputs:
+            self.audit.record("runtime_output_redirect", "the real stdout or stderr (pytest's "
+                              "saved streams or file descriptors) was changed", (where,))
+        self._outputs = now
+
+    def _end_audit(self) -> None:
+        """The session is over: what the hook saw, plus what it cannot see (patches)."""
+        from pytest_confgate.collect.runtime_audit import replaced, stop
+
+        audit = self.audit
+        if audit is None:
+            return
+        audit.session_over = True
+        audit.current_test = None
+        self._check_outputs(("(session)", 0))
+        for name in replaced(self.modules, sys.modules):
+            audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
+        if not stop(audit):
+            audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        self.run.audit += audit.findings
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -201,8 +253,9 @@ class _GatePlugin:
         if ids:
             item.user_properties.append((_LINKS_KEY, ids))
 
-    def pytest_runtest_logfinish(self) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self.run.between_tests()
+        self._check_outputs((location[0], (location[1] or 0) + 1))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
@@ -212,6 +265,7 @@ class _GatePlugin:
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._end_audit()
         if not self.role.decides:
             self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
@@ -339,6 +393,17 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+    """The run-time audit (issue 34), before any conftest is imported: from here on, what the
+    project's code does to the gate's state, pytest or its own process is recorded."""
+    from pytest_confgate.collect.runtime_audit import Recorder, start
+    from pytest_confgate.gate.engine import STATE_DIR
+
+    recorder = Recorder(root, root / STATE_DIR, report_path)
+    start(recorder)
+    return recorder
 
 
 def _internal_error(exc: Exception) -> str:

@@ -57,6 +57,7 @@ if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
     from pytest_confgate.collect.coverage import CoverageSession
     from pytest_confgate.collect.line_probes import AssertRewriting
+    from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
@@ -123,6 +124,8 @@ class GateRun:
         self._tools: BackgroundTools | None = None
         self.assert_rewriting: AssertRewriting | None = None
         """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
+        self.audit: list[RuntimeFinding] = []
+        """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
@@ -265,6 +268,7 @@ class GateRun:
             background=self._tools,
             requirements=self._requirements,
             analysis=self._analysis,
+            audit=list(self.audit),
         )
         measured = {
             index: collect_metric(config, evidence)
