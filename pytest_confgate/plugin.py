@@ -135,7 +135,7 @@ class _GatePlugin:
         self.tests_passed = False
         self._started = time.perf_counter()
         self.audit: Recorder | None = None
-        self.modules: dict[tuple[str, str], int] = {}
+        self.modules: dict[tuple[str, str], object] = {}
         self._outputs: tuple[object, ...] | None = None
 
     @classmethod
@@ -222,7 +222,10 @@ class _GatePlugin:
     def _check_outputs(self, where: tuple[str, int]) -> None:
         """After each test: pytest's real stdout and stderr are where they were."""
         now = self._output_identity()
-        if self.audit is not None and self._outputs is not None and now != self._outputs:
+        before = self._outputs
+        if self.audit is not None and before is not None and not all(
+            a is b or a == b for a, b in zip(now, before, strict=True)
+        ):
             self.audit.record("runtime_output_redirect", "the real stdout or stderr (pytest's "
                               "saved streams or file descriptors) was changed", (where,))
         self._outputs = now

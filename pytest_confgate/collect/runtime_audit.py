@@ -201,8 +201,13 @@ def stop(recorder: Recorder) -> bool:
 
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
-    handler = _HANDLERS.get(event)
-    if handler is None or not _active or getattr(_busy, "on", False):
+    handler = _lookup(event)
+    if handler is None or not _active:
+        return
+    if handler is _on_open and not (args[2] & _WRITE_FLAGS if len(args) > 2
+                                    and isinstance(args[2], int) else 0):
+        return  # every import reads files: the commonest event stops here
+    if getattr(_busy, "on", False):
         return
     _busy.on = True
     try:
@@ -259,7 +264,12 @@ def _on_setattr(
 ) -> None:
     target, name = args[0], args[1]
     if name == "__code__" and isinstance(target, types.FunctionType):
-        stack = recorder.project_stack(frame)
+        # Decorators of the standard library swap the code of their own functions on import
+        # (``types.coroutine``): only the project's own hand, or its code or ours, counts.
+        ours = (recorder.kind(frame.f_code.co_filename) == _PROJECT
+                or recorder.kind(target.__code__.co_filename) != _OTHER
+                or _watched_module(str(getattr(target, "__module__", ""))))
+        stack = recorder.project_stack(frame) if ours else None
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}"
             recorder.record("runtime_code_swap", f"replaced the code of {where}", stack)
@@ -337,6 +347,7 @@ _HANDLERS: dict[str, Handler] = {
     "os.killpg": _on_kill,
     "signal.pthread_kill": _on_kill,
 }
+_lookup = _HANDLERS.get
 
 
 def _wrap_exit() -> None:
@@ -372,10 +383,10 @@ def _early_exit(recorder: Recorder, status: int, frame: types.FrameType) -> None
         os.write(recorder.stderr_fd, line.encode("utf-8", "replace"))
 
 
-def snapshot_modules(modules: Mapping[str, object]) -> dict[tuple[str, str], int]:
+def snapshot_modules(modules: Mapping[str, object]) -> dict[tuple[str, str], object]:
     """Identity of every function and class the watched modules define, and of each class's
     own attributes: taken before any conftest, compared at the session's end."""
-    taken: dict[tuple[str, str], int] = {}
+    taken: dict[tuple[str, str], object] = {}
     for name, module in list(modules.items()):
         if not _watched_module(name) or not isinstance(module, types.ModuleType):
             continue
@@ -383,37 +394,41 @@ def snapshot_modules(modules: Mapping[str, object]) -> dict[tuple[str, str], int
             if getattr(value, "__module__", None) != name:
                 continue
             if isinstance(value, types.FunctionType | type):
-                taken[(name, attr)] = id(value)
+                taken[(name, attr)] = value
             if isinstance(value, type):
                 members = vars(value)
-                taken[(name, f"{attr} (its methods)")] = hash(tuple(sorted(
+                taken[(name, f"{attr} (its methods)")] = frozenset(
                     inner for inner, member in members.items() if callable(member)
                     or isinstance(member, classmethod | staticmethod | property)
-                )))
+                )
                 for inner, member in list(members.items()):
                     if isinstance(member, types.FunctionType | classmethod | staticmethod
                                   | property):
-                        taken[(name, f"{attr}.{inner}")] = id(member)
+                        taken[(name, f"{attr}.{inner}")] = member
     return taken
 
 
-def replaced(before: Mapping[tuple[str, str], int], modules: Mapping[str, object]) -> list[str]:
+def replaced(before: Mapping[tuple[str, str], object], modules: Mapping[str, object]) -> list[str]:
     """``module.name`` of each snapshotted function or class that is no longer the same."""
     now = snapshot_modules({name: modules.get(name) for name, _ in before})
-    return sorted(f"{m}.{a}" for (m, a), ident in before.items() if now.get((m, a)) != ident)
+    return sorted(f"{m}.{a}" for (m, a), was in before.items() if not _same(now.get((m, a)), was))
+
+
+def _same(now: object, was: object) -> bool:
+    return now is was or (isinstance(was, frozenset) and now == was)
 
 
 def output_identity(capture: object, terminal_file: object) -> tuple[object, ...]:
     """Where the real stdout and stderr go, as pytest saved them: its saved streams and file
     descriptors (or the live ones without capture), and the terminal's file."""
     global_capture = getattr(capture, "_global_capturing", None)
-    parts: list[object] = [id(terminal_file)]
+    parts: list[object] = [terminal_file]
     for index, name in ((1, "out"), (2, "err")):
         saved = getattr(global_capture, name, None)
         fd = getattr(saved, "targetfd_save", index)
         stream = getattr(getattr(saved, "syscapture", saved), "_old", None)
-        parts += [_fd_identity(fd if isinstance(fd, int) else index), id(stream)]
-    parts += [id(sys.__stdout__), id(sys.__stderr__)]
+        parts += [_fd_identity(fd if isinstance(fd, int) else index), stream]
+    parts += [sys.__stdout__, sys.__stderr__]
     return tuple(parts)
 
 
