@@ -108,6 +108,9 @@ def pytest_load_initial_conftests(
     try:
         gate = _GatePlugin.create(early_config, options)
     except ConfgateError as exc:
+        from pytest_confgate.collect.runtime_audit import stop_all
+
+        stop_all()
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)

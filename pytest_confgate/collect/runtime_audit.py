@@ -200,6 +200,11 @@ def stop(recorder: Recorder) -> bool:
     return intact
 
 
+def stop_all() -> None:
+    """No session after all (its start-up failed): the hook stays, feeding nothing."""
+    _active.clear()
+
+
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     handler = _lookup(event)
     if handler is None or not _active:
@@ -448,4 +453,4 @@ def _fd_identity(fd: int) -> tuple[int, int] | None:
 
 
 __all__ = ["MAX_FINDINGS", "WATCHED_PACKAGES", "Recorder", "RuntimeFinding", "output_identity",
-           "replaced", "saved_stderr", "snapshot_modules", "start", "stop"]
+           "replaced", "saved_stderr", "snapshot_modules", "start", "stop", "stop_all"]
