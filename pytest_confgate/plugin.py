@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from pathlib import Path
 
+    from pytest_confgate.collect.runtime_audit import Recorder
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.gate.channel import Channel
     from pytest_confgate.gate.engine import GateRun
@@ -107,11 +109,19 @@ def pytest_load_initial_conftests(
     separate = _separate_path_value(args)
     if separate is not None:
         raise pytest.UsageError(separate)
+    from pytest_confgate.collect import cache_trust
+
+    # Before any conftest: cache entries changed from here on must be the gate's own.
+    worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    cache_trust.begin(cache_trust.project_code_since_ns(parent_too=worker))
     from pytest_confgate.exceptions import ConfgateError
 
     try:
         gate = _GatePlugin.create(early_config, options)
     except ConfgateError as exc:
+        from pytest_confgate.collect.runtime_audit import stop_all
+
+        stop_all()
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
@@ -165,6 +175,9 @@ class _GatePlugin:
         self._cov_failed: str | None = None
         self.channel: Channel | None = None
         """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
+        self.audit: Recorder | None = None
+        self.modules: dict[tuple[str, str], object] = {}
+        self._outputs: tuple[object, ...] | None = None
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -175,7 +188,7 @@ class _GatePlugin:
         from pytest_confgate.gate.anchor import Requested, choose_config
         from pytest_confgate.gate.channel import Channel
         from pytest_confgate.gate.engine import GateRun
-        from pytest_confgate.gate.roles import ProcessRole
+        from pytest_confgate.gate.roles import ProcessRole, distributed
         from pytest_confgate.report.json_report import resolve_report_path
 
         channel = Channel.take(os.environ)  # before any conftest is imported
@@ -193,6 +206,8 @@ class _GatePlugin:
         # dies early leaves the last verdict, bound to its own run and commit (provenance).
         # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
+        worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
+        audit = _start_audit(root, None if worker else report_path)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -208,6 +223,7 @@ class _GatePlugin:
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
+        plugin.audit = audit
         return plugin
 
     def begin(self) -> None:
@@ -229,7 +245,53 @@ class _GatePlugin:
         self.role.worker_finished(name, output, failed=error is not None)
 
     def pytest_sessionstart(self) -> None:
+        from pytest_confgate.collect.runtime_audit import saved_stderr, snapshot_modules
+
         self._started = time.perf_counter()
+        self._outputs = self._output_identity()
+        if self.audit is not None:
+            capture = self.config.pluginmanager.get_plugin("capturemanager")
+            self.audit.stderr_fd = saved_stderr(capture)
+        # After pytest's own configure (legacypath patches its classes then, and undoes it).
+        self.modules = snapshot_modules(sys.modules)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.audit is not None:
+            self.audit.current_test = nodeid
+
+    def _output_identity(self) -> tuple[object, ...]:
+        from pytest_confgate.collect.runtime_audit import output_identity
+
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        return output_identity(capture, getattr(getattr(reporter, "_tw", None), "_file", None))
+
+    def _check_outputs(self, where: tuple[str, int]) -> None:
+        """After each test: pytest's real stdout and stderr are where they were."""
+        now = self._output_identity()
+        before = self._outputs
+        if self.audit is not None and before is not None and not all(
+            a is b or a == b for a, b in zip(now, before, strict=True)
+        ):
+            self.audit.record("runtime_output_redirect", "the real stdout or stderr (pytest's "
+                              "saved streams or file descriptors) was changed", (where,))
+        self._outputs = now
+
+    def _end_audit(self) -> None:
+        """The session is over: what the hook saw, plus what it cannot see (patches)."""
+        from pytest_confgate.collect.runtime_audit import replaced, stop
+
+        audit = self.audit
+        if audit is None:
+            return
+        audit.session_over = True
+        audit.current_test = None
+        self._check_outputs(("(session)", 0))
+        for name in replaced(self.modules, sys.modules):
+            audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
+        if not stop(audit):
+            audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        self.run.audit += audit.findings
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
@@ -262,8 +324,9 @@ class _GatePlugin:
         if ids:
             item.user_properties.append((_LINKS_KEY, ids))
 
-    def pytest_runtest_logfinish(self) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self.run.between_tests()
+        self._check_outputs((location[0], (location[1] or 0) + 1))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
@@ -280,6 +343,7 @@ class _GatePlugin:
                               else [])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._end_audit()
         if not self.role.decides:
             self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
@@ -390,6 +454,11 @@ class _GatePlugin:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
         self.run.close()
+        from pytest_confgate.collect import cache_trust
+
+        if self.role.decides:
+            self.run.sweep_caches()
+        cache_trust.end()
         if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -404,6 +473,17 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+    """The run-time audit (issue 34), before any conftest is imported: from here on, what the
+    project's code does to the gate's state, pytest or its own process is recorded."""
+    from pytest_confgate.collect.runtime_audit import Recorder, start
+    from pytest_confgate.gate.engine import STATE_DIR
+
+    recorder = Recorder(root, root / STATE_DIR, report_path)
+    start(recorder)
+    return recorder
 
 
 def _internal_error(exc: Exception) -> str:

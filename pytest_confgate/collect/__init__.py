@@ -24,6 +24,10 @@ Each module turns one source of evidence into an ``EvalMetric``:
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;
 - ``tool_cache``   -- per-file tool results keyed by content, tool version and config;
+- ``cache_trust``  -- every cache read and write: entries the project's code changed are not
+  read and are swept at the end of the run; pickles restore only the classes a cache holds;
+- ``runtime_audit`` -- a PEP 578 audit hook: what the project's code does to the gate's state,
+  pytest and its own process, as ``test_integrity`` findings with file and line;
 - ``changes``      -- the change from git: files and lines since the merge base;
 - ``tamper/``      -- the tamper analysis package, base vs head (``ast``/``tokenize``): tests
   deleted, skipped or weakened, suppressions and tool ignores added, reward-hacking patterns;

@@ -57,6 +57,7 @@ if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
     from pytest_confgate.collect.coverage import CoverageSession
     from pytest_confgate.collect.line_probes import AssertRewriting
+    from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
@@ -123,6 +124,8 @@ class GateRun:
         self._tools: BackgroundTools | None = None
         self.assert_rewriting: AssertRewriting | None = None
         """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
+        self.audit: list[RuntimeFinding] = []
+        """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
@@ -266,6 +269,7 @@ class GateRun:
             background=self._tools,
             requirements=self._requirements,
             analysis=self._analysis,
+            audit=list(self.audit),
         )
         measured = {
             index: collect_metric(config, evidence)
@@ -426,6 +430,16 @@ class GateRun:
             taken.add(metric.type)
             extra.append(metric)
         return extra
+
+    def sweep_caches(self) -> list[str]:
+        """At the end of the run: delete cache entries the change's code wrote or changed
+        while it ran, so no later run reads them (``collect.cache_trust``)."""
+        cache = self._cache_dir()
+        if cache is None or not cache.is_dir():
+            return []
+        from pytest_confgate.collect.cache_trust import sweep
+
+        return sweep(cache)
 
     def _cache_dir(self) -> Path | None:
         """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist.
