@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage_children import ChildProcesses
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
@@ -89,6 +90,9 @@ class CoverageSession:
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
         self._measured: EvalMetric | None = None
         """The figures once reported: a project and a patch entry share one report."""
+        self._children: ChildProcesses | None = None
+        """Child processes measured by coverage.py (its ``patch`` / ``concurrency``)."""
+        self._children_problem: str | None = None
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
@@ -100,6 +104,9 @@ class CoverageSession:
         """
         if not self._create():
             return
+        self._children = ChildProcesses.for_run(self._cov)
+        if self._children is not None:
+            self._children.start(self._save_forked)
         engine: ProbeEngine | MonitorEngine | None = None
         if MONITORING:
             engine = self._monitor_engine()
@@ -231,6 +238,28 @@ class CoverageSession:
         elif self._cov is not None:
             with self._catch():
                 self._cov.stop()
+        self._combine_children()
+
+    def _save_forked(self, path: str) -> None:
+        """In a child forked from the pytest process: stop and write what it measured."""
+        from coverage import CoverageData
+
+        self._children = None  # the parent combines; this child only hands its part over
+        self.stop()
+        saved = CoverageData(basename=path)
+        saved.update(self._cov.get_data())
+        saved.write()
+
+    def _combine_children(self) -> None:
+        children = self._children
+        if children is None or self._cov is None:
+            return
+        from pytest_confgate.collect.coverage_files import FileSelection
+
+        selection = FileSelection.build(self._cov)
+        wants = None if isinstance(selection, str) else (lambda name: selection.wants(name, ""))
+        with self._catch():
+            self._children_problem = children.combine(self._cov.get_data(), wants)
 
     def discard(self) -> None:
         """Stop and forget: this process turned out not to be the one that measures."""
@@ -373,6 +402,8 @@ class CoverageSession:
             )
         if self._cov is None or (self._error or "").startswith(_UNDECODABLE):
             return self._failed(self._error or "coverage.py did not run")
+        if self._children_problem is not None:
+            return self._failed(self._children_problem)
         from coverage.exceptions import CoverageException
 
         began = time.perf_counter()
@@ -440,6 +471,9 @@ class CoverageSession:
             warnings=self._warnings,
         )
         metric = coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
+        if self._children is not None:
+            details = {**metric.details, "child_processes": self._children.note()}
+            metric = metric.model_copy(update={"details": details})
         return self._without_statements(metric)
 
     def _without_statements(self, metric: EvalMetric) -> EvalMetric:
