@@ -149,6 +149,7 @@ class ProbeEngine:
     def stop(self, data: Any) -> None:
         """Stop recording and put every line that ran into ``data`` (a ``CoverageData``)."""
         foreign_loaders.unwatch(self._executing)
+        self._cov = None  # a handler left behind by a run that died does nothing
         self.probes.uninstall()
         if self.probes.branches is not None:
             data.add_arcs(arcs_of(self.probes.hits))
@@ -168,7 +169,7 @@ class ProbeEngine:
         From the first one on, coverage.py's tracer measures every measured file the probes
         have not compiled yet (the gate's finder steps aside), as under ``coverage run``.
         """
-        if code in self.probes.compiled:
+        if self._cov is None or code in self.probes.compiled:
             return
         filename = code.co_filename
         canonical = self._canonical.get(filename)
