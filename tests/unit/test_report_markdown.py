@@ -202,3 +202,18 @@ def test_findings_list_security_high_first_then_by_file() -> None:
     text = render_markdown(_report(items=items), max_findings=2)
     rows = [line for line in text.splitlines() if line.startswith("| ") and ".py:" in line]
     assert [row.split(" | ")[0] for row in rows] == ["| z.py:2", "| b.py:3"]
+
+
+def test_modules_imported_before_coverage_started_are_named_with_what_to_run() -> None:
+    early = EvalMetric(
+        type="test_coverage", value=0.5, limit="-",
+        details={"imported_before_start": [f"pkg/m{i}.py" for i in range(7)],
+                 "run_instead": "python -m pytest_confgate [the same pytest arguments]"},
+    )
+    text = render_markdown(_report(metrics=[early]))
+    assert (
+        "Coverage: imported before coverage started (import-time lines not counted): "
+        "pkg/m0.py, pkg/m1.py, pkg/m2.py, pkg/m3.py, pkg/m4.py and 2 more; run "
+    ) in text
+    assert "python -m pytest_confgate" in text
+    assert "imported before coverage started" not in render_markdown(_report())
