@@ -188,3 +188,19 @@ def test_typeguards_import_hook_is_measured_as_coverage_py_measures_it(
     expected = _coverage_py_totals(pytester, "--typeguard-packages=app")
     details = _gate(pytester, "--typeguard-packages=app")
     assert {key: details.get(key, 0) for key in KEYS} == expected
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("beartype") is None, reason="beartype is not installed"
+)
+def test_beartype_claws_loader_is_measured_as_coverage_py_measures_it(
+    pytester: pytest.Pytester,
+) -> None:
+    _project(pytester, "", hook=False)
+    pytester.path.joinpath("conftest.py").write_text(
+        'from beartype.claw import beartype_package\n\nbeartype_package("app")\n',
+        encoding="utf-8",
+    )
+    expected = _coverage_py_totals(pytester)
+    details = _gate(pytester)
+    assert {key: details.get(key, 0) for key in KEYS} == expected
