@@ -8,6 +8,12 @@ Each module turns one source of evidence into an ``EvalMetric``:
   measurement and saves a shard's data for ``confgate merge``;
 - ``coverage_engines`` -- how lines are recorded: line probes, coverage.py's tracer, or both;
 - ``coverage_files`` -- which files coverage.py would measure, asked of coverage.py itself;
+- ``coverage_children`` -- code run in child processes (coverage.py's ``patch`` and
+  ``concurrency``), measured by coverage.py's own start-up hooks into a private folder, combined;
+- ``foreign_loaders`` -- measured modules another import hook executes, seen by an ``exec``
+  audit hook, so the probe engine has coverage.py trace them (3.11);
+- ``early_start`` -- coverage.py started before pytest imports its plugins
+  (``python -m pytest_confgate``), its part handed over to the gate's measurement;
 - ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
   each statement, the recorded lines analysed by coverage.py itself;
 - ``probe_import`` -- the finder and loader that put the probes in a module, the import

@@ -23,7 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect import early_start
 from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage_children import ChildProcesses
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
@@ -89,6 +91,13 @@ class CoverageSession:
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
         self._measured: EvalMetric | None = None
         """The figures once reported: a project and a patch entry share one report."""
+        self._children: ChildProcesses | None = None
+        """Child processes measured by coverage.py (its ``patch`` / ``concurrency``)."""
+        self._children_problem: str | None = None
+        self._early: Any = None
+        """coverage.py's data from the process start (``python -m pytest_confgate``)."""
+        self._too_early: list[str] = []
+        """Measured modules imported before measuring began (plain ``pytest --confgate``)."""
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
@@ -100,6 +109,11 @@ class CoverageSession:
         """
         if not self._create():
             return
+        if self._early is None and self.only is None:
+            self._too_early = self._imported_already()
+        self._children = ChildProcesses.for_run(self._cov)
+        if self._children is not None:
+            self._children.start(self._save_forked)
         engine: ProbeEngine | MonitorEngine | None = None
         if MONITORING:
             engine = self._monitor_engine()
@@ -181,6 +195,7 @@ class CoverageSession:
             return False
         self._cov = cov
         self.branch = bool(cov.get_option("run:branch"))
+        self._early = early_start.handover()
         return True
 
     def _select(self, cov: Any) -> str | None:
@@ -228,12 +243,82 @@ class CoverageSession:
                         self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
                 self._unprobed = dict(engine.probes.unprobed)
+                self.engine = engine.label
+                self._name_foreign(engine)
         elif self._cov is not None:
             with self._catch():
                 self._cov.stop()
+        self._merge_early()
+        self._combine_children()
+
+    def _imported_already(self) -> list[str]:
+        """Measured modules whose import-time lines ran before the gate could see them."""
+        from pytest_confgate.collect.coverage_files import FileSelection
+
+        selection = FileSelection.build(self._cov)
+        if isinstance(selection, str):
+            return []
+        return sorted(self._relative(Path(name)) for name in selection.imported())
+
+    def _measured_filter(self) -> Any:
+        """``wants(filename)``: whether this session's coverage.py measures the file."""
+        from pytest_confgate.collect.coverage_files import FileSelection
+
+        selection = FileSelection.build(self._cov)
+        if isinstance(selection, str):
+            return None
+        return lambda name: selection.wants(name, "")
+
+    def _merge_early(self) -> None:
+        early, self._early = self._early, None
+        if early is None or self._cov is None:
+            return
+        wants = self._measured_filter()
+        with self._catch():
+            part = early_start.part_for(early, wants or (lambda _name: True), self.branch)
+            if part is None:
+                self._warnings.append(
+                    "the measurement from the process start recorded lines, not branches "
+                    "(the gate's `branch:` differs from coverage.py's); it was left out"
+                )
+                return
+            self._cov.get_data().update(part)
+
+    def _name_foreign(self, engine: ProbeEngine | MonitorEngine) -> None:
+        foreign = getattr(engine, "foreign", None)
+        if not foreign:
+            return
+        listed = ", ".join(
+            f"{self._relative(Path(name))} ({loader})" for name, loader in sorted(foreign.items())
+        )
+        self._warnings.append(
+            f"traced with coverage.py: {listed} ran from a loader other than the gate's probes "
+            "(an import hook ahead of the gate's, or code executed by hand); every measured "
+            "file imported after it was traced too"
+        )
+
+    def _save_forked(self, path: str) -> None:
+        """In a child forked from the pytest process: stop and write what it measured."""
+        from coverage import CoverageData
+
+        self._children = None  # the parent combines; this child only hands its part over
+        self.stop()
+        saved = CoverageData(basename=path)
+        saved.update(self._cov.get_data())
+        saved.write()
+
+    def _combine_children(self) -> None:
+        children = self._children
+        if children is None or self._cov is None:
+            return
+        with self._catch():
+            self._children_problem = children.combine(
+                self._cov.get_data(), self._measured_filter()
+            )
 
     def discard(self) -> None:
         """Stop and forget: this process turned out not to be the one that measures."""
+        early_start.discard()
         self.stop()
         self._cov = None
         self._error = "coverage was discarded"
@@ -301,6 +386,7 @@ class CoverageSession:
                 part = CoverageData(no_disk=True)
                 part.loads(parts[name])
                 combined.update(part)
+        self._merge_early()
         self._workers = sorted(parts)
         if engines:
             self._merge_engines(list(engines.values()))
@@ -325,6 +411,7 @@ class CoverageSession:
         ``failed`` (its data could not be read) is the evidence error instead of figures.
         """
         self._adopted = origin
+        early_start.discard()  # pytest-cov's own measurement counts, from its own start
         if failed is not None:
             self._error = failed
             return
@@ -377,6 +464,8 @@ class CoverageSession:
             )
         if self._cov is None or (self._error or "").startswith(_UNDECODABLE):
             return self._failed(self._error or "coverage.py did not run")
+        if self._children_problem is not None:
+            return self._failed(self._children_problem)
         from coverage.exceptions import CoverageException
 
         began = time.perf_counter()
@@ -451,6 +540,14 @@ class CoverageSession:
             warnings=self._warnings,
         )
         metric = coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
+        extra: dict[str, Any] = {}
+        if self._children is not None:
+            extra["child_processes"] = self._children.note()
+        if self._too_early:
+            extra["imported_before_start"] = list(self._too_early)
+            extra["run_instead"] = f"{early_start.RUN_INSTEAD} [the same pytest arguments]"
+        if extra:
+            metric = metric.model_copy(update={"details": {**metric.details, **extra}})
         return self._without_statements(metric)
 
     def _without_statements(self, metric: EvalMetric) -> EvalMetric:

@@ -7,7 +7,8 @@ as ``python -m pytest ARGS`` would. Both start-ups overlap, and no plugin, conft
 the change runs before the supervisor is ready. If the supervisor closes the pipe without a
 word (its own start failed), nothing runs.
 
-Leaf: the standard library until the go; then pytest, through ``runpy`` as ``-m`` does.
+Leaf: the standard library until the go; then coverage.py's early measurement
+(``collect.early_start``) and pytest, through ``runpy`` as ``-m`` does.
 """
 
 from __future__ import annotations
@@ -44,8 +45,16 @@ def main() -> int:
     if not wait_for_go(os.environ):
         sys.stderr.write("confgate gate: the supervisor did not start the tests\n")
         return NOT_STARTED
+    from pytest_confgate.collect import early_start
+
+    # Measured from here, before pytest imports its plugins, as `python -m pytest_confgate`
+    # and `coverage run -m pytest` do (issue 35): the gate's own measurement takes it over.
+    early_start.begin()
     sys.argv[0] = "pytest"
-    runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module("pytest", run_name="__main__", alter_sys=True)
+    finally:
+        early_start.discard()
     return 0  # pragma: no cover - pytest's __main__ exits with its own status
 
 

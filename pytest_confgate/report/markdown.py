@@ -21,6 +21,7 @@ from pytest_confgate.report.escape import escape_markdown as escape_markdown
 from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
 from pytest_confgate.report.rows import (
     coverage_gaps,
+    early_imports,
     finding_items,
     judged_words,
     metric_display,
@@ -191,6 +192,9 @@ def _evidence(report: GateReport) -> list[str]:
     t = report.tests
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
               f"{t.skipped} skipped, {t.xfailed} xfailed.", ""]
+    early = early_imports(report)
+    if early:
+        lines += [f"Coverage: {escape_markdown(early)}.", ""]
     return lines
 
 

@@ -291,3 +291,25 @@ def _short(sha: object) -> str:
     if not isinstance(sha, str) or not sha:
         return ""
     return sha[:12] if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else sha
+
+
+def early_imports(report: GateReport, shown: int = 5) -> str | None:
+    """Measured modules imported before coverage started, and what to run instead, in words.
+
+    Their import-time lines are not counted (``pytest --confgate`` starts after pytest's
+    plugins); ``coverage run -m pytest`` counts them, and so does the command named here.
+    """
+    for metric in report.metrics:
+        if metric.type != "test_coverage":
+            continue
+        names = metric.details.get("imported_before_start")
+        if not isinstance(names, list) or not names:
+            return None
+        listed = ", ".join(str(name) for name in names[:shown])
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        instead = str(metric.details.get("run_instead") or "python -m pytest_confgate")
+        return (
+            f"imported before coverage started (import-time lines not counted): {listed}{more};"
+            f" run `{instead}` to count them"
+        )
+    return None

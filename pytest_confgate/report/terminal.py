@@ -14,6 +14,7 @@ from pytest_confgate.report.rows import (
     SIGNOFF_RULE,
     MetricDisplay,
     coverage_gaps,
+    early_imports,
     metric_display,
     tamper_rows,
 )
@@ -117,13 +118,15 @@ def _one_line(text: str) -> str:
 
 def _source_lines(report: GateReport) -> list[str]:
     """What coverage measured and who chose it, so a figure over the wrong folder shows."""
+    early = early_imports(report)
     for metric in report.metrics:
         source = metric.details.get("source") if metric.type == "test_coverage" else None
         if isinstance(source, list) and source:
             who = metric.details.get("selected_by")
             chosen = f" (chosen by {who})" if who else ""
-            return [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
-    return []
+            lines = [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
+            return lines + ([early] if early else [])
+    return [early] if early else []
 
 
 def _gap_lines(report: GateReport, verbosity: int) -> list[str]:

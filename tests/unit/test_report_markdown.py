@@ -234,3 +234,18 @@ def test_what_blocks_comes_right_after_the_verdict() -> None:
 
     page = render_html(report)
     assert page.index("<h2>Reasons</h2>") < page.index("<h2>Evidence</h2>")
+
+
+def test_modules_imported_before_coverage_started_are_named_with_what_to_run() -> None:
+    early = EvalMetric(
+        type="test_coverage", value=0.5, limit="-",
+        details={"imported_before_start": [f"pkg/m{i}.py" for i in range(7)],
+                 "run_instead": "python -m pytest_confgate [the same pytest arguments]"},
+    )
+    text = render_markdown(_report(metrics=[early]))
+    assert (
+        "Coverage: imported before coverage started (import-time lines not counted): "
+        "pkg/m0.py, pkg/m1.py, pkg/m2.py, pkg/m3.py, pkg/m4.py and 2 more; run "
+    ) in text
+    assert "python -m pytest_confgate" in text
+    assert "imported before coverage started" not in render_markdown(_report())
