@@ -30,6 +30,7 @@ from pytest_confgate.collect.coverage_engines import (
     ProbeEngine,
     branch_probes,
     choose_core,
+    file_mapper,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
 from pytest_confgate.collect.line_probes import AssertRewriting
@@ -223,7 +224,7 @@ class CoverageSession:
             if self._cov is not None:
                 with self._catch():
                     try:
-                        engine.stop(self._cov.get_data())
+                        engine.stop(self._cov.get_data(), file_mapper(self._cov))
                     except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
                         self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
@@ -418,8 +419,14 @@ class CoverageSession:
                 "source (coverage.py `omit`), or set `branch: true` to measure with "
                 "coverage.py's tracer"
             )
-        if not ran and self.only is None:
+        if self.only is None and not _covers_anything(report):
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
+            if ran:  # recorded, yet reported under no name it was recorded by: never a pass
+                return self._failed(
+                    "coverage.py's report found none of the lines the tests ran in "
+                    f"{self._names()} (recorded under other file names than it reports); "
+                    "the figure would read 0%, so none is given"
+                )
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
             )
@@ -516,3 +523,12 @@ class CoverageSession:
                 yield
             finally:
                 self._warnings.extend(str(record.message) for record in records)
+
+
+def _covers_anything(report: dict[str, Any]) -> bool:
+    """Whether coverage.py's report counts a covered line or branch, or has nothing to count
+    (a project of no statements is judged by ``_without_statements``)."""
+    totals = report.get("totals", {})
+    if totals.get("covered_lines") or totals.get("covered_branches"):
+        return True
+    return not (totals.get("num_statements") or totals.get("num_branches"))

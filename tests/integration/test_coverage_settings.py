@@ -1,0 +1,93 @@
+"""coverage.py's own settings give coverage.py's figures under the gate (issue 35, item 1).
+
+Each case is a small real project with one coverage.py setting; the gate runs with no
+configuration of its own, in a real ``pytest --confgate`` subprocess, and its totals are checked
+against ``coverage run -m pytest`` + ``coverage json`` on the same project, run in another
+subprocess: the oracle is coverage.py itself, never a number written here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import metric, read_report
+
+SLOW = 300  # seconds: a loaded 2-core machine is slow to start pytest twice
+KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+PYTEST_INI = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+
+
+def _gate(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:cacheprovider", *args,
+                                           timeout=SLOW)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    return result, metric(read_report(pytester), "test_coverage")
+
+
+def _oracle(pytester: pytest.Pytester) -> dict[str, Any]:
+    """``coverage run -m pytest`` (+ ``combine`` when it wrote parallel files) + ``coverage
+    json``: coverage.py's totals for the project and its own settings."""
+    base = [sys.executable, "-m", "coverage"]
+    run = {"cwd": pytester.path, "capture_output": True, "timeout": SLOW}
+    done = subprocess.run(
+        [*base, "run", "-m", "pytest", "-q", "-p", "no:confgate", "-p", "no:cacheprovider"],
+        check=False, **run,  # type: ignore[call-overload]
+    )
+    assert done.returncode in (0, 1), done.stdout.decode()[-2000:] + done.stderr.decode()
+    if list(pytester.path.glob(".coverage.*")):
+        subprocess.run([*base, "combine", "-q"], check=True, **run)  # type: ignore[call-overload]
+    out = pytester.path / "oracle.json"
+    subprocess.run([*base, "json", "-q", "-o", str(out)], check=True, **run)  # type: ignore[call-overload]
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    out.unlink()
+    pytester.path.joinpath(".coverage").unlink(missing_ok=True)
+    return report
+
+
+def _totals(figures: dict[str, Any]) -> dict[str, int]:
+    return {key: figures.get(key, 0) for key in KEYS}
+
+
+def _same_as_coverage_py(pytester: pytest.Pytester) -> dict[str, Any]:
+    """The gate's coverage row, after checking its totals equal coverage.py's."""
+    result, row = _gate(pytester)
+    assert row["status"] == "ok", (row, result.stdout.str()[-3000:])
+    oracle = _oracle(pytester)
+    assert _totals(row["details"]) == _totals(oracle["totals"]), row["details"]
+    return row
+
+
+def _pyproject(pytester: pytest.Pytester, coverage: str) -> None:
+    pytester.path.joinpath("pyproject.toml").write_text(
+        PYTEST_INI + "\n" + coverage, encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_relative_files_gives_coverage_pys_figures(
+    project: pytest.Pytester, branch: bool
+) -> None:
+    """executing sets ``relative_files``: the gate recorded absolute names, coverage.py
+    reported relative ones, and the row read 0 lines covered (and still passed)."""
+    _pyproject(
+        project,
+        f'[tool.coverage.run]\nrelative_files = true\nsource = ["calc"]\n'
+        f"branch = {str(branch).lower()}\n",
+    )
+    row = _same_as_coverage_py(project)
+    assert row["details"]["covered_lines"] == 7
+
+
+def test_coverage_that_ran_nothing_it_reports_never_passes(project: pytest.Pytester) -> None:
+    """Measured files at 0 covered lines while the tests ran is no evidence: the gate must
+    not pass on a row that read 0 of N."""
+    project.path.joinpath("calc", "never.py").write_text("X = 1\n", encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\ninclude = ["calc/never.py"]\n')
+    result, row = _gate(project)
+    assert row["status"] != "ok", row
+    assert read_report(project)["decision"] != "pass"
+    assert result.ret != 0
