@@ -53,6 +53,14 @@ class ArcResolver:
         line = self.lines.get(offset)
         return None if line is None else self.multiline.get(line, line)
 
+    def falls_through(self, line: int) -> tuple[int, int] | None:
+        """The arc out of the statement on ``line`` when its code runs to its end: from the
+        instruction after the line's last one, the walk ``resolve`` takes."""
+        offsets = [offset for offset, at in self.lines.items() if at == line]
+        if not offsets:
+            return None
+        return self.resolve(min(offsets), max(offsets) + 2)
+
     def resolve(self, source: int, dest: int) -> tuple[int, int] | None:
         """The arc a branch from ``source`` to ``dest`` takes, or ``None``."""
         start = self.line_at(source)

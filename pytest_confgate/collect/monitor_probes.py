@@ -50,12 +50,13 @@ class NoToolId(RuntimeError):
 class _Code:
     """What the callbacks need about one measured code object."""
 
-    __slots__ = ("arcs", "first", "lines", "resolver", "seen")
+    __slots__ = ("arcs", "bodies", "first", "lines", "resolver", "seen")
 
     def __init__(self, code: CodeType, arcs: set[tuple[int, int]], branch: bool) -> None:
         self.arcs = arcs
         self.first = -code.co_firstlineno
         self.lines = bytes_to_lines(code) if branch else {}
+        self.bodies = same_line_bodies(code) if branch else frozenset()
         self.resolver: ArcResolver | None = None
         self.seen: dict[int, set[int]] = {}
 
@@ -206,6 +207,13 @@ class MonitorProbes:
         info = self._codes.get(id(code))
         if info is not None:
             info.arcs.add((line, line))
+            if line in info.bodies:
+                # ``def f(): return 1``: the line also ends ``f``, so it has two exits and
+                # its self-arc resolves to neither; the statement's own exit is the arc
+                # its code falls through to, as coverage.py's tracer records it.
+                arc = self._resolver(info, code).falls_through(line)
+                if arc is not None:
+                    info.arcs.add(arc)
         return DISABLE
 
     def _return(self, code: CodeType, offset: int, value: object) -> Any:
@@ -226,11 +234,14 @@ class MonitorProbes:
                 info.arcs.add((line, info.first))
         return None
 
-    def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
+    def _resolver(self, info: _Code, code: CodeType) -> ArcResolver:
         resolver = info.resolver
         if resolver is None:
             resolver = info.resolver = ArcResolver(code, info.lines, self._multiline(code))
-        arc = resolver.resolve(source, dest)
+        return resolver
+
+    def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
+        arc = self._resolver(info, code).resolve(source, dest)
         if arc is not None:
             info.arcs.add(arc)
 
@@ -262,6 +273,18 @@ class MonitorProbes:
             seen.add(dest)
             self._record_branch(info, code, source, dest)
         return DISABLE if len(seen) > 1 else None
+
+
+def same_line_bodies(code: CodeType) -> frozenset[int]:
+    """Lines of ``code`` that define a function or class whose whole body is on that line
+    (``def f(): return 1``, ``class A: pass``): coverage.py counts two exits there."""
+    found = set()
+    for const in code.co_consts:
+        if isinstance(const, CodeType) and not const.co_name.startswith("<"):
+            lines = {line for _, _, line in const.co_lines() if line is not None}
+            if len(lines) == 1:
+                found |= lines
+    return frozenset(found)
 
 
 def _ends_by_exception(code: CodeType) -> bool:

@@ -91,3 +91,45 @@ def test_coverage_that_ran_nothing_it_reports_never_passes(project: pytest.Pytes
     assert row["status"] != "ok", row
     assert read_report(project)["decision"] != "pass"
     assert result.ret != 0
+
+
+SAME_LINE_BODIES = '''\
+def f(): return 1
+
+
+class A: pass
+
+
+class B:
+    def g(self): return 2
+    def h(self): return 3
+
+
+square = lambda x: x * x
+total = sum(x for x in range(3))
+if total:
+    class C: pass
+for i in range(2):
+    def k(): return i
+    if i:
+        break
+while total < 5:
+    total += 1
+    class D: pass
+'''
+
+
+def test_a_def_or_class_with_its_body_on_the_same_line_keeps_its_arc(
+    project: pytest.Pytester,
+) -> None:
+    """boltons: ``def f(): return 1`` has two exits on one line (the function's end and the
+    next statement); sys.monitoring recorded neither of the module's, 2/4 against 4/4."""
+    project.path.joinpath("calc", "shapes.py").write_text(SAME_LINE_BODIES, encoding="utf-8")
+    project.path.joinpath("tests", "test_shapes.py").write_text(
+        "from calc.shapes import B, f\n\n\ndef test_shapes():\n"
+        "    assert f() == 1\n    assert B().g() == 2\n",
+        encoding="utf-8",
+    )
+    _pyproject(project, '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n')
+    row = _same_as_coverage_py(project)
+    assert row["details"]["num_branches"] > row["details"]["covered_branches"] > 0
