@@ -59,8 +59,11 @@ class CoverageSession:
         omit_tests: bool = False,
         cache_dir: Path | None = None,
         rewriting: AssertRewriting | None = None,
+        fail_under: float | None = None,
     ) -> None:
         self.root = root
+        self.fail_under = fail_under
+        """pytest-cov's ``--cov-fail-under`` when given (it wins over coverage.py's own)."""
         self.sources = sources
         self.branch = bool(branch)
         """Whether branches are measured; settled from coverage.py's configuration."""
@@ -447,7 +450,26 @@ class CoverageSession:
             warnings=self._warnings,
         )
         metric = coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
-        return self._without_statements(metric)
+        details = {**metric.details, **self._report_settings()}
+        return self._without_statements(metric.model_copy(update={"details": details}))
+
+    def _report_settings(self) -> dict[str, Any]:
+        """coverage.py's ``fail_under`` (or pytest-cov's ``--cov-fail-under``), the floor when
+        the gate's configuration sets none, and ``precision``, how its figure is shown."""
+        found: dict[str, Any] = {}
+        try:
+            configured = float(self._cov.get_option("report:fail_under") or 0)
+            precision = int(self._cov.get_option("report:precision") or 0)
+        except Exception:  # a coverage.py without the options: nothing to inherit
+            return found
+        floor, origin = configured, "coverage.py fail_under"
+        if self.fail_under is not None and self.fail_under != configured:
+            floor, origin = float(self.fail_under), "pytest-cov --cov-fail-under"
+        if floor > 0:
+            found.update(fail_under=floor, fail_under_from=origin)
+        if precision > 0:
+            found["precision"] = precision
+        return found
 
     def _without_statements(self, metric: EvalMetric) -> EvalMetric:
         """0/0 is no evidence, never "100.00%"; a change that adds no statement is clean."""
