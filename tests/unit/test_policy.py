@@ -351,7 +351,8 @@ def test_the_projects_fail_under_is_the_coverage_floor_when_the_gate_sets_none(
     assert verdict.decision is decision
     judged = verdict.metrics[1]
     if floor:
-        assert judged.limit is not None and judged.limit.startswith("min 90.00")
+        assert judged.limit is not None
+        assert judged.limit.startswith("min 90.00")
         assert judged.threshold == 0.9
         assert (judged.passed is True) == (decision is Decision.PASS)
     else:
