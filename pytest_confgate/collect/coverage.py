@@ -426,9 +426,10 @@ class CoverageSession:
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
             if ran:  # recorded, yet reported under no name it was recorded by: never a pass
                 return self._failed(
-                    "coverage.py's report found none of the lines the tests ran in "
-                    f"{self._names()} (recorded under other file names than it reports); "
-                    "the figure would read 0%, so none is given"
+                    f"coverage.py's report counts no line of {self._names()} as run, though "
+                    "the tests ran measured code (recorded under other file names than it "
+                    "reports, or outside what it reports); the figure would read 0%, so none "
+                    "is given"
                 )
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"

@@ -14,6 +14,10 @@ events only in code objects of the measured files:
 - ``PY_RETURN`` (and on 3.12/3.13 ``PY_UNWIND``, as coverage.py's tracer records a frame left
   by an exception): the arc out of the code object.
 
+A ``def`` or ``class`` whose body is on its own line (``def f(): return 1``) has two exits
+on that line, so its self-arc resolves to neither; its ``LINE`` event also records the arc the
+statement's code falls through to, as the tracer does (``ArcResolver.falls_through``).
+
 The arcs go into the ``CoverageData`` coverage.py reports from, so which lines are statements,
 which arcs are branches, exclusions and the figures stay coverage.py's. A line's self-arc
 ``(line, line)`` is how coverage.py's reporting counts a line whose one possible exit is taken.
