@@ -60,7 +60,7 @@ class _Code:
         self.arcs = arcs
         self.first = -code.co_firstlineno
         self.lines = bytes_to_lines(code) if branch else {}
-        self.bodies = same_line_bodies(code) if branch else frozenset()
+        self.bodies = same_line_bodies(code) if branch else {}
         self.resolver: ArcResolver | None = None
         self.seen: dict[int, set[int]] = {}
 
@@ -211,11 +211,12 @@ class MonitorProbes:
         info = self._codes.get(id(code))
         if info is not None:
             info.arcs.add((line, line))
-            if line in info.bodies:
+            body = info.bodies.get(line)
+            if body is not None:
                 # ``def f(): return 1``: the line also ends ``f``, so it has two exits and
                 # its self-arc resolves to neither; the statement's own exit is the arc
                 # its code falls through to, as coverage.py's tracer records it.
-                arc = self._resolver(info, code).falls_through(line)
+                arc = self._resolver(info, code).falls_through(*body)
                 if arc is not None:
                     info.arcs.add(arc)
         return DISABLE
@@ -279,16 +280,29 @@ class MonitorProbes:
         return DISABLE if len(seen) > 1 else None
 
 
-def same_line_bodies(code: CodeType) -> frozenset[int]:
-    """Lines of ``code`` that define a function or class whose whole body is on that line
-    (``def f(): return 1``, ``class A: pass``): coverage.py counts two exits there."""
-    found = set()
-    for const in code.co_consts:
-        if isinstance(const, CodeType) and not const.co_name.startswith("<"):
-            lines = {line for _, _, line in const.co_lines() if line is not None}
-            if len(lines) == 1:
-                found |= lines
-    return frozenset(found)
+def same_line_bodies(code: CodeType) -> dict[int, tuple[int, frozenset[int]]]:
+    """The ``def`` and ``class`` statements of ``code`` whose whole body is on the ``def``
+    line (``def f(): return 1``, ``class A: pass``, decorated or not): coverage.py counts two
+    exits there. Each as ``{def line: (offset of its code's LOAD_CONST, the statement's
+    lines, decorators included)}``."""
+    children = {
+        index: const for index, const in enumerate(code.co_consts)
+        if isinstance(const, CodeType) and not const.co_name.startswith("<")
+    }
+    if not children:
+        return {}
+    found = {}
+    for instruction in dis.get_instructions(code):
+        index = instruction.arg if instruction.opname == "LOAD_CONST" else None
+        child = children.get(index) if index is not None else None
+        line = instruction.positions.lineno if instruction.positions else None
+        if child is None or line is None:
+            continue
+        lines = {at for _, _, at in child.co_lines() if at is not None}
+        if line in lines and lines <= {child.co_firstlineno, line}:
+            within = frozenset(range(min(child.co_firstlineno, line), line + 1))
+            found[line] = (instruction.offset, within)
+    return found
 
 
 def _ends_by_exception(code: CodeType) -> bool:

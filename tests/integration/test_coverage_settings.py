@@ -118,6 +118,32 @@ for i in range(2):
 while total < 5:
     total += 1
     class D: pass
+
+
+def dec(f):
+    return f
+
+
+@dec
+def decorated(): return 1
+
+
+@dec
+@dec
+def twice(): return 2
+
+
+class E(Exception): pass
+try:
+    class F: pass
+except E:
+    pass
+if f():
+    def h(): return 2
+else:
+    def h(): return 4
+class G: x = 1; y = 2
+def last(): pass; pass
 '''
 
 
@@ -128,8 +154,8 @@ def test_a_def_or_class_with_its_body_on_the_same_line_keeps_its_arc(
     next statement); sys.monitoring recorded neither of the module's, 2/4 against 4/4."""
     project.path.joinpath("calc", "shapes.py").write_text(SAME_LINE_BODIES, encoding="utf-8")
     project.path.joinpath("tests", "test_shapes.py").write_text(
-        "from calc.shapes import B, f\n\n\ndef test_shapes():\n"
-        "    assert f() == 1\n    assert B().g() == 2\n",
+        "from calc.shapes import B, decorated, f\n\n\ndef test_shapes():\n"
+        "    assert f() == 1\n    assert B().g() == 2\n    assert decorated() == 1\n",
         encoding="utf-8",
     )
     _pyproject(project, '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n')
