@@ -321,13 +321,17 @@ class CoverageSession:
         if self.engine == MIXED and not self._by_file:
             self._by_file = {"(per worker)": ", ".join(sorted(labels | {self.engine}))}
 
-    def adopt(self, cov: Any, origin: str) -> None:
+    def adopt(self, cov: Any, origin: str, failed: str | None = None) -> None:
         """Report from a measurement someone else ran (pytest-cov) instead of tracing twice.
 
         The figures are the measurement's own; only when it measured everything (a bare
         ``--cov`` with no ``source`` anywhere) does the report keep to the gate's sources.
+        ``failed`` (its data could not be read) is the evidence error instead of figures.
         """
         self._adopted = origin
+        if failed is not None:
+            self._error = failed
+            return
         config = getattr(cov, "config", None)
         measured_branches = bool(getattr(config, "branch", False))
         if self._branch_setting and not measured_branches:
@@ -436,6 +440,13 @@ class CoverageSession:
             )
         return self._build(report, weight, time.perf_counter() - began)
 
+    def _chooser(self) -> str:
+        """Who chose what is measured, as the report says it: the configuration's ``source:``
+        is the user's choice, not the gate's guess."""
+        if self._selected_by == "confgate" and self._own_sources:
+            return "source: in the configuration"
+        return self._selected_by
+
     def _analysis_cache(self) -> Path | None:
         return self._cache_dir / ANALYSES if self._cache_dir is not None else None
 
@@ -445,7 +456,7 @@ class CoverageSession:
             engine=self.engine,
             engine_by_file=self._by_file,
             source=self._source_names(),
-            selected_by=self._selected_by,
+            selected_by=self._chooser(),
             workers=self._workers,
             measured_by=self._adopted,
             warnings=self._warnings,
@@ -555,3 +566,17 @@ def _covers_anything(report: dict[str, Any]) -> bool:
     if totals.get("covered_lines") or totals.get("covered_branches"):
         return True
     return not (totals.get("num_statements") or totals.get("num_branches"))
+
+
+def unreadable_data(exc: BaseException, origin: str) -> str | None:
+    """Why ``origin``'s coverage data could not be read, when ``exc`` is coverage.py saying so
+    (a data file that is not a coverage database, e.g. a corrupt ``.coverage`` that
+    ``--cov-append`` adds to); None for any other error."""
+    from coverage.exceptions import DataError
+
+    if not isinstance(exc, DataError):
+        return None
+    return (
+        f"{origin} could not read its coverage data: {exc}. Delete the data file (and any "
+        "`.coverage.*` beside it) or run without --cov-append"
+    )

@@ -9,7 +9,7 @@ count; the engines here only fill its data:
   ``by_file`` says which engine measured what.
 - ``trace``: coverage.py's tracer for everything (branch coverage, or probes unavailable),
   with the ``sysmon`` core chosen where coverage.py supports it for the run (never on 3.11,
-  where it warns and falls back: SPEC 11).
+  where it warns and falls back).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Line coverage without any tracer (SPEC 11): probes compiled into the measured modules.
+"""Line coverage without any tracer: probes compiled into the measured modules.
 
 Any tracer, even one that ignores every frame, makes a suite ~1.3x slower on Python 3.11,
 because the interpreter calls it for every function call of every module. So the measured

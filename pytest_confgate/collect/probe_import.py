@@ -1,4 +1,4 @@
-"""How line probes get into a module: a meta-path finder and a loader (SPEC 11, issue 26).
+"""How line probes get into a module: a meta-path finder and a loader (issue 26).
 
 ``ProbeFinder`` hands the measured source files to ``ProbeLoader``, which compiles them with
 probes (``LineProbes.compile``) and leaves every other part of the import as the import

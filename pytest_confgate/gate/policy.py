@@ -1,4 +1,4 @@
-"""The evidence policy gate (SPEC 6): evidence + tier + sign-offs -> pass | fail | needs_signoff.
+"""The evidence policy gate: evidence + tier + sign-offs -> pass | fail | needs_signoff.
 
 Pure: no IO, no clock, no environment. Values are compared raw; rounding happens only in the
 messages, and a message never shows a failing value as equal to its threshold.
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
+from pytest_confgate.config.metrics import breaks_limit
 from pytest_confgate.models import (
     Condition,
     Decision,
@@ -25,6 +26,8 @@ from pytest_confgate.report.display import format_pair
 _PRIORITY = {
     "altered": 0,  # the report was rewritten after the gate wrote it (issue 29)
     "job": 0,  # the gate job did not succeed (issue 29)
+    "stream": 0,  # the supervisor's tally of the test process's outcomes (issue 34)
+    "attested": 0,  # a report confgate gate did not write (issue 34)
     "tests_failed": 0,
     "tests_ran": 1,
     "evidence": 2,
@@ -134,7 +137,7 @@ def recount_signoffs(
     The Action runs the change's tests without a token, so reviews can only be read in its
     publish step; this replaces the sign-off condition and re-decides. Every other condition
     stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
-    ``auto_advance_allowed`` is SPEC 6's rest (the tier allows it and the confidence advisory
+    ``auto_advance_allowed`` is the rest (the tier allows it and the confidence advisory
     is met), when the caller knows it; without it, ``auto_advance`` survives only on a verdict
     that passes both times.
     """
@@ -293,14 +296,15 @@ def _security_checks(
         for item in metric.details.get("items", [])
         if item.get("severity") == "HIGH"
     ][:3]
-    at = f": {', '.join(where)}" if where and high > limit else ""
+    failed = breaks_limit(high, limit)
+    at = f": {', '.join(where)}" if where and failed else ""
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
-    if high > limit:
+    if failed:
         message += _waiver_hint(metric, "HIGH")
     return [
-        _Check("max_high_severity", high <= limit, message, float(high), float(limit),
+        _Check("max_high_severity", not failed, message, float(high), float(limit),
                f"max {limit:g} HIGH")
     ]
 
@@ -313,10 +317,11 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
-    if count > limit:
+    failed = breaks_limit(count, limit)
+    if failed:
         message += _waiver_hint(metric, None)
     return [
-        _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
+        _Check("max_lint_violations", not failed, message, float(count), float(limit),
                f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
     ]
 
@@ -395,8 +400,10 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
 
 
 def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
-    """How to excuse the first blocking finding, as pytest-cov hints at ``--cov-fail-under``:
-    the waiver line to add (a reason and an end date are required)."""
+    """What to do about the first blocking finding, the fix first: the finding and its line,
+    then, only as a last resort, the waiver line to add (a reason and an end date are
+    required). A waiver offered first would point the author, an agent most of all, around
+    the gate rather than at the code."""
     first = next(
         (item for item in metric.details.get("items", [])
          if isinstance(item, dict) and (severity is None or item.get("severity") == severity)),
@@ -404,8 +411,16 @@ def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
     )
     if first is None:
         return ""
+    finding = " ".join(str(first.get("message") or "").split())[:160].rstrip(". ")
+    what = f" ({finding})" if finding else ""
+    if severity is None:  # the message does not say where: the first violation does
+        where = f"{first.get('rule')} at {first.get('file')}:{first.get('line')}"
+        fix = f"; fix them first, e.g. {where}{what}; `ruff check --fix` fixes some"
+    else:
+        fix = f"; fix it first{what}"
+    last = "only if it is a false positive" if severity == "HIGH" else "only if it must stay"
     return (
-        f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
+        f"{fix}; {last}, waive it in gate.policy.waivers: {{rule: {first.get('rule')}, "
         f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
     )
 

@@ -1,7 +1,7 @@
 """How numbers read in every report: percentages that never hide a failing value, line ranges.
 
 Leaf: the policy words its reasons with these, and every writer shows values with them, so a
-value and its threshold read the same everywhere (SPEC 6: thresholds compare raw values,
+value and its threshold read the same everywhere (thresholds compare raw values,
 rounding is for display only).
 """
 

@@ -11,6 +11,7 @@ from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.markdown import report_findings
 from pytest_confgate.report.rows import (
+    SIGNOFF_RULE,
     MetricDisplay,
     coverage_gaps,
     metric_display,
@@ -47,6 +48,8 @@ def summary_lines(
         lines.append(
             f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required} ({got})"
         )
+        if len(report.signoffs.approved_by) < report.signoffs.required:
+            lines.append(f"  {SIGNOFF_RULE}")
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
@@ -67,10 +70,11 @@ def _table(rows: list[MetricDisplay]) -> list[str]:
     """``metric  value  limit  verdict  (details)``, columns as wide as their widest cell."""
     name_w = max([len(d.name) for d in rows] + [len("metric")])
     limit_w = max([len(d.threshold) for d in rows] + [len("limit")])
-    lines = [f"{'metric':<{name_w}}  {'value':>8}  {'limit':<{limit_w}}  verdict"]
+    value_w = max([len(d.value) for d in rows] + [8])
+    lines = [f"{'metric':<{name_w}}  {'value':>{value_w}}  {'limit':<{limit_w}}  verdict"]
     for shown in rows:
         lines.append(
-            f"{shown.name:<{name_w}}  {shown.value:>8}  {shown.threshold:<{limit_w}}  "
+            f"{shown.name:<{name_w}}  {shown.value:>{value_w}}  {shown.threshold:<{limit_w}}  "
             f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines
@@ -152,7 +156,7 @@ def decision_line(report: GateReport) -> str:
 
 
 def confidence_line(report: GateReport) -> str:
-    """The advisory score, worded so nobody mistakes it for the verdict (SPEC 5)."""
+    """The advisory score, worded so nobody mistakes it for the verdict."""
     result = report.confidence
     assert result is not None  # noqa: S101 -- callers check
     score, threshold = format_pair(result.score, result.threshold)

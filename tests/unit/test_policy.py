@@ -120,9 +120,19 @@ def test_a_high_severity_finding_fails_the_default_gate_and_is_named() -> None:
     assert verdict.decision is Decision.FAIL
     assert verdict.reasons == [
         "security_score: 1 HIGH-severity finding (max_high_severity: 0): B602 at pkg/run.py:3"
-        "; to excuse it, add to gate.policy.waivers: {rule: B602, paths: [pkg/run.py], "
-        'reason: "why it is safe", expires: YYYY-MM-DD}'
+        "; fix it first; only if it is a false positive, waive it in "
+        'gate.policy.waivers: {rule: B602, paths: [pkg/run.py], reason: "why it is safe", '
+        "expires: YYYY-MM-DD}"
     ]
+
+
+def test_the_remedy_comes_before_the_waiver_for_a_high_finding() -> None:
+    """The first remedy offered was "to excuse it, add to gate.policy.waivers", even for a
+    HIGH finding: for a gate aimed at agents' changes that points the author around it."""
+    verdict = decide(_gate(), "T1", _evidence(high=1, security=0.9), GREEN_TESTS, _signed())
+    [reason] = verdict.reasons
+    assert reason.index("fix it first") < reason.index("gate.policy.waivers")
+    assert "to excuse it" not in reason
 
 
 @pytest.mark.parametrize(
