@@ -219,6 +219,9 @@ class _GatePlugin:
             task=options.confgate_task,
         )
         run.assert_rewriting = _AssertRewriting(config)
+        # pytest-cov's option, when it is installed (addopts included: known arguments now).
+        cov_fail_under = getattr(options, "cov_fail_under", None)
+        run.coverage_fail_under = float(cov_fail_under) if cov_fail_under is not None else None
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)

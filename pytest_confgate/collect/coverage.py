@@ -32,6 +32,7 @@ from pytest_confgate.collect.coverage_engines import (
     ProbeEngine,
     branch_probes,
     choose_core,
+    file_mapper,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
 from pytest_confgate.collect.line_probes import AssertRewriting
@@ -60,8 +61,11 @@ class CoverageSession:
         omit_tests: bool = False,
         cache_dir: Path | None = None,
         rewriting: AssertRewriting | None = None,
+        fail_under: float | None = None,
     ) -> None:
         self.root = root
+        self.fail_under = fail_under
+        """pytest-cov's ``--cov-fail-under`` when given (it wins over coverage.py's own)."""
         self.sources = sources
         self.branch = bool(branch)
         """Whether branches are measured; settled from coverage.py's configuration."""
@@ -238,7 +242,7 @@ class CoverageSession:
             if self._cov is not None:
                 with self._catch():
                     try:
-                        engine.stop(self._cov.get_data())
+                        engine.stop(self._cov.get_data(), file_mapper(self._cov))
                     except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
                         self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
@@ -511,8 +515,15 @@ class CoverageSession:
                 "source (coverage.py `omit`), or set `branch: true` to measure with "
                 "coverage.py's tracer"
             )
-        if not ran and self.only is None:
+        if self.only is None and not _covers_anything(report):
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
+            if ran:  # recorded, yet reported under no name it was recorded by: never a pass
+                return self._failed(
+                    f"coverage.py's report counts no line of {self._names()} as run, though "
+                    "the tests ran measured code (recorded under other file names than it "
+                    "reports, or outside what it reports); the figure would read 0%, so none "
+                    "is given"
+                )
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
             )
@@ -546,9 +557,26 @@ class CoverageSession:
         if self._too_early:
             extra["imported_before_start"] = list(self._too_early)
             extra["run_instead"] = f"{early_start.RUN_INSTEAD} [the same pytest arguments]"
-        if extra:
-            metric = metric.model_copy(update={"details": {**metric.details, **extra}})
-        return self._without_statements(metric)
+        details = {**metric.details, **extra, **self._report_settings()}
+        return self._without_statements(metric.model_copy(update={"details": details}))
+
+    def _report_settings(self) -> dict[str, Any]:
+        """coverage.py's ``fail_under`` (or pytest-cov's ``--cov-fail-under``), the floor when
+        the gate's configuration sets none, and ``precision``, how its figure is shown."""
+        found: dict[str, Any] = {}
+        try:
+            configured = float(self._cov.get_option("report:fail_under") or 0)
+            precision = int(self._cov.get_option("report:precision") or 0)
+        except Exception:  # a coverage.py without the options: nothing to inherit
+            return found
+        floor, origin = configured, "coverage.py fail_under"
+        if self.fail_under is not None and self.fail_under != configured:
+            floor, origin = float(self.fail_under), "pytest-cov --cov-fail-under"
+        if floor > 0:
+            found.update(fail_under=floor, fail_under_from=origin)
+        if precision > 0:
+            found["precision"] = precision
+        return found
 
     def _without_statements(self, metric: EvalMetric) -> EvalMetric:
         """0/0 is no evidence, never "100.00%"; a change that adds no statement is clean."""
@@ -624,6 +652,15 @@ class CoverageSession:
                 yield
             finally:
                 self._warnings.extend(str(record.message) for record in records)
+
+
+def _covers_anything(report: dict[str, Any]) -> bool:
+    """Whether coverage.py's report counts a covered line or branch, or has nothing to count
+    (a project of no statements is judged by ``_without_statements``)."""
+    totals = report.get("totals", {})
+    if totals.get("covered_lines") or totals.get("covered_branches"):
+        return True
+    return not (totals.get("num_statements") or totals.get("num_branches"))
 
 
 def unreadable_data(exc: BaseException, origin: str) -> str | None:

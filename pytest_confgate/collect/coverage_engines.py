@@ -15,9 +15,10 @@ count; the engines here only fill its data:
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_confgate.collect import foreign_loaders
 from pytest_confgate.collect.branch_probes import BranchProbes, arcs_of
@@ -30,6 +31,9 @@ BRANCH_PROBES = "branch probes"
 BRANCH_MIXED = "branch probes and coverage.py"
 BRANCH_PROBES_PYTHONS = ((3, 10), (3, 12))
 """Where branch probes replace the tracer for branch coverage (``sys.monitoring`` after)."""
+FileMapper = Callable[[str], str]
+"""A measured file's absolute name -> the name coverage.py's data keeps it under."""
+_T = TypeVar("_T")
 _NO_SYSMON_CONCURRENCY = {"greenlet", "eventlet", "gevent"}
 """``concurrency`` settings coverage.py's ``sysmon`` core refuses (with a warning)."""
 
@@ -146,19 +150,20 @@ class ProbeEngine:
         if self.tracer is not None:
             self.tracer.start()
 
-    def stop(self, data: Any) -> None:
-        """Stop recording and put every line that ran into ``data`` (a ``CoverageData``)."""
+    def stop(self, data: Any, mapper: FileMapper = str) -> None:
+        """Stop recording and put every line that ran into ``data`` (a ``CoverageData``),
+        each file under the name ``mapper`` gives it (coverage.py's, see ``file_mapper``)."""
         foreign_loaders.unwatch(self._executing)
         self._cov = None  # a handler left behind by a run that died does nothing
         self.probes.uninstall()
         if self.probes.branches is not None:
-            data.add_arcs(arcs_of(self.probes.hits))
+            data.add_arcs(mapped(arcs_of(self.probes.hits), mapper))
         else:
-            data.add_lines(self.probes.lines())
+            data.add_lines(mapped(self.probes.lines(), mapper))
         if self.tracer is not None and self.foreign:
             self.tracer.stop()
             self._tracer_files = list(self.tracer.get_data().measured_files())
-        finish(data, self.tracer, self.selection)
+        finish(data, self.tracer, self.selection, mapper)
         for held in self._held:
             data.update(held)
         self.tracer = None
@@ -251,14 +256,37 @@ def tracer_for(
     return tracer
 
 
-def finish(data: Any, tracer: Any | None, selection: FileSelection | None) -> None:
+def finish(
+    data: Any, tracer: Any | None, selection: FileSelection | None, mapper: FileMapper = str
+) -> None:
     """What every engine does last: the leftover files' tracer stopped and its data merged,
     and files that never ran reported at 0%, as coverage.py's source search does."""
     if tracer is not None:
         tracer.stop()
         data.update(tracer.get_data())
     if selection is not None:
-        data.touch_files(selection.unexecuted_candidates())
+        data.touch_files([mapper(name) for name in selection.unexecuted_candidates()])
+
+
+def file_mapper(cov: Any) -> FileMapper:
+    """The name coverage.py records a measured file under: relative to the directory it
+    started in with ``relative_files = true`` (its reporting looks data up by that name),
+    else the absolute name the engines already use."""
+    if not cov.get_option("run:relative_files"):
+        return str
+    from coverage.files import relative_filename
+
+    return relative_filename
+
+
+def mapped(found: dict[str, list[_T]], mapper: FileMapper) -> dict[str, list[_T]]:
+    """``found`` keyed by ``mapper``'s names (files that map alike are merged)."""
+    if mapper is str:
+        return found
+    result: dict[str, list[_T]] = {}
+    for name, items in found.items():
+        result.setdefault(mapper(name), []).extend(items)
+    return result
 
 
 def _config_file(cov: Any) -> str | bool:

@@ -124,6 +124,9 @@ class GateRun:
         self._tools: BackgroundTools | None = None
         self.assert_rewriting: AssertRewriting | None = None
         """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
+        self.coverage_fail_under: float | None = None
+        """pytest-cov's ``--cov-fail-under`` (from the plugin): the coverage floor when the
+        configuration sets none, as coverage.py's ``fail_under`` is."""
         self.audit: list[RuntimeFinding] = []
         """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
 
@@ -223,6 +226,7 @@ class GateRun:
             omit_tests=self.config.source is None,
             cache_dir=self._probe_cache(),
             rewriting=self.assert_rewriting,
+            fail_under=self.coverage_fail_under,
         )
 
     def _probe_cache(self) -> Path | None:

@@ -109,7 +109,11 @@ def _judged(metric: EvalMetric, own: list[Condition], checks: list[_Check]) -> E
     passed: bool | None = None
     if checked and any(c.blocking for c in checked):
         passed = all(c.passed for c in checked)
-    return metric.model_copy(update={"passed": passed, "limit": limit})
+    update: dict[str, object] = {"passed": passed, "limit": limit}
+    floor = next((c.threshold for c in checks if c.name == "min"), None)
+    if metric.threshold is None and floor is not None:
+        update["threshold"] = floor  # a floor the project set: shown beside the value
+    return metric.model_copy(update=update)
 
 
 def metric_for(config: MetricConfig, metrics: list[EvalMetric]) -> EvalMetric | None:
@@ -226,21 +230,35 @@ def _checks(
         status = metric.status.value if metric and metric.status else "missing"
         return [_Check("evidence", False, f"{label}: evidence {status}: {why}")]
     checks = [_Check("evidence", True, f"{label}: evidence collected")]
-    if config.min is not None:
-        ok = metric.value >= config.min
-        shown, floor = format_pair(metric.value, config.min)
+    minimum, origin = (config.min, "") if config.min is not None else _project_floor(config, metric)
+    if minimum is not None:
+        ok = metric.value >= minimum
+        shown, floor = format_pair(metric.value, minimum)
         word = "meets" if ok else "is below"
-        message = f"{label}: {shown} {word} the minimum {floor}"
+        message = f"{label}: {shown} {word} the minimum {floor}{origin}"
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
         if kind == "checklist_completion" and not ok:
             message += _conflicts(metric, "conflicting")
-        checks.append(_Check("min", ok, message, metric.value, config.min, f"min {floor}"))
+        checks.append(_Check("min", ok, message, metric.value, minimum, f"min {floor}"))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
         checks.extend(hard_checks(gate, config, metric, tests))
     return checks
+
+
+def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | None, str]:
+    """The project's own coverage floor when the gate sets none: coverage.py's ``fail_under``
+    or pytest-cov's ``--cov-fail-under``, as the figure's details carry it (percent), compared
+    raw (coverage.py rounds first), for the whole project's figure only."""
+    if config.type != "test_coverage" or getattr(config, "scope", None) == "changed":
+        return None, ""
+    percent = metric.details.get("fail_under")
+    if not isinstance(percent, (int, float)) or isinstance(percent, bool) or percent <= 0:
+        return None, ""
+    origin = metric.details.get("fail_under_from")
+    return min(float(percent), 100.0) / 100.0, f" ({origin})" if isinstance(origin, str) else ""
 
 
 def _test_checks(

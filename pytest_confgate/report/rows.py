@@ -15,6 +15,7 @@ from typing import Any
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, GateReport, Signoffs
 from pytest_confgate.report.display import (
     coverage_counts,
+    coverage_fraction,
     format_fraction,
     format_pair,
     line_ranges,
@@ -55,8 +56,11 @@ def metric_name(metric: EvalMetric) -> str:
 def metric_display(metric: EvalMetric) -> MetricDisplay:
     """Value via ``format_pair`` (a failing value never shows equal to its floor), the policy's
     verdict and limit, and the evidence state only when it is not ``ok``."""
+    precision = _precision(metric)
     if metric.value is not None and metric.threshold is not None:
-        value, threshold = format_pair(metric.value, metric.threshold)
+        value, threshold = format_pair(metric.value, metric.threshold, precision or 2)
+    elif metric.value is not None and precision is not None:
+        value, threshold = coverage_fraction(metric.value, precision), "-"
     else:
         value = format_fraction(metric.value) if metric.value is not None else "-"
         threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
@@ -75,6 +79,14 @@ def metric_display(metric: EvalMetric) -> MetricDisplay:
     return MetricDisplay(
         metric_name(metric), value, threshold, verdict, status, metric.passed, note
     )
+
+
+def _precision(metric: EvalMetric) -> int | None:
+    """coverage.py's ``precision`` for a coverage figure, when the project sets one."""
+    found = metric.details.get("precision") if metric.type == "test_coverage" else None
+    if isinstance(found, int) and not isinstance(found, bool) and 0 < found <= 6:
+        return found
+    return None
 
 
 def _in_limit_units(metric: EvalMetric, value: str) -> str:
