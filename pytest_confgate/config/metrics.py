@@ -161,7 +161,8 @@ class LlmJudgeMetricConfig(_MetricConfig):
     """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
     then advisory (and the tier rises to T2); true lets such a partial judgement block."""
     ablation: bool = True
-    """Ask once more without the comments and strings the change added (issue 27)."""
+    """Ask once more without the comments, strings and names the change added, and once
+    without the task its author wrote (issues 27, 34)."""
     ablation_tolerance: Fraction = 0.1
     """How far the score may fall without the change's prose before ``injection_suspected``."""
 
