@@ -124,3 +124,61 @@ def test_a_machinery_edit_that_changes_no_outcome_says_so(repo: pytest.Pytester)
     assert differential["note"] == "no outcome changed"
     assert differential["tests"] >= 2
     assert report["risk_tier"] == "T2"  # the machinery edit: the policy's choice stays
+
+
+def test_a_conftest_that_patches_the_code_under_test(repo: pytest.Pytester) -> None:
+    """The head's conftest is machinery: the base's tests run without it."""
+    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    _write(repo, "tests/conftest.py",
+           "import pytest\n\nimport calc\n\n\n@pytest.fixture(autouse=True)\n"
+           "def _steady(monkeypatch):\n"
+           "    monkeypatch.setattr(calc, 'add', lambda a, b: a + b)\n")
+    _edit(repo, "tests/test_calc.py", "    assert add(1, 2) == 3",
+          "    import calc\n\n    assert calc.add(1, 2) == 3")
+    _changed_outcome(_gate(repo), "tests/test_calc.py::test_add")
+
+
+PROBE = """\
+import json, os, sys
+from pathlib import Path
+
+import pytest
+
+
+def test_probe(request):
+    seen = {
+        "argv": sys.argv[1:],
+        "env": sorted(os.environ),
+        "modules": sorted(m for m in sys.modules if "confgate" in m or "replay" in m),
+        "plugins": sorted(n for n, _ in request.config.pluginmanager.list_name_plugin()
+                          if "confgate" in n or "replay" in n),
+        "cwd_name": Path.cwd().name,
+        "tmp": str(request.config._tmp_path_factory.getbasetemp().parent.parent),
+    }
+    with open(%(out)r, "a", encoding="utf-8") as log:
+        log.write(json.dumps(seen) + "\\n")
+"""
+
+
+def test_the_run_carries_no_mark_of_the_gate(repo: pytest.Pytester, tmp_path_factory: Any
+                                             ) -> None:
+    """What the base's tests can see of the differential run: the same as an ordinary
+    ``python -m pytest`` of those modules."""
+    out = tmp_path_factory.mktemp("probe") / "seen.jsonl"
+    _write(repo, "tests/test_probe.py", "from calc import add\n\n" + PROBE % {"out": str(out)})
+    _commit_base(repo)
+    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b  # same\n")
+    _gate(repo)
+    seen = [__import__("json").loads(line) for line in out.read_text().splitlines()]
+    differential = seen[-1]  # the main run first, then the differential run
+    assert len(seen) == 2
+    assert differential["argv"] == ["tests/test_calc.py", "tests/test_probe.py"]
+    assert not [k for k in differential["env"] if "CONFGATE" in k or "REPLAY" in k]
+    assert differential["plugins"] == ["confgate"]  # the entry point, as in any run
+    # what any pytest run imports with pytest-confgate installed (and its editable finder)
+    assert {m for m in differential["modules"] if not m.startswith("__editable__")} == {
+        "pytest_confgate", "pytest_confgate.plugin", "pytest_confgate.outcome_channel"}
+    assert differential["cwd_name"] == repo.path.name
+    # pytest's own temporary folder, where the environment puts it for any run
+    assert "confgate" not in differential["tmp"]
+    assert "replay" not in differential["tmp"]
