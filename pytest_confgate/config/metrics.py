@@ -130,10 +130,11 @@ class IntegrityMetricConfig(_MetricConfig):
     )
     """Which added suppression comments count as findings."""
     replay: bool = True
-    """After the main run, run the base's version of each test the change edited or removed
-    against the head's code, and each newly skip- or xfail-marked test without its mark."""
+    """After the main run, run the base's tests the change can affect with the base's
+    machinery against the head's code (the differential run), and each newly skip- or
+    xfail-marked test without its mark."""
     replay_timeout_s: Annotated[float, Field(gt=0, le=3600)] = 600.0
-    """How long the replay's pytest process may take; past it the metric is an error."""
+    """How long each of those pytest processes may take; past it the metric is an error."""
 
 
 DEFAULT_JUDGE_CRITERIA = (
