@@ -39,7 +39,6 @@ def claim() -> socket.socket | None:
             if sock.family == socket.AF_UNIX and sock.recv(
                     len(MAGIC), socket.MSG_PEEK | socket.MSG_DONTWAIT) == MAGIC:
                 sock.recv(len(MAGIC))
-                os.close(fd)  # only the duplicate stays open
                 sock.setblocking(True)
                 return sock
         except OSError:
