@@ -225,8 +225,9 @@ def _imports_any(text: str, modules: set[str]) -> bool:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
         for name in imported:
-            if any(name == m or name.startswith(m + ".") or m.startswith(name + ".")
-                   for m in modules):
+            # ``from pkg import sub`` names ``pkg.sub``; importing ``pkg`` alone does not
+            # count as importing each of its submodules (that would be the whole suite)
+            if any(name == m or name.startswith(m + ".") for m in modules):
                 return True
     return False
 
