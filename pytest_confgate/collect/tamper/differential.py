@@ -64,9 +64,11 @@ class DifferentialResult:
     def details(self) -> dict[str, Any]:
         """What ``details.differential`` says in the report."""
         changed = len(self.findings)
+        note = f"{changed} outcome(s) changed" if changed else NO_OUTCOME_CHANGED
+        if not self.modules:
+            note = "no base test the change can affect"
         return {"modules": self.modules, "tests": self.tests, "outcomes_changed": changed,
-                "duration_s": self.duration_s,
-                "note": NO_OUTCOME_CHANGED if not changed else f"{changed} outcome(s) changed"}
+                "duration_s": self.duration_s, "note": note}
 
 
 def is_machinery(path: str) -> bool:
