@@ -136,10 +136,18 @@ def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
     _git(root, "archive", "--format=tar", "-o", str(archive), f"{commit}:{prefix}")
     found: dict[str, Path] = {}
     with tarfile.open(archive) as tar:
-        members = [m for m in tar.getmembers() if m.isfile()]
-        tar.extractall(target, members=members, filter="data")
-    for member in members:
-        found[member.name] = target / member.name
+        for member in tar.getmembers():
+            parts = member.name.split("/")
+            if not member.isfile() or member.name.startswith("/") or ".." in parts:
+                continue  # git archives one commit's tree: links and folders are not needed
+            source = tar.extractfile(member)
+            if source is None:
+                continue
+            path = target.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with source, path.open("wb") as out:
+                shutil.copyfileobj(source, out)
+            found[member.name] = path
     return found
 
 
