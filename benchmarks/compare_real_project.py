@@ -91,8 +91,8 @@ def run_gate(ws: Workspace, out: Path, *, branch: bool) -> tuple[dict[str, Any],
     config.write_text(gate_config(ws.spec.sources, branch=branch), encoding="utf-8")
     report = out / f"confgate-report-{'branch' if branch else 'lines'}.json"
     report.unlink(missing_ok=True)
-    argv = [ws.python, "-m", "pytest", "--confgate", "--confgate-config", str(config)]
-    argv += ["--confgate-report", str(report), *ws.spec.pytest_args]
+    argv = [ws.python, "-m", "pytest", "--confgate", f"--confgate-config={config}"]
+    argv += [f"--confgate-report={report}", *ws.spec.pytest_args]
     run = ws.run(argv).require(0, 1)
     if not report.is_file():
         raise RuntimeError(f"pytest --confgate wrote no report\n{run.stdout[-3000:]}")

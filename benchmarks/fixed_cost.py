@@ -76,7 +76,7 @@ def measure(cache: Path, rounds: int) -> tuple[list[str], tuple[Path, str, dict[
         "gate (cold)": [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate"],
         "gate (warm), branch: false": [
             python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--confgate",
-            "--confgate-config", "confgate-lines.yml",
+            "--confgate-config=confgate-lines.yml",
         ],
     }
     config = (project / "confgate.yml").read_text(encoding="utf-8")

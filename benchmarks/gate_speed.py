@@ -1,4 +1,4 @@
-"""SPEC 11 / issue 19 speed targets, measured side by side on a real third-party test suite.
+"""Issue 19's speed targets, measured side by side on a real third-party test suite.
 
     python benchmarks/gate_speed.py --rounds 5                  # click, then pyparsing
     python benchmarks/gate_speed.py --project click --rounds 1  # one project, a quick check

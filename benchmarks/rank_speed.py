@@ -1,4 +1,4 @@
-"""SPEC 11 target for ``confgate rank``: 4 candidates with ``--jobs 2`` <= 2.3 x one candidate.
+"""The speed target for ``confgate rank``: 4 candidates with ``--jobs 2`` <= 2.3 x one candidate.
 
     python benchmarks/rank_speed.py [--project attrs|more-itertools] [--rounds 1]
                                     [--variant fresh|kept]
@@ -8,7 +8,7 @@ Measured side by side in one run on a real third-party suite (the pinned sdist a
 that solves the same small task (a ``clamp`` helper in a new module) its own way and adds its
 own test file, so stage 1, stage 2 and cross-testing all do real work. The pristine project is
 ``--baseline`` (a real project has lint findings of its own: without a baseline every one of
-them blocks, as SPEC 7 says). Each round runs both variants once, in the same order; the table
+them blocks). Each round runs both variants once, in the same order; the table
 shows medians and the ratio. Two variants: the baseline evaluated afresh on both sides
 (1 + 1 vs 4 + 1 trees), and its evidence reused from ``.confgate/rank-cache`` (1 vs 4 trees),
 which is what a workflow ranking round after round against the same base gets.

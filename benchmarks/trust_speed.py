@@ -1,4 +1,4 @@
-"""Trust store speed (SPEC 11): report over 1,000,000 events <= 1 s; cached trust_score <= 1 ms.
+"""Trust store speed: report over 1,000,000 events <= 1 s; cached trust_score <= 1 ms.
 
 Run: ``python benchmarks/trust_speed.py [--events 1000000] [--db PATH | --db postgresql://...]``
 (``--password-env NAME`` when the server needs a password). Builds a store of realistic shape

@@ -1,7 +1,7 @@
 """pytest-confgate: one quality gate for changes written by people and by AI agents.
 
 The public API is ``__all__``. Names are imported lazily (PEP 562) so that pytest loading
-the plugin without ``--confgate`` imports nothing heavy (SPEC 2).
+the plugin without ``--confgate`` imports nothing heavy.
 """
 
 from __future__ import annotations

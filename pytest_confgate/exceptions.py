@@ -52,7 +52,7 @@ class AgentError(ConfgateError):
 
 
 class ConditionError(ConfgateError):
-    """An overlay exit condition that does not compile, or has no boolean answer (SPEC 8)."""
+    """An overlay exit condition that does not compile, or has no boolean answer."""
 
 
 class GitHubError(ConfgateError):

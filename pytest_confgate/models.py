@@ -2,7 +2,7 @@
 
 collect -> ``ChangeSet``, ``EvalMetric`` and ``TestOutcomes``; policy -> ``Verdict``;
 report -> ``GateReport``. Every stage reads these and builds new ones; nothing mutates them
-(SPEC 4, 6, 10). Pure modules import their data from here and nothing else of the pipeline.
+. Pure modules import their data from here and nothing else of the pipeline.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class _Frozen(BaseModel):
 
 
 class MetricStatus(str, Enum):
-    """Whether a metric's value can be trusted (SPEC 4)."""
+    """Whether a metric's value can be trusted."""
 
     OK = "ok"
     UNAVAILABLE = "unavailable"
@@ -36,7 +36,7 @@ class MetricStatus(str, Enum):
 
 
 class Decision(str, Enum):
-    """The gate's verdict (SPEC 6)."""
+    """The gate's verdict."""
 
     PASS = "pass"  # noqa: S105  # nosec B105 -- a verdict, not a password
     FAIL = "fail"
@@ -162,7 +162,7 @@ class Verdict(_Frozen):
 
 
 class ConfidenceResult(_Frozen):
-    """The advisory score (SPEC 5): reported beside the verdict, never part of it."""
+    """The advisory score: reported beside the verdict, never part of it."""
 
     enabled: bool = True
     method: Literal["formula", "llm", "hybrid"]
@@ -193,7 +193,7 @@ class Provenance(_Frozen):
 
 
 class GateReport(_Frozen):
-    """The JSON report (SPEC 10): everything a person or a later step needs to trust a verdict."""
+    """The JSON report: everything a person or a later step needs to trust a verdict."""
 
     schema_version: str = SCHEMA_VERSION
     tool_version: str

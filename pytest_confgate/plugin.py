@@ -9,7 +9,9 @@ only measure coverage. This module reads pytest's objects and hands the role pla
 
 from __future__ import annotations
 
+import itertools
 import os
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -17,9 +19,12 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
+    from collections.abc import Generator
     from pathlib import Path
 
+    from pytest_confgate.collect.runtime_audit import Recorder
     from pytest_confgate.collect.tests import TestTally
+    from pytest_confgate.gate.channel import Channel
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
     from pytest_confgate.models import GateReport, TestOutcomes
@@ -41,15 +46,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-config",
         metavar="PATH",
         default=None,
-        help="configuration file (default: confgate.yml, confgate.yaml or [tool.confgate] "
-        "in pyproject.toml in the rootdir; or $CONFGATE_CONFIG)",
+        help="configuration file (default: $CONFGATE_CONFIG outside a pull request, else "
+        "confgate.yml, confgate.yaml "
+        "or [tool.confgate] in pyproject.toml in the rootdir); only the =PATH form",
     )
     group.addoption(
         "--confgate-base",
         metavar="REF",
         default=None,
         help="git ref the change is compared against for `scope: changed` and risk rules "
-        "(default: base_ref in the config, else GITHUB_BASE_REF)",
+        "(default: the GitHub event's pull_request.base.sha, else GITHUB_BASE_REF, else "
+        "base_ref in the config; on a pull request only the command line overrides the "
+        "event)",
     )
     group.addoption(
         "--confgate-task",
@@ -62,20 +70,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--confgate-report",
         metavar="PATH",
         default=None,
-        help="where to write the JSON report (default: confgate-report.json in the rootdir)",
+        help="where to write the JSON report (default: confgate-report.json in the rootdir); "
+        "only the =PATH form",
     )
     group.addoption(
         "--confgate-compare",
         metavar="BASE_REPORT.json",
         default=None,
-        help="show each metric's change against a saved report of the base branch",
+        help="show each metric's change against a saved report of the base branch; only the "
+        "=PATH form",
     )
     group.addoption(
         "--confgate-coverage-data",
         metavar="PATH",
         default=None,
         help="also write the coverage.py data this run measured (a CI shard's part for "
-        "`confgate merge --coverage`)",
+        "`confgate merge --coverage`); only the =PATH form",
     )
 
 
@@ -102,15 +112,50 @@ def pytest_load_initial_conftests(
     options = early_config.known_args_namespace
     if not getattr(options, "confgate", False):
         return
+    separate = _separate_path_value(args)
+    if separate is not None:
+        raise pytest.UsageError(separate)
+    from pytest_confgate.collect import cache_trust
+
+    # Before any conftest: cache entries changed from here on must be the gate's own.
+    worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    cache_trust.begin(cache_trust.project_code_since_ns(parent_too=worker))
     from pytest_confgate.exceptions import ConfgateError
 
     try:
         gate = _GatePlugin.create(early_config, options)
     except ConfgateError as exc:
+        from pytest_confgate.collect.runtime_audit import stop_all
+
+        stop_all()
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
     gate.begin()
+
+
+PATH_OPTIONS = (
+    "--confgate-config", "--confgate-report", "--confgate-compare", "--confgate-coverage-data"
+)
+"""Options that take a path: only their ``--option=PATH`` form is accepted."""
+
+
+def _separate_path_value(args: list[str]) -> str | None:
+    """Why ``--confgate-report PATH`` (two arguments) is refused, or None.
+
+    pytest picks its rootdir before it loads plugins, so it reads a separate ``PATH`` as a
+    test path: one outside the project moves the rootdir (and with it the ini file, the
+    conftests and the report's folder) to a common ancestor. ``--confgate-report=PATH`` is
+    one argument and never taken for a test path.
+    """
+    options = args[: args.index("--")] if "--" in args else args
+    for flag, value in itertools.pairwise(options):
+        if flag in PATH_OPTIONS:
+            return (
+                f"{flag} {value}: write {flag}={value} (one argument): pytest reads a "
+                "separate path as a test path when it picks its rootdir, before plugins load"
+            )
+    return None
 
 
 class _GatePlugin:
@@ -133,6 +178,12 @@ class _GatePlugin:
         self.error: str | None = None
         self.tests_passed = False
         self._started = time.perf_counter()
+        self._cov_failed: str | None = None
+        self.channel: Channel | None = None
+        """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
+        self.audit: Recorder | None = None
+        self.modules: dict[tuple[str, str], object] = {}
+        self._outputs: tuple[object, ...] | None = None
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -141,10 +192,12 @@ class _GatePlugin:
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
+        from pytest_confgate.gate.channel import Channel
         from pytest_confgate.gate.engine import GateRun
         from pytest_confgate.gate.roles import ProcessRole, distributed
-        from pytest_confgate.report.json_report import forget_report, resolve_report_path
+        from pytest_confgate.report.json_report import resolve_report_path
 
+        channel = Channel.take(os.environ)  # before any conftest is imported
         root = Path(config.rootpath)
         # addopts and PYTEST_ADDOPTS are in `options` too; only the real command line is
         # out of the change's reach (issue 14), so each value says where it came from.
@@ -155,9 +208,12 @@ class _GatePlugin:
             config=options.confgate_config,
             config_on_command_line=_typed(typed, "--confgate-config", options.confgate_config),
         )
+        # The previous report stays until this run's replaces it (atomically): a run that
+        # dies early leaves the last verdict, bound to its own run and commit (provenance).
+        # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
-        if not (distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")):
-            forget_report(report_path)  # a run that dies must not leave an older verdict behind
+        worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
+        audit = _start_audit(root, None if worker else report_path)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -169,11 +225,19 @@ class _GatePlugin:
             task=options.confgate_task,
         )
         run.assert_rewriting = _AssertRewriting(config)
+        # pytest-cov's option, when it is installed (addopts included: known arguments now).
+        cov_fail_under = getattr(options, "cov_fail_under", None)
+        run.coverage_fail_under = float(cov_fail_under) if cov_fail_under is not None else None
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
-        return cls(config, run, TestTally(), report_path, role)
+        plugin = cls(config, run, TestTally(), report_path, role)
+        plugin.channel = channel
+        plugin.audit = audit
+        return plugin
 
     def begin(self) -> None:
+        if self.channel is not None:
+            self.channel.send("start")
         self.role.begin()
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -190,11 +254,78 @@ class _GatePlugin:
         self.role.worker_finished(name, output, failed=error is not None)
 
     def pytest_sessionstart(self) -> None:
+        from pytest_confgate.collect.runtime_audit import saved_stderr, snapshot_modules
+
         self._started = time.perf_counter()
+        self._outputs = self._output_identity()
+        if self.audit is not None:
+            capture = self.config.pluginmanager.get_plugin("capturemanager")
+            self.audit.stderr_fd = saved_stderr(capture)
+        # After pytest's own configure (legacypath patches its classes then, and undoes it).
+        self.modules = snapshot_modules(sys.modules)
+
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        if self.audit is not None:
+            self.audit.current_test = nodeid
+
+    def _output_identity(self) -> tuple[object, ...]:
+        from pytest_confgate.collect.runtime_audit import output_identity
+
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        return output_identity(capture, getattr(getattr(reporter, "_tw", None), "_file", None))
+
+    def _check_outputs(self, where: tuple[str, int]) -> None:
+        """After each test: pytest's real stdout and stderr are where they were."""
+        now = self._output_identity()
+        before = self._outputs
+        if self.audit is not None and before is not None and not all(
+            a is b or a == b for a, b in zip(now, before, strict=True)
+        ):
+            self.audit.record("runtime_output_redirect", "the real stdout or stderr (pytest's "
+                              "saved streams or file descriptors) was changed", (where,))
+        self._outputs = now
+
+    def _end_audit(self) -> None:
+        """The session is over: what the hook saw, plus what it cannot see (patches)."""
+        from pytest_confgate.collect.runtime_audit import replaced, stop
+
+        audit = self.audit
+        if audit is None:
+            return
+        audit.session_over = True
+        audit.current_test = None
+        self._check_outputs(("(session)", 0))
+        for name in replaced(self.modules, sys.modules):
+            audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
+        if not stop(audit):
+            audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        self.run.audit += audit.findings
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """Around pytest-cov's own wrapper: coverage data it cannot read (a corrupt
+        ``.coverage`` that ``--cov-append`` adds to) is coverage evidence that errored, named
+        in the report, not pytest's INTERNALERROR traceback."""
+        try:
+            return (yield)
+        except Exception as exc:
+            from pytest_confgate.collect.coverage import unreadable_data
+
+            self._cov_failed = unreadable_data(exc, "pytest-cov")
+            if self._cov_failed is None or not self.role.borrow_cov:
+                raise
+            return True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.tally.add_collection_error()
+            if self.channel is not None:
+                self.channel.send("collect_error", nodeid=report.nodeid)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.channel is not None:
+            self.channel.send("collected", n=len(session.items))
 
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """Carry requirement links on the report, so they reach the xdist controller too."""
@@ -202,23 +333,34 @@ class _GatePlugin:
         if ids:
             item.user_properties.append((_LINKS_KEY, ids))
 
-    def pytest_runtest_logfinish(self) -> None:
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int | None, str]) -> None:
         self.run.between_tests()
+        self._check_outputs((location[0], (location[1] or 0) + 1))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        self.tally.add_category(str(status[0]) if status else "")
+        category = str(status[0]) if status else ""
+        self.tally.add_category(category)
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
-        if isinstance(ids, list) and (report.when == "call" or report.outcome != "passed"):
+        linked = isinstance(ids, list) and (report.when == "call" or report.outcome != "passed")
+        if isinstance(ids, list) and linked:
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
+        if self.channel is not None:
+            self.channel.send("report", cat=category, nodeid=report.nodeid, when=report.when,
+                              passed=report.passed,
+                              links=[str(i) for i in ids] if isinstance(ids, list) and linked
+                              else [])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._end_audit()
         if not self.role.decides:
             self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
+        if self.channel is not None:
+            self.channel.send("end", exitstatus=int(session.exitstatus))
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
-        self.role.gather(getattr(cov_plugin, "cov_controller", None))
+        self.role.gather(getattr(cov_plugin, "cov_controller", None), self._cov_failed)
         plugins = session.config.pluginmanager.get_plugins()
         self.run.plugins.register_modules(
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
@@ -321,6 +463,11 @@ class _GatePlugin:
         """Say it on the very last line when the tests passed but the gate did not."""
         self.run.stop_tracing()
         self.run.close()
+        from pytest_confgate.collect import cache_trust
+
+        if self.role.decides:
+            self.run.sweep_caches()
+        cache_trust.end()
         if not self.role.decides or not self.tests_passed or self._passed():
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
@@ -335,6 +482,17 @@ class _GatePlugin:
         )
         if line is not None:
             reporter.write_line(line, red=True, bold=True)
+
+
+def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+    """The run-time audit (issue 34), before any conftest is imported: from here on, what the
+    project's code does to the gate's state, pytest or its own process is recorded."""
+    from pytest_confgate.collect.runtime_audit import Recorder, start
+    from pytest_confgate.gate.engine import STATE_DIR
+
+    recorder = Recorder(root, root / STATE_DIR, report_path)
+    start(recorder)
+    return recorder
 
 
 def _internal_error(exc: Exception) -> str:

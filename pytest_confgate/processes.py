@@ -7,7 +7,7 @@ while it runs into a bounded buffer (``exchange``): stdout past its cap kills th
 an error, stderr keeps only its tail, so a tool that prints gigabytes costs the gate a few
 megabytes, never its memory. Leaf: it imports only the error tree. Collectors turn
 ``ToolMissing``, ``ToolTimeout`` and ``ToolOutputTooLarge`` into ``unavailable``/``error``
-metrics (SPEC 4): a tool that is missing, hangs or floods fails the gate closed, never
+metrics: a tool that is missing, hangs or floods fails the gate closed, never
 crashes the run.
 """
 

@@ -43,11 +43,15 @@ def supported() -> bool:
     return sys.platform.startswith("linux") and os.path.isdir("/proc/self")
 
 
-def contained(argv: Sequence[str]) -> list[str]:
-    """The argv that runs ``argv`` under the intermediary (unchanged where unsupported)."""
+def contained(argv: Sequence[str], pass_fds: Sequence[int] = ()) -> list[str]:
+    """The argv that runs ``argv`` under the intermediary (unchanged where unsupported).
+
+    ``pass_fds``: descriptors the program inherits through the intermediary (which closes its
+    own copies once the program started); the caller passes them to the intermediary too."""
     if not supported():
         return list(argv)
-    return [sys.executable, "-I", "-S", os.path.abspath(__file__), "--", *argv]
+    passed = [arg for fd in pass_fds for arg in ("--pass-fd", str(fd))]
+    return [sys.executable, "-I", "-S", os.path.abspath(__file__), *passed, "--", *argv]
 
 
 def stop(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
@@ -73,6 +77,10 @@ class _Stop(Exception):
 
 
 def _main(argv: list[str]) -> int:
+    fds: list[int] = []
+    while argv[:1] == ["--pass-fd"] and len(argv) > 1 and argv[1].isdigit():
+        fds.append(int(argv[1]))
+        argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]
     if not argv:
@@ -86,7 +94,7 @@ def _main(argv: list[str]) -> int:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:  # the caller died before we asked to be told
             raise _Stop
-        status = _run(argv)
+        status = _run(argv, fds)
     except _Stop:
         _kill_descendants()
         return 128 + signal.SIGTERM
@@ -98,13 +106,17 @@ def _raise_stop(_signum: int, _frame: object) -> None:
     raise _Stop
 
 
-def _run(argv: list[str]) -> int:
+def _run(argv: list[str], fds: Sequence[int] = ()) -> int:
     """Start the program on our stdin/stdout/stderr, wait for it, reap orphans meanwhile."""
     try:
-        child = subprocess.Popen(argv)  # the caller's argv list, never a shell
+        child = subprocess.Popen(argv, pass_fds=fds)  # the caller's argv list, never a shell
     except OSError as exc:
         sys.stderr.write(f"cannot run {argv[0]!r}: {exc.strerror or exc}\n")
         return 127 << 8  # a wait status: exited with 127, as a shell says "not found"
+    finally:
+        for fd in fds:  # the program's end only: its closing it must reach the caller
+            with contextlib.suppress(OSError):
+                os.close(fd)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)  # the answer's pipe must close when the program closes it
     os.dup2(devnull, 1)
@@ -115,14 +127,33 @@ def _run(argv: list[str]) -> int:
 
 
 def _kill_descendants() -> None:
-    """SIGKILL everything below us until nothing is left (or ``_CLEANUP_S`` passes).
+    """SIGKILL everything below us until nothing is left (or ``_CLEANUP_S`` passes)."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
+    end_descendants()
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of everything below it (Linux); whether it is one.
+
+    For a process that starts nothing but the program it supervises (``confgate gate``): an
+    orphan whose parent was killed comes to us instead of init, so ``end_descendants`` finds
+    it even when the intermediary itself was killed."""
+    if not supported():
+        return False
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    return True
+
+
+def end_descendants(limit_s: float = _CLEANUP_S) -> None:
+    """SIGKILL and reap every process below this one until none is left (or ``limit_s``).
 
     As a subreaper we inherit the orphans of the processes we kill, so looping until we
     have no children left also catches those that forked while we were killing.
     """
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_IGN)  # a second SIGTERM must not cut the cleanup short
-    deadline = time.monotonic() + _CLEANUP_S
+    if not supported():
+        return
+    deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         for pid in _descendants(os.getpid()):
             with contextlib.suppress(ProcessLookupError):

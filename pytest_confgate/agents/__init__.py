@@ -1,4 +1,4 @@
-"""Agent providers: one small interface over a program, OpenAI and Anthropic (SPEC 3).
+"""Agent providers: one small interface over a program, OpenAI and Anthropic.
 
 The judge, the overlays and ranking ask an ``Agent`` for text and never learn which provider
 answered. Each provider lives in its own module; the LLM SDKs are imported only when an agent

@@ -84,19 +84,42 @@ def call_with_retries(
     """
     started = time.monotonic()
     kinds: list[str] = []
+    last: Failure | None = None
     while True:
-        timeout_s = min(budget.timeout_s, budget.deadline_s - (time.monotonic() - started))
+        left_s = budget.deadline_s - (time.monotonic() - started)
+        if left_s < MIN_ATTEMPT_S:  # never an attempt with no time (a negative socket timeout)
+            raise AgentError(
+                _scrub(_spent(agent, budget, kinds, last), secret),
+                attempts=len(kinds), kind=last.kind if last else "deadline",
+            )
+        timeout_s = min(budget.timeout_s, left_s)
         try:
             return attempt(timeout_s), len(kinds) + 1
         except Exception as exc:  # every failure, SDK or not, becomes an AgentError below
-            failure = classify(exc, timeout_s)
+            failure = last = classify(exc, timeout_s)
             kinds.append(failure.kind)
-            stop = _why_stop(failure, len(kinds), budget, time.monotonic() - started)
+            elapsed_s = time.monotonic() - started
+            stop = _why_stop(failure, len(kinds), budget, elapsed_s)
             if stop is not None:
                 message = _scrub(f"agent {agent!r}: {failure.what}; {stop}{_each(kinds)}", secret)
                 error = AgentError(message, attempts=len(kinds), kind=failure.kind)
                 raise error from (exc if failure.chain else None)
-            time.sleep(_delay(failure, len(kinds)))
+            # The jitter never eats the time the next attempt needs.
+            room_s = budget.deadline_s - elapsed_s - MIN_ATTEMPT_S
+            time.sleep(max(0.0, min(_delay(failure, len(kinds)), room_s)))
+
+
+def _spent(agent: str, budget: RetryBudget, kinds: list[str], last: Failure | None) -> str:
+    """The deadline ran out before another attempt could start: what was tried, and what to
+    change (not the socket's "Timeout value out of range" a zero timeout would give)."""
+    if last is None:
+        return (f"agent {agent!r}: the {budget.deadline_s:g} s deadline (deadline_ms) leaves "
+                "no time for a first attempt; raise deadline_ms for this agent")
+    return (
+        f"agent {agent!r}: {last.what}; the {budget.deadline_s:g} s deadline was spent after "
+        f"{len(kinds)} attempt(s), before another could start; try again later, or raise "
+        f"deadline_ms for this agent{_each(kinds)}"
+    )
 
 
 def _each(kinds: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""Provider ``command``: an agent that is a program (SPEC 3).
+"""Provider ``command``: an agent that is a program.
 
 The prompt goes to stdin (after the ``system`` text and a blank line, when there is one:
 a command-line agent has no other place for it) and the answer is stdout. The program gets

@@ -1,4 +1,4 @@
-"""``llm_judge``: an independent evaluator agent scores the change (SPEC 4, seed policy).
+"""``llm_judge``: an independent evaluator agent scores the change.
 
 What the judge would read (the diff as it will be shown, the task from the pull request or
 the commits, the gate's other measurements) is screened first (``screen``). When the screen
@@ -10,7 +10,7 @@ Otherwise the judge gets the fenced prompt with a fresh canary (``judge_prompt``
 times and the median score becomes the metric. Any failed call (agent error or timeout, an
 unusable answer, a missing or wrong canary) makes the metric 0.0 with status ``error`` and
 the reason: conservative, never raised. The gate takes pass/fail from the score and the
-metric's ``min``; a ``pass`` field in the answer is ignored (SPEC 12).
+metric's ``min``; a ``pass`` field in the answer is ignored.
 
 Then, unless ``ablation: false``, the judge's own ablation (``ablation``): one more call
 about the diff with the comments and string literals the change added blanked out and the
@@ -70,7 +70,7 @@ def judge_change(
     task_source: str = "task",
 ) -> EvalMetric:
     """Screen what the judge would read, then ask it ``config.repeats`` times and report the
-    median score (SPEC 4, issue 21).
+    median score (issue 21).
 
     ``task`` is the pull request's description (or the commit messages; ``task_source`` names
     it in hits); ``config.task``, when set, replaces it and, being the gate's own

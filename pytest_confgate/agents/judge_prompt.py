@@ -8,7 +8,7 @@ must echo as ``"canary": "<hex>"``: an answer without it, or with another value,
 judgement, so an answer the author planted in the diff and a judge copied verbatim fails.
 
 The answer is parsed strictly: exactly one JSON object, a finite ``score`` in [0, 1]; a
-``pass`` field is ignored (SPEC 12: judged text cannot change the decision). Pure: no IO.
+``pass`` field is ignored (judged text cannot change the decision). Pure: no IO.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 FINAL_INSTRUCTION = (
-    "Score the following output against these criteria on a 0.0–1.0 scale. "  # noqa: RUF001 -- the seed's exact sentence, en dash included
+    "Score the following output against these criteria on a 0.0–1.0 scale. "  # noqa: RUF001 -- the exact sentence, en dash included
     "Return only a JSON score object."
 )
-"""The seed's judge sentence; the user prompt ends with exactly this (SPEC 4)."""
+"""The judge sentence; the user prompt ends with exactly this."""
 
 MAX_ANSWER_CHARS = 100_000
 """A longer answer is an error, not something to parse: a judge's JSON object is short."""
@@ -110,7 +110,7 @@ def build_judge_prompt(
     canary: str,
     max_diff_chars: int = DEFAULT_MAX_DIFF_CHARS,
 ) -> tuple[str, str]:
-    """The judge's (system, user) messages of SPEC 4: numbered criteria, the canary line, then
+    """The judge's (system, user) messages: numbered criteria, the canary line, then
     the task, the gate's measurements and the diff, each fenced with ``fence`` and declared as
     data.
 

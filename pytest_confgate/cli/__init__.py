@@ -1,7 +1,7 @@
 """The ``confgate`` command: parses arguments and calls the same core as the pytest plugin.
 
 ``main(argv)`` returns an exit code; only ``console_main`` exits (as coverage.py does).
-The command groups (``github``, ``rank``, ``run``, ``trust``) live in sibling modules,
+The command groups (``gate``, ``github``, ``rank``, ``run``, ``trust``) live in sibling modules,
 each adding its own subcommands; handlers import the core lazily so ``--help`` stays fast.
 """
 
@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_confgate.cli import github, rank, run, trust
+from pytest_confgate.cli import gate, github, rank, run, trust
 from pytest_confgate.cli.errors import usage_error
 from pytest_confgate.exit_codes import ExitCode
 
@@ -24,8 +24,12 @@ REPORT_FORMATS = ("md", "html", "sarif", "json")  # report.writers.FORMATS, kept
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one ``confgate`` subcommand and return its exit status."""
     parser = _parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    if rank.asks_feedback_help(words):  # a word, not a subparser: argparse shows rank's help
+        rank.feedback_parser().print_help()
+        return ExitCode.OK
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
     except SystemExit as exc:  # argparse exits on --help and on usage errors
         return ExitCode.OK if not exc.code else ExitCode.USAGE_ERROR
     handler = getattr(args, "handler", None)
@@ -79,14 +83,19 @@ def _parser() -> argparse.ArgumentParser:
         "pyproject.toml in the current directory)",
     )
     validate.set_defaults(handler=_validate)
-    schema = commands.add_parser("schema", help="print the JSON Schema of the gate report")
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of the gate report",
+        description="Print the JSON Schema (draft 2020-12) that every confgate-report.json "
+        "follows, to validate a report or generate a client: confgate schema > schema.json",
+    )
     schema.set_defaults(handler=_schema)
     report = commands.add_parser(
         "report", help="render a saved JSON gate report as Markdown, HTML, SARIF or JSON"
     )
     report.add_argument(
         "--format", required=True, choices=REPORT_FORMATS, dest="fmt",
-        help="md: step summary / PR comment, html: one self-contained page, sarif: code scanning",
+        help="md: the PR comment publish posts (a local preview), html: one self-contained "
+        "page, sarif: code scanning, json: the report again",
     )
     report.add_argument("report", metavar="REPORT.json", help="a report `pytest --confgate` wrote")
     report.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
@@ -113,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     merge.add_argument("--config", help="the confgate configuration (default: found in cwd)")
     merge.set_defaults(handler=_merge)
-    for group in (github, rank, run, trust):
+    for group in (gate, github, rank, run, trust):
         group.add_commands(commands)
     return parser
 
@@ -153,12 +162,20 @@ def _report(args: argparse.Namespace) -> int:
 
     try:
         report = load_report(Path(args.report))
-        text = render(report, args.fmt)
-        if args.compare:
+        if args.compare and args.fmt == "md":  # the comment's own comparison, in its place
+            from pytest_confgate.report.compare import base_name_of
+            from pytest_confgate.report.markdown import render_comment
+
+            base = load_report(Path(args.compare))
+            text = render_comment(report, against=(base, base_name_of(base, args.compare)))
+        elif args.compare:
             from pytest_confgate.report.compare import with_comparison
 
             base = load_report(Path(args.compare))
-            text = with_comparison(text, args.fmt, report, base, args.compare)
+            text = with_comparison(render(report, args.fmt), args.fmt, report, base,
+                                   args.compare)
+        else:
+            text = render(report, args.fmt)
         _note_dropped_results(text, args.fmt)
         if args.output:
             write_text_atomic(text, Path(args.output))

@@ -1,4 +1,4 @@
-"""``confgate github publish``: hand a saved gate report to GitHub Actions (SPEC 10).
+"""``confgate github publish``: hand a saved gate report to GitHub Actions.
 
 The Action's last step, best run in a job of its own. It first checks that the report is this
 run's verdict on the commit under review (``gate.binding``): a missing, unreadable, stale or
@@ -72,6 +72,12 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         f"cancelled, skipped; default ${ENV_GATE_RESULT}); anything but success never "
         "publishes pass",
     )
+    publish_command.add_argument(
+        "--supervised",
+        action="store_true",
+        help="publish pass only for a report `confgate gate` wrote (the Action's gate step): "
+        "any other report's test outcomes are the test process's own word",
+    )
     publish_command.set_defaults(handler=_publish)
 
 
@@ -82,6 +88,7 @@ def _publish(args: argparse.Namespace) -> int:
         comment=args.comment,
         annotations_cap=max(args.annotations_cap, 0),
         gate_result=args.gate_result,
+        supervised=args.supervised,
         out=sys.stdout,
         err=sys.stderr,
     )
@@ -94,6 +101,7 @@ def publish(
     comment: bool = True,
     annotations_cap: int = ANNOTATIONS_CAP,
     gate_result: str | None = None,
+    supervised: bool = False,
     out: TextIO,
     err: TextIO,
 ) -> int:
@@ -104,7 +112,6 @@ def publish(
     from pytest_confgate.gate.binding import binding_problem, expected
     from pytest_confgate.gate.recount import republish
     from pytest_confgate.github.publish import (
-        COMMENT_LIMIT,
         annotation_commands,
         artifacts_url,
         diff_links,
@@ -116,7 +123,7 @@ def publish(
     from pytest_confgate.github.run_report import load_run_report, with_run
     from pytest_confgate.models import Decision
     from pytest_confgate.report.json_report import write_json_report
-    from pytest_confgate.report.markdown import render_markdown
+    from pytest_confgate.report.markdown import render_comment, render_markdown
 
     unpublished = _Unpublished(report_path, environ, comment, out, err)
     try:
@@ -136,7 +143,7 @@ def publish(
         return unpublished.fail(want.head, problem)
     if gate_result is None:
         gate_result = environ.get(ENV_GATE_RESULT)
-    done = republish(report, environ, gate_result)
+    done = republish(report, environ, gate_result, supervised=supervised)
     for note in done.notes:
         print(log_line(note), file=err)
     if done.tampered:
@@ -149,22 +156,21 @@ def publish(
     against = _base_comparison(environ)
     if against is not None:
         print(log_line(against[1]), file=err)
-    for note in render_artifacts(report, report_file.parent, against):  # one verdict in all
+    files = diff_links(environ)
+    for note in render_artifacts(report, report_file.parent, against, files):  # one verdict
         print(log_line(note), file=err)
     annotations = annotation_commands(report, annotations_cap)
     for command in annotations.commands:
         print(command, file=out)
     link = artifacts_url(environ)
-    files = diff_links(environ)
     summary = with_run(run, render_markdown(report, report_link=link, artifacts=link,
                                             against=against, diff_link=files))
     if annotations.omitted:
         summary += f"\n{annotations.omitted} more findings: see the SARIF / report.\n"
     written = write_runner_files(environ, summary, _outputs(report, report_path, run), err)
     if comment:
-        body = with_run(run, render_markdown(report, limit_bytes=COMMENT_LIMIT,
-                                             report_link=link, artifacts=link,
-                                             against=against, diff_link=files))
+        body = with_run(run, render_comment(report, against=against, link=link,
+                                            diff_link=files))
         for note in post_sticky_comment(body, environ):
             print(log_line(note), file=err)
     print(log_line(f"decision {report.decision.value}"), file=out)

@@ -1,4 +1,4 @@
-"""``confgate rank``: rank parallel candidate solutions (SPEC 7).
+"""``confgate rank``: rank parallel candidate solutions.
 
 ``confgate rank A B C [--baseline X] [--jobs N] [--format md|json|html] [-o FILE]`` ranks;
 ``confgate rank feedback RANKING_ID --chose ID | --accepted-winner | --rejected-all`` stores
@@ -42,7 +42,7 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
         usage=_USAGE,
         help="evaluate candidate solutions (directories or git refs), rank them and say how "
         "sure the ranking is (exit 0 ranked, 2 bad input)",
-        description="Rank candidate solutions of one task (SPEC 7). A candidate is a directory "
+        description="Rank candidate solutions of one task. A candidate is a directory "
         "or a git ref (checked out into a temporary worktree). `rank feedback` records which "
         "solution you took; later rankings adjust their category weights.",
     )
@@ -65,13 +65,42 @@ def add_commands(commands: argparse._SubParsersAction[Any]) -> None:
     rank.add_argument("--apply-branch", metavar="NAME",
                       help="with --apply: check the winner out onto this new branch")
     rank.add_argument("--config", help="the confgate configuration (default: found in cwd)")
-    rank.add_argument("--task", help="the task, for the evaluator agent (@FILE reads a file)")
+    rank.add_argument("--task", metavar="TEXT|@FILE",
+                      help="what the candidates were asked to do, shown to the evaluator agent "
+                      "that compares them (@FILE reads it from a file; default: none)")
     rank.add_argument("--chose", metavar="ID", help="feedback: you took this solution")
     rank.add_argument("--accepted-winner", action="store_true",
                       help="feedback: you took the ranking's winner")
     rank.add_argument("--rejected-all", action="store_true",
                       help="feedback: you took none of the solutions")
     rank.set_defaults(handler=_handle)
+
+
+def asks_feedback_help(argv: list[str]) -> bool:
+    """``confgate rank feedback --help``: its own help, not all of ``rank``'s."""
+    return argv[:2] == ["rank", "feedback"] and bool({"-h", "--help"} & set(argv[2:]))
+
+
+def feedback_parser() -> argparse.ArgumentParser:
+    """``confgate rank feedback``'s options, for its help (``rank`` parses them)."""
+    feedback = argparse.ArgumentParser(
+        prog="confgate rank feedback",
+        usage="confgate rank feedback RANKING_ID (--chose ID | --accepted-winner | "
+        "--rejected-all) [--config PATH]",
+        description="Record which solution of a ranking you took; later rankings adjust their "
+        "category weights from it (stored in rank.db beside the trust store).",
+    )
+    feedback.add_argument("ranking_id", metavar="RANKING_ID",
+                          help="the ranking's id, printed by `confgate rank`")
+    choice = feedback.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--chose", metavar="ID", help="you took this solution")
+    choice.add_argument("--accepted-winner", action="store_true",
+                        help="you took the ranking's winner")
+    choice.add_argument("--rejected-all", action="store_true",
+                        help="you took none of the solutions")
+    feedback.add_argument("--config", metavar="PATH",
+                          help="the confgate configuration (default: found in cwd)")
+    return feedback
 
 
 def _handle(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""``confgate run``: run agent tasks with their overlays (SPEC 8).
+"""``confgate run``: run agent tasks with their overlays.
 
 Exit status: 0 the task advanced (the gate passed), 1 the gate blocked it, 3 it escalated to
 a human, 2 a usage or configuration error; an interrupted run exits 128 + the signal's
@@ -155,7 +155,7 @@ def _task_names(config: ConfgateConfig, wanted: str | None, path: Path | None) -
 
 
 def _agents(config: ConfgateConfig, names: list[str]) -> dict[str, Agent]:
-    """Build every agent the tasks need, after a preflight of each (SPEC 3)."""
+    """Build every agent the tasks need, after a preflight of each."""
     from pytest_confgate.agents import build_agent, preflight
     from pytest_confgate.exceptions import ConfigError
     from pytest_confgate.overlays.tasks import agents_needed

@@ -1,4 +1,4 @@
-"""``confgate trust``: record review outcomes and score agents (SPEC 9).
+"""``confgate trust``: record review outcomes and score agents.
 
 ``record`` and ``resolve`` are silent on success and do not fail for the store's sake: a write
 that cannot be made is spooled, with one line on stderr. Only an event that can be neither

@@ -8,16 +8,32 @@ Each module turns one source of evidence into an ``EvalMetric``:
   measurement and saves a shard's data for ``confgate merge``;
 - ``coverage_engines`` -- how lines are recorded: line probes, coverage.py's tracer, or both;
 - ``coverage_files`` -- which files coverage.py would measure, asked of coverage.py itself;
+- ``coverage_children`` -- code run in child processes (coverage.py's ``patch`` and
+  ``concurrency``), measured by coverage.py's own start-up hooks into a private folder, combined;
+- ``foreign_loaders`` -- measured modules another import hook executes, seen by an ``exec``
+  audit hook, so the probe engine has coverage.py trace them (3.11);
+- ``early_start`` -- coverage.py started before pytest imports its plugins
+  (``python -m pytest_confgate``), its part handed over to the gate's measurement;
 - ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
   each statement, the recorded lines analysed by coverage.py itself;
 - ``probe_import`` -- the finder and loader that put the probes in a module, the import
   otherwise left to the import system (no frame of ours on the module's stack);
 - ``probe_code``   -- instrumented code cached on disk; fired probes jumped over where nothing
   but the function holds its code (3.10/3.11);
+- ``branch_probes`` -- branch coverage without a tracer on 3.11: arc probes on each branch's
+  edges, written by ``branch_edits``, at the end of ``finally`` blocks by ``branch_finally``,
+  their offsets turned into coverage.py's arcs by ``arc_resolver``;
+- ``monitor_engine`` / ``monitor_probes`` -- 3.12+: lines and branches from ``sys.monitoring``;
+- ``coverage_analysis`` -- coverage.py's per-file analysis, kept by content between runs;
+- ``coverage_figures`` -- coverage.py's JSON report turned into ``test_coverage``;
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;
 - ``tool_cache``   -- per-file tool results keyed by content, tool version and config;
+- ``cache_trust``  -- every cache read and write: entries the project's code changed are not
+  read and are swept at the end of the run; pickles restore only the classes a cache holds;
+- ``runtime_audit`` -- a PEP 578 audit hook: what the project's code does to the gate's state,
+  pytest and its own process, as ``test_integrity`` findings with file and line;
 - ``changes``      -- the change from git: files and lines since the merge base;
 - ``tamper/``      -- the tamper analysis package, base vs head (``ast``/``tokenize``): tests
   deleted, skipped or weakened, suppressions and tool ignores added, reward-hacking patterns;

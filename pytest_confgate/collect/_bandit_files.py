@@ -1,4 +1,4 @@
-"""Which files ``bandit -r PATHS`` scans, found without starting bandit (SPEC 11).
+"""Which files ``bandit -r PATHS`` scans, found without starting bandit.
 
 The content cache must know the files before deciding whether bandit runs at all, and bandit's
 Python start-up is its whole cost on a warm run. This mirrors bandit 1.x's own discovery

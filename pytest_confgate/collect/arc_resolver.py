@@ -53,6 +53,50 @@ class ArcResolver:
         line = self.lines.get(offset)
         return None if line is None else self.multiline.get(line, line)
 
+    def falls_through(self, offset: int, within: frozenset[int]) -> tuple[int, int] | None:
+        """The arc out of a statement whose lines are ``within`` (a decorated ``def``'s
+        decorators and its line) when its code runs to its end, walked from ``offset`` as
+        ``resolve`` walks: from the statement's last line run to the next line, or out of
+        the code object. ``None`` where it meets a conditional jump."""
+        co_code, size = self.co_code, len(self.co_code)
+        last, seen = None, set()
+        while 0 <= offset < size and offset not in seen:
+            seen.add(offset)
+            op = co_code[offset]
+            line = self.line_at(offset)
+            if op in (_CACHE, _EXTENDED_ARG):
+                offset += 2
+                continue
+            if line and line not in within:
+                return (last, line) if last is not None else None
+            if line:
+                last = line
+            if op in _JUMPS:
+                if op not in _ALWAYS_JUMPS:
+                    return None
+                offset = self._target(offset)
+                continue
+            if op in _RETURNS:
+                return (last, self.first) if last is not None else None
+            if op in _NO_FALL_THROUGH:
+                return None
+            offset += 2
+        return None
+
+    def _target(self, offset: int) -> int:
+        """Where the unconditional jump at ``offset`` goes."""
+        co_code, size = self.co_code, len(self.co_code)
+        arg, back = co_code[offset + 1], offset - 2
+        shift = 8
+        while back >= 0 and co_code[back] == _EXTENDED_ARG:
+            arg |= co_code[back + 1] << shift
+            shift += 8
+            back -= 2
+        after = offset + 2
+        while after < size and co_code[after] == _CACHE:
+            after += 2
+        return after - 2 * arg if co_code[offset] in _BACKWARD else after + 2 * arg
+
     def resolve(self, source: int, dest: int) -> tuple[int, int] | None:
         """The arc a branch from ``source`` to ``dest`` takes, or ``None``."""
         start = self.line_at(source)

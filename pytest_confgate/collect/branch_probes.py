@@ -26,7 +26,6 @@ that file with coverage.py's tracer: a figure is coverage.py's or none.
 from __future__ import annotations
 
 import ast
-import contextlib
 import hashlib
 import sys
 from collections import defaultdict
@@ -34,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect import cache_trust
 from pytest_confgate.collect.branch_edits import (
     EXC_INFO,
     FRAME,
@@ -295,15 +295,14 @@ class BranchProbes:
 
     def plan(self, tree: ast.Module, source: bytes, path: str) -> Plan:
         note = self._note(source, path)
-        if note is not None and note.is_file():
-            raise Unmappable(note.read_text(encoding="utf-8", errors="replace"))
+        known = cache_trust.read_bytes(note) if note is not None else None
+        if known is not None:
+            raise Unmappable(known.decode("utf-8", errors="replace"))
         try:
             return plan(tree, analysis_text(source), path, self.exclude, self._analyses)
         except Unmappable as exc:
-            if note is not None:
-                with contextlib.suppress(OSError):  # a cache that cannot be written costs time
-                    note.parent.mkdir(parents=True, exist_ok=True)
-                    note.write_text(str(exc), encoding="utf-8")
+            if note is not None:  # a cache that cannot be written costs time
+                cache_trust.write_bytes(note, str(exc).encode("utf-8"))
             raise
 
     def _note(self, source: bytes, path: str) -> Path | None:

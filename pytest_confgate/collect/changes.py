@@ -1,4 +1,4 @@
-"""Which files and lines a change touches, from git (SPEC 4 ``scope: changed``, SPEC 6 tiers).
+"""Which files and lines a change touches, from git (``scope: changed``, tiers).
 
 Locally the change is everything between the merge base of ``base_ref`` and HEAD **plus the
 working tree**: staged and unstaged edits count, and untracked files that git does not ignore
@@ -131,7 +131,7 @@ def committed_paths(root: Path, merge_base: str) -> frozenset[str]:
 def read_at_ref(root: Path, ref: str, path: str) -> str | None:
     """The text of ``path`` at ``ref``, or None when no such file existed there.
 
-    Used to read the trusted gate configuration from the base branch (SPEC 6: a change cannot
+    Used to read the trusted gate configuration from the base branch (a change cannot
     relax its own gate). ``path`` is absolute or relative to ROOT. An unknown ref is an error.
     """
     top = _top_level(root)

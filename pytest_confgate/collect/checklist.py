@@ -1,4 +1,4 @@
-"""``checklist_completion``: Markdown task lists in the pull-request body or a file (SPEC 4).
+"""``checklist_completion``: Markdown task lists in the pull-request body or a file.
 
 The parser is written by hand, one pass over the lines with ``str.find`` and fixed-width
 slices: no regular expression, so no backtracking, and its time is linear in the input whatever

@@ -23,13 +23,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect import early_start
 from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage_children import ChildProcesses
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
     TRACER,
     ProbeEngine,
     branch_probes,
     choose_core,
+    file_mapper,
 )
 from pytest_confgate.collect.coverage_figures import Provenance, coverage_metric, relative
 from pytest_confgate.collect.line_probes import AssertRewriting
@@ -58,8 +61,11 @@ class CoverageSession:
         omit_tests: bool = False,
         cache_dir: Path | None = None,
         rewriting: AssertRewriting | None = None,
+        fail_under: float | None = None,
     ) -> None:
         self.root = root
+        self.fail_under = fail_under
+        """pytest-cov's ``--cov-fail-under`` when given (it wins over coverage.py's own)."""
         self.sources = sources
         self.branch = bool(branch)
         """Whether branches are measured; settled from coverage.py's configuration."""
@@ -89,6 +95,13 @@ class CoverageSession:
         """coverage.py's per-file figures of the last ``metric`` call (for patch coverage)."""
         self._measured: EvalMetric | None = None
         """The figures once reported: a project and a patch entry share one report."""
+        self._children: ChildProcesses | None = None
+        """Child processes measured by coverage.py (its ``patch`` / ``concurrency``)."""
+        self._children_problem: str | None = None
+        self._early: Any = None
+        """coverage.py's data from the process start (``python -m pytest_confgate``)."""
+        self._too_early: list[str] = []
+        """Measured modules imported before measuring began (plain ``pytest --confgate``)."""
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
@@ -100,6 +113,11 @@ class CoverageSession:
         """
         if not self._create():
             return
+        if self._early is None and self.only is None:
+            self._too_early = self._imported_already()
+        self._children = ChildProcesses.for_run(self._cov)
+        if self._children is not None:
+            self._children.start(self._save_forked)
         engine: ProbeEngine | MonitorEngine | None = None
         if MONITORING:
             engine = self._monitor_engine()
@@ -181,6 +199,7 @@ class CoverageSession:
             return False
         self._cov = cov
         self.branch = bool(cov.get_option("run:branch"))
+        self._early = early_start.handover()
         return True
 
     def _select(self, cov: Any) -> str | None:
@@ -223,17 +242,87 @@ class CoverageSession:
             if self._cov is not None:
                 with self._catch():
                     try:
-                        engine.stop(self._cov.get_data())
+                        engine.stop(self._cov.get_data(), file_mapper(self._cov))
                     except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
                         self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
                 self._unprobed = dict(engine.probes.unprobed)
+                self.engine = engine.label
+                self._name_foreign(engine)
         elif self._cov is not None:
             with self._catch():
                 self._cov.stop()
+        self._merge_early()
+        self._combine_children()
+
+    def _imported_already(self) -> list[str]:
+        """Measured modules whose import-time lines ran before the gate could see them."""
+        from pytest_confgate.collect.coverage_files import FileSelection
+
+        selection = FileSelection.build(self._cov)
+        if isinstance(selection, str):
+            return []
+        return sorted(self._relative(Path(name)) for name in selection.imported())
+
+    def _measured_filter(self) -> Any:
+        """``wants(filename)``: whether this session's coverage.py measures the file."""
+        from pytest_confgate.collect.coverage_files import FileSelection
+
+        selection = FileSelection.build(self._cov)
+        if isinstance(selection, str):
+            return None
+        return lambda name: selection.wants(name, "")
+
+    def _merge_early(self) -> None:
+        early, self._early = self._early, None
+        if early is None or self._cov is None:
+            return
+        wants = self._measured_filter()
+        with self._catch():
+            part = early_start.part_for(early, wants or (lambda _name: True), self.branch)
+            if part is None:
+                self._warnings.append(
+                    "the measurement from the process start recorded lines, not branches "
+                    "(the gate's `branch:` differs from coverage.py's); it was left out"
+                )
+                return
+            self._cov.get_data().update(part)
+
+    def _name_foreign(self, engine: ProbeEngine | MonitorEngine) -> None:
+        foreign = getattr(engine, "foreign", None)
+        if not foreign:
+            return
+        listed = ", ".join(
+            f"{self._relative(Path(name))} ({loader})" for name, loader in sorted(foreign.items())
+        )
+        self._warnings.append(
+            f"traced with coverage.py: {listed} ran from a loader other than the gate's probes "
+            "(an import hook ahead of the gate's, or code executed by hand); every measured "
+            "file imported after it was traced too"
+        )
+
+    def _save_forked(self, path: str) -> None:
+        """In a child forked from the pytest process: stop and write what it measured."""
+        from coverage import CoverageData
+
+        self._children = None  # the parent combines; this child only hands its part over
+        self.stop()
+        saved = CoverageData(basename=path)
+        saved.update(self._cov.get_data())
+        saved.write()
+
+    def _combine_children(self) -> None:
+        children = self._children
+        if children is None or self._cov is None:
+            return
+        with self._catch():
+            self._children_problem = children.combine(
+                self._cov.get_data(), self._measured_filter()
+            )
 
     def discard(self) -> None:
         """Stop and forget: this process turned out not to be the one that measures."""
+        early_start.discard()
         self.stop()
         self._cov = None
         self._error = "coverage was discarded"
@@ -301,6 +390,7 @@ class CoverageSession:
                 part = CoverageData(no_disk=True)
                 part.loads(parts[name])
                 combined.update(part)
+        self._merge_early()
         self._workers = sorted(parts)
         if engines:
             self._merge_engines(list(engines.values()))
@@ -317,13 +407,18 @@ class CoverageSession:
         if self.engine == MIXED and not self._by_file:
             self._by_file = {"(per worker)": ", ".join(sorted(labels | {self.engine}))}
 
-    def adopt(self, cov: Any, origin: str) -> None:
+    def adopt(self, cov: Any, origin: str, failed: str | None = None) -> None:
         """Report from a measurement someone else ran (pytest-cov) instead of tracing twice.
 
         The figures are the measurement's own; only when it measured everything (a bare
         ``--cov`` with no ``source`` anywhere) does the report keep to the gate's sources.
+        ``failed`` (its data could not be read) is the evidence error instead of figures.
         """
         self._adopted = origin
+        early_start.discard()  # pytest-cov's own measurement counts, from its own start
+        if failed is not None:
+            self._error = failed
+            return
         config = getattr(cov, "config", None)
         measured_branches = bool(getattr(config, "branch", False))
         if self._branch_setting and not measured_branches:
@@ -373,6 +468,8 @@ class CoverageSession:
             )
         if self._cov is None or (self._error or "").startswith(_UNDECODABLE):
             return self._failed(self._error or "coverage.py did not run")
+        if self._children_problem is not None:
+            return self._failed(self._children_problem)
         from coverage.exceptions import CoverageException
 
         began = time.perf_counter()
@@ -418,12 +515,26 @@ class CoverageSession:
                 "source (coverage.py `omit`), or set `branch: true` to measure with "
                 "coverage.py's tracer"
             )
-        if not ran and self.only is None:
+        if self.only is None and not _covers_anything(report):
             # Unexecuted files would still be reported at 0%: a figure, but not evidence.
+            if ran:  # recorded, yet reported under no name it was recorded by: never a pass
+                return self._failed(
+                    f"coverage.py's report counts no line of {self._names()} as run, though "
+                    "the tests ran measured code (recorded under other file names than it "
+                    "reports, or outside what it reports); the figure would read 0%, so none "
+                    "is given"
+                )
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
             )
         return self._build(report, weight, time.perf_counter() - began)
+
+    def _chooser(self) -> str:
+        """Who chose what is measured, as the report says it: the configuration's ``source:``
+        is the user's choice, not the gate's guess."""
+        if self._selected_by == "confgate" and self._own_sources:
+            return "source: in the configuration"
+        return self._selected_by
 
     def _analysis_cache(self) -> Path | None:
         return self._cache_dir / ANALYSES if self._cache_dir is not None else None
@@ -434,13 +545,38 @@ class CoverageSession:
             engine=self.engine,
             engine_by_file=self._by_file,
             source=self._source_names(),
-            selected_by=self._selected_by,
+            selected_by=self._chooser(),
             workers=self._workers,
             measured_by=self._adopted,
             warnings=self._warnings,
         )
         metric = coverage_metric(report, how, self.root, weight=weight, elapsed=elapsed)
-        return self._without_statements(metric)
+        extra: dict[str, Any] = {}
+        if self._children is not None:
+            extra["child_processes"] = self._children.note()
+        if self._too_early:
+            extra["imported_before_start"] = list(self._too_early)
+            extra["run_instead"] = f"{early_start.RUN_INSTEAD} [the same pytest arguments]"
+        details = {**metric.details, **extra, **self._report_settings()}
+        return self._without_statements(metric.model_copy(update={"details": details}))
+
+    def _report_settings(self) -> dict[str, Any]:
+        """coverage.py's ``fail_under`` (or pytest-cov's ``--cov-fail-under``), the floor when
+        the gate's configuration sets none, and ``precision``, how its figure is shown."""
+        found: dict[str, Any] = {}
+        try:
+            configured = float(self._cov.get_option("report:fail_under") or 0)
+            precision = int(self._cov.get_option("report:precision") or 0)
+        except Exception:  # a coverage.py without the options: nothing to inherit
+            return found
+        floor, origin = configured, "coverage.py fail_under"
+        if self.fail_under is not None and self.fail_under != configured:
+            floor, origin = float(self.fail_under), "pytest-cov --cov-fail-under"
+        if floor > 0:
+            found.update(fail_under=floor, fail_under_from=origin)
+        if precision > 0:
+            found["precision"] = precision
+        return found
 
     def _without_statements(self, metric: EvalMetric) -> EvalMetric:
         """0/0 is no evidence, never "100.00%"; a change that adds no statement is clean."""
@@ -516,3 +652,26 @@ class CoverageSession:
                 yield
             finally:
                 self._warnings.extend(str(record.message) for record in records)
+
+
+def _covers_anything(report: dict[str, Any]) -> bool:
+    """Whether coverage.py's report counts a covered line or branch, or has nothing to count
+    (a project of no statements is judged by ``_without_statements``)."""
+    totals = report.get("totals", {})
+    if totals.get("covered_lines") or totals.get("covered_branches"):
+        return True
+    return not (totals.get("num_statements") or totals.get("num_branches"))
+
+
+def unreadable_data(exc: BaseException, origin: str) -> str | None:
+    """Why ``origin``'s coverage data could not be read, when ``exc`` is coverage.py saying so
+    (a data file that is not a coverage database, e.g. a corrupt ``.coverage`` that
+    ``--cov-append`` adds to); None for any other error."""
+    from coverage.exceptions import DataError
+
+    if not isinstance(exc, DataError):
+        return None
+    return (
+        f"{origin} could not read its coverage data: {exc}. Delete the data file (and any "
+        "`.coverage.*` beside it) or run without --cov-append"
+    )

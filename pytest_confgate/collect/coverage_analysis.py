@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from pytest_confgate.collect import cache_trust
 
 FORMAT = 2
 """Bumped whenever what is cached changes."""
@@ -130,14 +130,10 @@ def _entry(folder: Path, text: str, exclude: str | None) -> Path:
 
 
 def _load(entry: Path, kind: type) -> Any:
-    try:
-        with entry.open("rb") as handle:
-            # Our own cache under .confgate/ (git-ignored), keyed by the source's hash: the
-            # same trust as the .pyc files Python itself reads from __pycache__.
-            found = pickle.load(handle)  # noqa: S301
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError,
-            TypeError, ValueError):
-        return None
+    """The parser kept at ``entry``: only bytes the gate wrote (``cache_trust``), and only
+    the classes a parser holds, so a planted ``__reduce__`` is a miss, never code run."""
+    data = cache_trust.read_bytes(entry)
+    found = cache_trust.unpickle(data) if data is not None else None
     return found if isinstance(found, kind) else None
 
 
@@ -149,10 +145,7 @@ def _store(entry: Path, parser: Any) -> None:
     clone = object.__new__(type(parser))
     clone.__dict__.update(state)
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        handle, name = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(clone, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(name, entry)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        data = pickle.dumps(clone, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError):
         return  # a cache that cannot be written only costs speed
+    cache_trust.write_bytes(entry, data)

@@ -9,15 +9,18 @@ count; the engines here only fill its data:
   ``by_file`` says which engine measured what.
 - ``trace``: coverage.py's tracer for everything (branch coverage, or probes unavailable),
   with the ``sysmon`` core chosen where coverage.py supports it for the run (never on 3.11,
-  where it warns and falls back: SPEC 11).
+  where it warns and falls back).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from types import CodeType
+from typing import Any, TypeVar
 
+from pytest_confgate.collect import foreign_loaders
 from pytest_confgate.collect.branch_probes import BranchProbes, arcs_of
 from pytest_confgate.collect.coverage_files import FileSelection
 from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
@@ -28,6 +31,9 @@ BRANCH_PROBES = "branch probes"
 BRANCH_MIXED = "branch probes and coverage.py"
 BRANCH_PROBES_PYTHONS = ((3, 10), (3, 12))
 """Where branch probes replace the tracer for branch coverage (``sys.monitoring`` after)."""
+FileMapper = Callable[[str], str]
+"""A measured file's absolute name -> the name coverage.py's data keeps it under."""
+_T = TypeVar("_T")
 _NO_SYSMON_CONCURRENCY = {"greenlet", "eventlet", "gevent"}
 """``concurrency`` settings coverage.py's ``sysmon`` core refuses (with a warning)."""
 
@@ -63,12 +69,19 @@ class ProbeEngine:
         selection: FileSelection | None,
         tracer: Any | None,
         traced: list[str],
+        cov: Any | None = None,
     ) -> None:
         self.probes = probes
         self.selection = selection
         self.tracer = tracer
         self.traced = traced
         """Measured files left to the tracer (already imported, or rewritten by pytest)."""
+        self.foreign: dict[str, str] = {}
+        """Measured files another import hook executed, and its loader: traced from then on."""
+        self._cov = cov
+        self._held: list[Any] = []
+        self._tracer_files: list[str] = []
+        self._canonical: dict[str, str] = {}
 
     @classmethod
     def for_run(
@@ -105,7 +118,7 @@ class ProbeEngine:
                     traced.append(path)
         probes = LineProbes(selection.wants, leave=traced, **options)
         tracer = tracer_for(cov, traced, branch) if traced else None
-        return cls(probes, selection, tracer, traced)
+        return cls(probes, selection, tracer, traced, cov)
 
     @classmethod
     def for_files(
@@ -131,32 +144,78 @@ class ProbeEngine:
 
     def start(self) -> None:
         self.probes.install()
+        if self._cov is not None:
+            self.probes.traces_others = True
+            foreign_loaders.watch(self._executing)
         if self.tracer is not None:
             self.tracer.start()
 
-    def stop(self, data: Any) -> None:
-        """Stop recording and put every line that ran into ``data`` (a ``CoverageData``)."""
+    def stop(self, data: Any, mapper: FileMapper = str) -> None:
+        """Stop recording and put every line that ran into ``data`` (a ``CoverageData``),
+        each file under the name ``mapper`` gives it (coverage.py's, see ``file_mapper``)."""
+        foreign_loaders.unwatch(self._executing)
+        self._cov = None  # a handler left behind by a run that died does nothing
         self.probes.uninstall()
         if self.probes.branches is not None:
-            data.add_arcs(arcs_of(self.probes.hits))
+            data.add_arcs(mapped(arcs_of(self.probes.hits), mapper))
         else:
-            data.add_lines(self.probes.lines())
-        finish(data, self.tracer, self.selection)
+            data.add_lines(mapped(self.probes.lines(), mapper))
+        if self.tracer is not None and self.foreign:
+            self.tracer.stop()
+            self._tracer_files = list(self.tracer.get_data().measured_files())
+        finish(data, self.tracer, self.selection, mapper)
+        for held in self._held:
+            data.update(held)
         self.tracer = None
+
+    def _executing(self, code: CodeType, module: str, loader: str) -> None:
+        """A module body is about to run: one the probes did not compile is traced instead.
+
+        From the first one on, coverage.py's tracer measures every measured file the probes
+        have not compiled yet (the gate's finder steps aside), as under ``coverage run``.
+        """
+        if self._cov is None or code in self.probes.compiled:
+            return
+        filename = code.co_filename
+        canonical = self._canonical.get(filename)
+        if canonical is None:
+            from coverage.files import canonical_filename
+
+            canonical = self._canonical.setdefault(filename, canonical_filename(filename))
+        if canonical in self.foreign:
+            return
+        if canonical in self.traced or not filename.endswith((".py", ".pyw")):
+            return
+        if not self.probes.wants(filename, module):
+            return
+        self.foreign[canonical] = loader
+        if len(self.foreign) == 1:
+            self._trace_the_rest()
+
+    def _trace_the_rest(self) -> None:
+        self.probes.uninstall()
+        if self.tracer is not None:
+            self.tracer.stop()
+            self._held.append(self.tracer.get_data())
+        self.tracer = tracer_for(
+            self._cov, [], self.probes.branches is not None, omit=sorted(self.probes.hits)
+        )
+        self.tracer.start()
 
     @property
     def label(self) -> str:
         if self.probes.branches is not None:
-            return BRANCH_MIXED if self.traced else BRANCH_PROBES
-        return MIXED if self.traced else PROBES
+            return BRANCH_MIXED if self.traced or self.foreign else BRANCH_PROBES
+        return MIXED if self.traced or self.foreign else PROBES
 
     def by_file(self) -> dict[str, str]:
         """Which engine measured each file, when more than one was needed."""
-        if not self.traced:
+        if not self.traced and not self.foreign:
             return {}
         probed = BRANCH_PROBES if self.probes.branches is not None else PROBES
         engines = dict.fromkeys(self.probes.hits, probed)
         engines.update(dict.fromkeys(self.traced, TRACER))
+        engines.update(dict.fromkeys(self._tracer_files, TRACER))
         return engines
 
 
@@ -174,26 +233,60 @@ def branch_probes(
     return BranchProbes(exclude, cache_dir)
 
 
-def tracer_for(cov: Any, files: list[str], branch: bool = False) -> Any:
-    """A tracer limited to ``files``, with the rest of ``cov``'s configuration."""
+def tracer_for(
+    cov: Any, files: list[str], branch: bool = False, *, omit: list[str] | None = None
+) -> Any:
+    """A tracer limited to ``files``, with the rest of ``cov``'s configuration.
+
+    With ``omit``, no ``files``: ``cov``'s own selection but for those files (the ones the
+    probes measure).
+    """
     import coverage
 
     tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
-    tracer.set_option("run:source", [])
-    tracer.set_option("run:source_pkgs", [])
-    tracer.set_option("run:include", list(files))
+    if omit is not None:
+        for name in ("run:source", "run:source_pkgs", "run:include"):
+            tracer.set_option(name, list(cov.get_option(name) or []))
+        tracer.set_option("run:omit", [*(cov.get_option("run:omit") or []), *omit])
+    else:
+        tracer.set_option("run:source", [])
+        tracer.set_option("run:source_pkgs", [])
+        tracer.set_option("run:include", list(files))
     choose_core(tracer)
     return tracer
 
 
-def finish(data: Any, tracer: Any | None, selection: FileSelection | None) -> None:
+def finish(
+    data: Any, tracer: Any | None, selection: FileSelection | None, mapper: FileMapper = str
+) -> None:
     """What every engine does last: the leftover files' tracer stopped and its data merged,
     and files that never ran reported at 0%, as coverage.py's source search does."""
     if tracer is not None:
         tracer.stop()
         data.update(tracer.get_data())
     if selection is not None:
-        data.touch_files(selection.unexecuted_candidates())
+        data.touch_files([mapper(name) for name in selection.unexecuted_candidates()])
+
+
+def file_mapper(cov: Any) -> FileMapper:
+    """The name coverage.py records a measured file under: relative to the directory it
+    started in with ``relative_files = true`` (its reporting looks data up by that name),
+    else the absolute name the engines already use."""
+    if not cov.get_option("run:relative_files"):
+        return str
+    from coverage.files import relative_filename
+
+    return relative_filename
+
+
+def mapped(found: dict[str, list[_T]], mapper: FileMapper) -> dict[str, list[_T]]:
+    """``found`` keyed by ``mapper``'s names (files that map alike are merged)."""
+    if mapper is str:
+        return found
+    result: dict[str, list[_T]] = {}
+    for name, items in found.items():
+        result.setdefault(mapper(name), []).extend(items)
+    return result
 
 
 def _config_file(cov: Any) -> str | bool:

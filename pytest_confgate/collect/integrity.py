@@ -4,16 +4,18 @@ The findings come from ``tamper.ChangeAnalysis`` (base through git, head from th
 tree); each one is a ``details.items`` entry naming the file and line. What a finding does to
 the verdict is the policy's business: ``details.tier_floor`` says which tier the floor rule
 in ``gate.tiers`` raises the change to (None when the metric is advisory or when
-``max_test_tampering`` makes findings a hard failure instead).
+``max_test_tampering`` makes findings a hard failure instead). What the run-time audit saw the
+change's code do joins as more items (``with_audit``, rules ``runtime_*``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.runtime_audit import RuntimeFinding
 from pytest_confgate.collect.tamper import ChangeAnalysis
 from pytest_confgate.collect.tamper.differential import DifferentialResult, differential_run
 from pytest_confgate.collect.tamper.replay import REPLAY_ENV, ReplayResult, replay
@@ -119,6 +121,39 @@ def with_replay(
     )
     value = 0.0 if count else metric.value
     return metric.model_copy(update={"details": details, "value": value})
+
+
+def with_audit(
+    metric: EvalMetric,
+    config: IntegrityMetricConfig,
+    findings: Sequence[RuntimeFinding],
+    changed: Iterable[str] | None,
+) -> EvalMetric:
+    """``metric`` with what the run-time audit saw the change's code do (``runtime_audit``).
+
+    With a change known, a finding counts when its stack passes through a file the change
+    added or edited; the others are only counted in ``details.runtime_audit``.
+    """
+    if not metric.available:
+        return metric
+    wanted = None if changed is None else set(changed)
+    counted = [f.as_item(wanted) for f in findings if f.place(wanted) is not None]
+    found = [item for item in counted if not _excluded(str(item["file"]), config.exclude)]
+    details = dict(metric.details)
+    details["runtime_audit"] = {"findings": len(found), "outside_the_change": len(findings)
+                                - len(counted), "excluded": len(counted) - len(found)}
+    if not found:
+        return metric.model_copy(update={"details": details})
+    items = list(details.get("items") or [])
+    by_rule = Counter(details.get("by_rule") or {})
+    by_rule.update(str(item["rule"]) for item in found)
+    room = max(0, MAX_ITEMS - len(items))
+    details.update(
+        findings=int(details.get("findings", len(items))) + len(found),
+        by_rule=dict(sorted(by_rule.items())),
+        items=items + found[:room],
+    )
+    return metric.model_copy(update={"details": details, "value": 0.0})
 
 
 def _excluded(path: str, patterns: list[str]) -> bool:

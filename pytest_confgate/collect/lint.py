@@ -1,4 +1,4 @@
-"""``lint_score``: the share of files ruff finds nothing wrong with (SPEC 4).
+"""``lint_score``: the share of files ruff finds nothing wrong with.
 
 ruff runs with the project's own configuration (cwd is the project root), so the gate judges
 the code by the rules the project chose. Its JSON lists only violations, so a second, cheap
@@ -36,6 +36,7 @@ from pytest_confgate.processes import (
     ToolMissing,
     ToolResult,
     run_tool,
+    tail,
 )
 
 CHECK_ARGS = ("check", "--output-format", "json", "--no-fix", "--force-exclude")
@@ -94,7 +95,7 @@ def collect_lint_score(
 
     ``command`` replaces the ruff executable (``["/opt/ruff"]``, ``["uvx", "ruff"]``). A ruff
     that is missing, fails, times out or checks nothing gives an ``unavailable``/``error``
-    metric with the reason; it never raises and never reports a clean result (SPEC 4).
+    metric with the reason; it never raises and never reports a clean result.
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-noqa``) go to the check run, uncached.
     A run that prints more than ``max_output_bytes`` is killed and the metric is an error.
@@ -309,6 +310,13 @@ def _require_exit_code(result: ToolResult, *, clean_only: bool = False) -> None:
         )
     if result.returncode < 0:
         raise EvidenceError(f"ruff was killed by signal {-result.returncode}\n{stderr}")
+    if clean_only:  # listing files finds no violations: 1 here is not "violations found"
+        printed = tail(result.stdout) or "(nothing)"
+        raise EvidenceError(
+            f"ruff exited with code {result.returncode} while listing the files it checks "
+            "(`ruff check --show-files`, which exits 0 when it works): is `command` really "
+            f"ruff? It printed: {printed!r}\n{stderr}"
+        )
     raise EvidenceError(
         f"ruff exited with unexpected code {result.returncode} (expected 0 or 1)\n{stderr}"
     )

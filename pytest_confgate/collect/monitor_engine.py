@@ -16,7 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.coverage_engines import TRACER, finish, tracer_for
+from pytest_confgate.collect.coverage_engines import (
+    TRACER,
+    FileMapper,
+    finish,
+    mapped,
+    tracer_for,
+)
 from pytest_confgate.collect.coverage_files import FileSelection
 from pytest_confgate.collect.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
 
@@ -94,14 +100,15 @@ class MonitorEngine:
         if self.tracer is not None:
             self.tracer.start()
 
-    def stop(self, data: Any) -> None:
-        """Stop recording and put what ran into ``data`` (a ``CoverageData``)."""
+    def stop(self, data: Any, mapper: FileMapper = str) -> None:
+        """Stop recording and put what ran into ``data`` (a ``CoverageData``), each file under
+        the name ``mapper`` gives it (``coverage_engines.file_mapper``)."""
         self.probes.stop()
         if self.probes.branch:
-            data.add_arcs(self.probes.arcs())
+            data.add_arcs(mapped(self.probes.arcs(), mapper))
         else:
-            data.add_lines(self.probes.lines())
-        finish(data, self.tracer, self.selection)
+            data.add_lines(mapped(self.probes.lines(), mapper))
+        finish(data, self.tracer, self.selection, mapper)
         self.tracer = None
 
     @property

@@ -14,6 +14,10 @@ events only in code objects of the measured files:
 - ``PY_RETURN`` (and on 3.12/3.13 ``PY_UNWIND``, as coverage.py's tracer records a frame left
   by an exception): the arc out of the code object.
 
+A ``def`` or ``class`` whose body is on its own line (``def f(): return 1``) has two exits
+on that line, so its self-arc resolves to neither; its ``LINE`` event also records the arc the
+statement's code falls through to, as the tracer does (``ArcResolver.falls_through``).
+
 The arcs go into the ``CoverageData`` coverage.py reports from, so which lines are statements,
 which arcs are branches, exclusions and the figures stay coverage.py's. A line's self-arc
 ``(line, line)`` is how coverage.py's reporting counts a line whose one possible exit is taken.
@@ -50,12 +54,13 @@ class NoToolId(RuntimeError):
 class _Code:
     """What the callbacks need about one measured code object."""
 
-    __slots__ = ("arcs", "first", "lines", "resolver", "seen")
+    __slots__ = ("arcs", "bodies", "first", "lines", "resolver", "seen")
 
     def __init__(self, code: CodeType, arcs: set[tuple[int, int]], branch: bool) -> None:
         self.arcs = arcs
         self.first = -code.co_firstlineno
         self.lines = bytes_to_lines(code) if branch else {}
+        self.bodies = same_line_bodies(code) if branch else {}
         self.resolver: ArcResolver | None = None
         self.seen: dict[int, set[int]] = {}
 
@@ -206,6 +211,14 @@ class MonitorProbes:
         info = self._codes.get(id(code))
         if info is not None:
             info.arcs.add((line, line))
+            body = info.bodies.get(line)
+            if body is not None:
+                # ``def f(): return 1``: the line also ends ``f``, so it has two exits and
+                # its self-arc resolves to neither; the statement's own exit is the arc
+                # its code falls through to, as coverage.py's tracer records it.
+                arc = self._resolver(info, code).falls_through(*body)
+                if arc is not None:
+                    info.arcs.add(arc)
         return DISABLE
 
     def _return(self, code: CodeType, offset: int, value: object) -> Any:
@@ -226,11 +239,14 @@ class MonitorProbes:
                 info.arcs.add((line, info.first))
         return None
 
-    def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
+    def _resolver(self, info: _Code, code: CodeType) -> ArcResolver:
         resolver = info.resolver
         if resolver is None:
             resolver = info.resolver = ArcResolver(code, info.lines, self._multiline(code))
-        arc = resolver.resolve(source, dest)
+        return resolver
+
+    def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
+        arc = self._resolver(info, code).resolve(source, dest)
         if arc is not None:
             info.arcs.add(arc)
 
@@ -262,6 +278,31 @@ class MonitorProbes:
             seen.add(dest)
             self._record_branch(info, code, source, dest)
         return DISABLE if len(seen) > 1 else None
+
+
+def same_line_bodies(code: CodeType) -> dict[int, tuple[int, frozenset[int]]]:
+    """The ``def`` and ``class`` statements of ``code`` whose whole body is on the ``def``
+    line (``def f(): return 1``, ``class A: pass``, decorated or not): coverage.py counts two
+    exits there. Each as ``{def line: (offset of its code's LOAD_CONST, the statement's
+    lines, decorators included)}``."""
+    children = {
+        index: const for index, const in enumerate(code.co_consts)
+        if isinstance(const, CodeType) and not const.co_name.startswith("<")
+    }
+    if not children:
+        return {}
+    found = {}
+    for instruction in dis.get_instructions(code):
+        index = instruction.arg if instruction.opname == "LOAD_CONST" else None
+        child = children.get(index) if index is not None else None
+        line = instruction.positions.lineno if instruction.positions else None
+        if child is None or line is None:
+            continue
+        lines = {at for _, _, at in child.co_lines() if at is not None}
+        if line in lines and lines <= {child.co_firstlineno, line}:
+            within = frozenset(range(min(child.co_firstlineno, line), line + 1))
+            found[line] = (instruction.offset, within)
+    return found
 
 
 def _ends_by_exception(code: CodeType) -> bool:

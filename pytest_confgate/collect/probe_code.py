@@ -1,6 +1,6 @@
 """Line probes made cheap: instrumented code cached on disk, fired probes jumped over.
 
-Two costs remain once the tracer is gone (SPEC 11), and this module removes both:
+Two costs remain once the tracer is gone, and this module removes both:
 
 - **Compiling.** Parsing, instrumenting and compiling every measured module on every run costs
   more than the import it replaces. ``ProbeCache`` keeps the instrumented code object, as
@@ -21,12 +21,12 @@ import dis
 import gc
 import hashlib
 import marshal
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, FunctionType
+
+from pytest_confgate.collect import cache_trust
 
 FORMAT = 4
 """Bumped whenever the instrumented code changes shape, so old cache entries are not used."""
@@ -78,29 +78,18 @@ class ProbeCache:
         version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}:{variant}".encode()
         key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
         entry = self.folder / key[:2] / f"{key}.bin"
+        # Only code this gate wrote, or wrote before the project's code could run: marshal
+        # runs nothing on load, but a planted code object would run as the module.
+        data = cache_trust.read_bytes(entry)
         try:
-            # Our own cache under .confgate/ (git-ignored), keyed by the source's hash: the
-            # same trust as the .pyc files Python itself reads from __pycache__.
-            cached = marshal.loads(entry.read_bytes())  # noqa: S302
+            cached = marshal.loads(data) if data is not None else None  # noqa: S302
             if isinstance(cached, CodeType):
                 return cached
-        except (OSError, ValueError, EOFError, TypeError):
-            pass  # absent or unreadable: build it again
+        except (ValueError, EOFError, TypeError):
+            pass  # unreadable: build it again
         code = build()
-        self._store(entry, marshal.dumps(code))
+        cache_trust.write_bytes(entry, marshal.dumps(code))  # if it cannot, only speed is lost
         return code
-
-    @staticmethod
-    def _store(entry: Path, data: bytes) -> None:
-        """Write atomically; a cache that cannot be written only costs speed."""
-        try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            handle, name = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-            os.replace(name, entry)
-        except OSError:
-            return
 
 
 def probe_sites(code: CodeType, probe: str) -> Sites:

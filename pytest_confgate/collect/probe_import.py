@@ -1,4 +1,4 @@
-"""How line probes get into a module: a meta-path finder and a loader (SPEC 11, issue 26).
+"""How line probes get into a module: a meta-path finder and a loader (issue 26).
 
 ``ProbeFinder`` hands the measured source files to ``ProbeLoader``, which compiles them with
 probes (``LineProbes.compile``) and leaves every other part of the import as the import
@@ -27,6 +27,7 @@ class Probes(Protocol):
 
     unprobed: dict[str, str]
     rewriting: Any
+    traces_others: bool
 
     def wants(self, filename: str, module: str) -> bool: ...
 
@@ -78,7 +79,8 @@ class ProbeFinder:
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
             rewriting = self.probes.rewriting
             if rewriting is None or not rewriting.claims(spec.loader):
-                self.probes.unprobed[origin] = f"loaded by {type(spec.loader).__name__}"
+                if not self.probes.traces_others:
+                    self.probes.unprobed[origin] = f"loaded by {type(spec.loader).__name__}"
                 return spec
             rewriter = spec.loader
         spec.loader = ProbeLoader(fullname, origin, self.probes, rewriter, spec.loader)

@@ -1,4 +1,4 @@
-"""``requirement_coverage``: requirements with at least one passing linked test / all (SPEC 4).
+"""``requirement_coverage``: requirements with at least one passing linked test / all.
 
 Requirements come from a YAML file (``[{id, title}]`` or ``{requirements: [...]}``) or from
 Markdown headings that carry an ID. Tests link to them with

@@ -1,4 +1,4 @@
-"""``security_score``: the share of files bandit finds nothing to flag in (SPEC 4).
+"""``security_score``: the share of files bandit finds nothing to flag in.
 
 bandit exits 0 even when it could not parse a file (the file lands in ``errors`` and is simply
 not checked), so its exit code alone can make an unscanned project look clean. The JSON report
@@ -95,7 +95,7 @@ def collect_security_score(
 
     A bandit that is missing, fails, times out, cannot parse a file or scans nothing gives an
     ``unavailable``/``error`` metric with the reason; it never raises and never reports a
-    clean result (SPEC 4). ``min_severity``/``min_confidence`` are LOW, MEDIUM or HIGH.
+    clean result. ``min_severity``/``min_confidence`` are LOW, MEDIUM or HIGH.
     ``cache_dir`` (None: no cache) reuses per-file results of unchanged files; the figures are
     the same either way. ``extra_args`` (``--ignore-nosec``) are passed on, uncached.
     A run that prints more than ``max_output_bytes`` is killed and the metric is an error.

@@ -1,4 +1,4 @@
-"""Human sign-offs (SPEC 6): GitHub pull-request reviews, or ``CONFGATE_SIGNOFFS`` elsewhere.
+"""Human sign-offs: GitHub pull-request reviews, or ``CONFGATE_SIGNOFFS`` elsewhere.
 
 ``collect_signoffs`` chooses: on every pull-request event (``pull_request``,
 ``pull_request_target``, ``pull_request_review``, ...) the reviews (``github.reviews``) are the

@@ -20,6 +20,8 @@ from pytest_confgate.models import ChangeStatus, FileChange
 from pytest_confgate.processes import ToolResult, tail
 
 LINK_MODE = "120000"
+MAX_ALIASES = 10_000
+"""Paths seen through links beyond this are an error, not a longer walk."""
 Git = Callable[..., ToolResult]
 """``git(cwd, *args)``: how ``collect.changes`` runs git."""
 
@@ -44,35 +46,48 @@ def symlinks(top: Path, merge_base: str, git: Git) -> set[tuple[str, str]]:
 
 def link_aliases(changes: Iterable[FileChange], links: set[tuple[str, str]]) -> list[FileChange]:
     """The changes again under every link path that reaches them (``symlink_target`` = the
-    path that really changed); none for paths that are changes already."""
+    path that really changed); none for paths that are changes already.
+
+    A path is never reached through the same link twice: a link to a folder above itself
+    (``src/pkg/sub -> ../pkg``) names each file once below it, not ``sub/sub/...`` forever.
+    More than ``MAX_ALIASES`` paths (links into each other by the thousand) is an error that
+    names the count, so the gate fails closed instead of walking on."""
     by_target: dict[str, list[str]] = {}
     for link, target in links:
         by_target.setdefault(target, []).append(link)
-    pending = list(changes)
-    seen = {c.path for c in pending}
+    names = {link for link, _ in links}  # a link is not seen through itself
+    pending = [(c, frozenset({c.path} & names)) for c in changes]
+    seen = {c.path for c, _ in pending}
     aliases: list[FileChange] = []
     while pending:
-        change = pending.pop()
+        change, through = pending.pop()
         for name in {change.path, change.old_path} - {None}:
-            for alias in _aliases_of(str(name), by_target):
-                if alias in seen:
+            for link, alias in _aliases_of(str(name), by_target):
+                if alias in seen or link in through:
                     continue
                 seen.add(alias)
                 found = FileChange(
                     alias, None, _status(change), change.binary, change.added_lines, change.path
                 )
                 aliases.append(found)
-                pending.append(found)
+                if len(aliases) > MAX_ALIASES:
+                    raise EvidenceError(
+                        f"symlinks reach the changed files by more than {MAX_ALIASES} paths "
+                        f"(e.g. {alias!r} via {link!r}): links into each other's folders "
+                        "cannot be seen through; replace some of them with real files"
+                    )
+                pending.append((found, through | {link}))
     return aliases
 
 
-def _aliases_of(path: str, by_target: dict[str, list[str]]) -> list[str]:
-    """Each link path by which ``path`` is reached: the file itself, or a folder above it."""
-    found: list[str] = []
+def _aliases_of(path: str, by_target: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """``(link, alias)`` for each link path by which ``path`` is reached: the file itself, or
+    a folder above it."""
+    found: list[tuple[str, str]] = []
     folder, rest = path, ""
     while folder:
         for link in by_target.get(folder, ()):
-            found.append(link + rest)
+            found.append((link, link + rest))
         folder, _, name = folder.rpartition("/")
         rest = f"/{name}{rest}"
     return found

@@ -64,7 +64,7 @@ class TestTally:
 
 
 def pass_rate_metric(outcomes: TestOutcomes, *, weight: float = 1.0) -> EvalMetric:
-    """passed / (passed + failed + errors), skips excluded; no test ran -> 0.0 (SPEC 4)."""
+    """passed / (passed + failed + errors), skips excluded; no test ran -> 0.0."""
     passed = outcomes.passed + outcomes.xpassed
     ran = outcomes.ran
     details = {

@@ -1,5 +1,5 @@
 """Per-file lint and security results cached by content, so an unchanged file is never scanned
-twice (SPEC 4, 11: a warm re-run costs <= 10% of a cold one).
+twice (a warm re-run costs <= 10% of a cold one).
 
 Layout: one JSON document per tool, ``CACHE_DIR/<tool>.json``::
 
@@ -15,7 +15,8 @@ Key: sha256 over (schema, tool, tool version, config digest, path, sha256 of the
 The path is part of it because findings carry it and rules can depend on it (per-file ignores).
 
 Nothing read back is trusted: a document that cannot be read or parsed, or an entry of the
-wrong shape, is a miss and gets rebuilt. Writes go to a temp file and ``os.replace``; the
+wrong shape, is a miss and gets rebuilt; nor is one changed while the project's code could run
+that the gate did not write (``cache_trust``). Writes go to a temp file and ``os.replace``; the
 read-merge-write is serialised with ``flock`` where available, so two concurrent pytest runs
 can at worst lose each other's new entries (a later miss), never corrupt the document.
 """
@@ -27,13 +28,13 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from pytest_confgate.collect import cache_trust
 from pytest_confgate.models import Finding
 
 SCHEMA = 1
@@ -160,9 +161,10 @@ class ToolCache:
 
 def _read_entries(path: Path, tool: str) -> dict[str, Any]:
     """The entries of a well-formed document, else none: a broken cache is an empty cache."""
+    data = cache_trust.read_bytes(path)
     try:
-        document = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        document = json.loads(data) if data is not None else None
+    except ValueError:
         return {}
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         return {}
@@ -177,15 +179,8 @@ def _read_entries(path: Path, tool: str) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    if not cache_trust.write_bytes(path, text.encode("utf-8")):
+        raise OSError(f"cannot write {path}")
 
 
 @contextlib.contextmanager
@@ -239,8 +234,9 @@ def cached_tool_version(
 
 
 def _read_versions(path: Path) -> dict[str, Any]:
+    raw = cache_trust.read_bytes(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

@@ -1,4 +1,4 @@
-"""The configuration (SPEC 3): one pydantic model tree, unknown keys rejected.
+"""The configuration: one pydantic model tree, unknown keys rejected.
 
 Import any configuration model from here; the tree is split by section::
 
@@ -11,7 +11,7 @@ Import any configuration model from here; the tree is split by section::
 Reading files lives beside the models: ``loader`` finds and parses the file and turns
 validation errors into ``FILE:LINE: key.path: message`` lines; ``textfile`` reads a user's text
 file with a size cap; ``expressions`` compiles CEL exit conditions at load time;
-``seed_spelling`` maps seed 003's confidence block onto the model before validation.
+``seed_spelling`` maps the `confidence_calculation` block onto the model before validation.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The ``agents:`` section (SPEC 3): programs and LLM providers the gate and overlays can ask."""
+"""The ``agents:`` section: programs and LLM providers the gate and overlays can ask."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -59,12 +60,32 @@ AgentConfig = Annotated[
 
 def same_evaluator(first: AgentConfig, second: AgentConfig) -> str | None:
     """What makes two agent names one evaluator, or None when they are two: the same model
-    (``gpt-4o`` under ``dev`` and under ``reviewer`` judges its own work, whatever the
-    provider or URL) or the same program."""
+    family (``gpt-4o`` under ``dev`` and ``openai/gpt-4o-2024-08-06`` under ``reviewer``
+    judges its own work, whatever the provider, URL or snapshot date) or the same program."""
     if isinstance(first, CommandAgentConfig) or isinstance(second, CommandAgentConfig):
         if isinstance(first, CommandAgentConfig) and isinstance(second, CommandAgentConfig):
             return "the same command" if first.command == second.command else None
         return None
+    family = model_family(first.model)
+    if family != model_family(second.model):
+        return None
     if first.model.strip().casefold() == second.model.strip().casefold():
         return f"the same model, {first.model}"
-    return None
+    return f"the same model family, {family} ({first.model} and {second.model})"
+
+
+_ROUTER_PREFIX = re.compile(r"^(?:[a-z0-9_-]+\.)(?=claude|gpt|llama|mistral|command|titan)")
+_SNAPSHOT = re.compile(
+    r"(?:[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})|-latest|-v\d+(?::\d+)?|:\d+)$"
+)
+
+
+def model_family(model: str) -> str:
+    """A model's name without the router's or cloud's prefix (``openai/``, ``anthropic.``) and
+    snapshot suffixes (``-2024-08-06``, ``-20241022``, ``@20240620``, ``-latest``, ``-v1:0``):
+    two snapshots of one model share its blind spots, so they are one judge."""
+    name = model.strip().casefold().rsplit("/", 1)[-1]
+    name = _ROUTER_PREFIX.sub("", name)
+    while (shorter := _SNAPSHOT.sub("", name)) != name and shorter:
+        name = shorter
+    return name

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class ConfigModel(BaseModel):
-    """Every configuration section: frozen, an unknown key is an error (SPEC 3), and nothing
+    """Every configuration section: frozen, an unknown key is an error, and nothing
     is coerced (issue 17): ``threshold: "0.85"`` or ``enabled: "yes"`` is an error, not a
     number or a boolean; an integer is still a valid number."""
 
@@ -20,7 +20,7 @@ Count = Annotated[int, Field(ge=0)]
 Text = Annotated[str, Field(min_length=1)]
 Glob = Annotated[str, Field(min_length=1, max_length=500)]
 Scope = Literal["all", "changed"]
-"""``changed``: only what the change touched since ``base_ref`` counts (SPEC 4, issue 3)."""
+"""``changed``: only what the change touched since ``base_ref`` counts (issue 3)."""
 AgentName = Annotated[str, Field(min_length=1, max_length=100)]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=200)]
 Milliseconds = Annotated[int, Field(gt=0, le=3_600_000)]

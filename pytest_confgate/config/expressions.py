@@ -1,4 +1,4 @@
-"""The CEL compiler for exit conditions (SPEC 8): compiled at load, never ``eval``.
+"""The CEL compiler for exit conditions: compiled at load, never ``eval``.
 
 A condition such as ``confidence_score >= 0.80 && metrics.test_coverage >= 0.9`` may read
 only these names::

@@ -1,4 +1,4 @@
-"""``gate:`` (SPEC 6): the tier, its risk rules, the metrics and the policy that decides."""
+"""``gate:``: the tier, its risk rules, the metrics and the policy that decides."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class TierPolicy(ConfigModel):
 
 
 TIER_DEFAULTS: dict[str, tuple[bool, int, bool]] = {
-    # tier: (evidence blocks, sign-offs needed, may auto-advance) -- SPEC 6
+    # tier: (evidence blocks, sign-offs needed, may auto-advance)
     "T0": (False, 0, True),
     "T1": (True, 0, True),
     "T2": (True, 1, True),
@@ -114,3 +114,7 @@ class GateConfig(ConfigModel):
         if values:
             return min(values)
         return DEFAULT_HARD_LIMITS.get(name)
+
+    def hard_limits(self) -> dict[str, int | None]:
+        """Every hard condition's effective limit (None: the condition is off)."""
+        return {name: self.hard_limit(name) for name in HARD_CONDITIONS}

@@ -2,7 +2,7 @@
 
 Files are data: YAML is read with a safe loader that also refuses anchors, aliases, duplicate
 keys and object-building tags; TOML with ``tomllib``. Every problem becomes one line
-``FILE:LINE: key.path: message`` (SPEC 3), collected into a single ``ConfigError``.
+``FILE:LINE: key.path: message``, collected into a single ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
         raise ConfigError(
             f"{path}:1: the configuration must be a mapping of keys, not {type(data).__name__}"
         )
-    spelled = apply_seed_spelling(data)  # seed 003's block, as written (issue 17)
+    spelled = apply_seed_spelling(data)  # the `confidence_calculation` block, as written (issue 17)
     moved_lines(lines, spelled.moved)
     if spelled.problems:
         raise ConfigError([f"{path}:{_line_for(at, lines)}: {_dotted(at)}: {message}"
@@ -331,7 +331,7 @@ def _message(
     kind, value = error["type"], error.get("input")
     if kind == "extra_forbidden":
         name = str(data_path[-1])
-        hint = _did_you_mean(name, [*(allowed or []), *aliases])  # seed 003's names too
+        hint = _did_you_mean(name, [*(allowed or []), *aliases])  # confidence_calculation's too
         return f"unknown key {name!r}{hint}; allowed keys: {', '.join(allowed or [])}"
     if kind == "missing":
         return "this key is required"
@@ -372,7 +372,7 @@ def _dotted(parts: Path_) -> str:
 
 def _resolve(loc: Path_) -> tuple[Path_, list[str] | None, tuple[str, ...]]:
     """Map a pydantic location to the user's key path, the keys allowed at its parent and the
-    seed's names it also takes (``seed_spelling``).
+    ``confidence_calculation`` names it also takes (``seed_spelling``).
 
     pydantic puts a discriminated union's tag into the location (``metrics.0.lint_score.min``);
     users never wrote that part, so it is dropped.

@@ -1,10 +1,10 @@
-"""``gate.metrics`` and ``gate.confidence`` (SPEC 4, 5): what is measured and the advisory score."""
+"""``gate.metrics`` and ``gate.confidence``: what is measured and the advisory score."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from pytest_confgate.config.agents import AgentConfig, LlmAgentConfig
 from pytest_confgate.config.base import (
@@ -43,6 +43,22 @@ class CoverageMetricConfig(_MetricConfig):
     scope: Scope = "all"
     paths: dict[Glob, Fraction] = Field(default_factory=dict)
     """Per-path floors: ``{"src/core/**": 0.9}``; each failing path is named."""
+
+    @field_validator("paths")
+    @classmethod
+    def _no_option_names(cls, paths: dict[str, float]) -> dict[str, float]:
+        """``paths: {min: 0.9}`` was read as a floor for a file named ``min``: an option
+        name there is the metric's own floor written one level too deep."""
+        options = sorted(set(paths) & set(cls.model_fields))
+        if options:
+            name = options[0]
+            raise ValueError(
+                f"{name!r} is an option of test_coverage, not a path: `paths:` maps globs to "
+                f"floors ({{\"src/core/**\": 0.9}}); for the metric's own floor write "
+                f"`{name}: {paths[name]}` beside `paths:`, or `{name}/**` for a folder of "
+                "that name"
+            )
+        return paths
 
 
 class _ToolMetricConfig(_MetricConfig):
@@ -146,11 +162,11 @@ DEFAULT_JUDGE_CRITERIA = (
 
 
 class LlmJudgeMetricConfig(_MetricConfig):
-    """An independent evaluator agent scores the change (SPEC 4); never the task's author."""
+    """An independent evaluator agent scores the change; never the task's author."""
 
     type: Literal["llm_judge"]
     evaluator_agent: AgentName | None = None
-    """Required (checked with the seed's exact message by ``cross_check``)."""
+    """Required (checked with the exact message by ``cross_check``)."""
     criteria: Annotated[list[Text], Field(min_length=1, max_length=50)] = Field(
         default_factory=lambda: list(DEFAULT_JUDGE_CRITERIA)
     )
@@ -185,10 +201,17 @@ HARD_CONDITIONS: dict[str, str] = {
     "max_high_severity": "security_score",
     "max_lint_violations": "lint_score",
 }
-"""Which metric each hard condition belongs to (SPEC 6)."""
+"""Which metric each hard condition belongs to."""
 
 DEFAULT_HARD_LIMITS: dict[str, int] = {"max_failed_tests": 0, "max_high_severity": 0}
-"""Default T1: every test passes, no HIGH-severity finding (SPEC 6)."""
+"""Default T1: every test passes, no HIGH-severity finding."""
+
+
+def breaks_limit(count: int, limit: int | None) -> bool:
+    """Whether ``count`` fails a hard condition whose effective limit is ``limit``: over it
+    fails, and a condition without a limit never does. The gate's policy and ``confgate
+    rank``'s blocking both decide with this, so the two agree on what blocks."""
+    return limit is not None and count > limit
 
 
 def metric_key(metric: MetricConfig) -> str:
@@ -262,7 +285,7 @@ class LlmSettings(ConfigModel):
     timeout_ms: Milliseconds | None = 2000
     max_tokens: Annotated[int, Field(gt=0, le=200_000)] | None = None
     model: Text | None = None
-    """Another model of the evaluator's provider for this call (seed 003's ``llm_settings``)."""
+    """Another model of the evaluator's provider for this call (``llm_settings.model``)."""
 
     def applied_to(self, agent: AgentConfig) -> AgentConfig:
         """``agent`` with these settings for the confidence call; a program keeps its own."""
@@ -274,7 +297,7 @@ class LlmSettings(ConfigModel):
 
 
 class ConfidenceConfig(ConfigModel):
-    """``gate.confidence`` (SPEC 5): an advisory score, off by default, never a verdict."""
+    """``gate.confidence``: an advisory score, off by default, never a verdict."""
 
     enabled: bool = False
     method: Literal["formula", "llm", "hybrid"] = "formula"
@@ -290,7 +313,8 @@ class ConfidenceConfig(ConfigModel):
 
     @property
     def seed_spelling(self) -> tuple[str, ...]:
-        """Which of seed 003's key names this block was written with (``config.seed_spelling``)."""
+        """Which ``confidence_calculation`` key names this block was written with
+        (``config.seed_spelling``)."""
         return self._seed_spelling
 
     def note_seed_spelling(self, notes: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""The ``rank:`` section (SPEC 7, seed solution-ranking): category weights and auto-acceptance."""
+"""The ``rank:`` section: category weights and auto-acceptance."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pytest_confgate.config.base import AgentName, ConfigModel, EnvName, Fractio
 from pytest_confgate.config.trust import mask_db_password, server_url
 
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
-"""The seed's five categories, in the seed's order."""
+"""The five categories, in the order."""
 
 
 class CategoryWeights(ConfigModel):
@@ -35,7 +35,7 @@ class CategoryWeights(ConfigModel):
 
 
 class CategoryMinimums(ConfigModel):
-    """The seed's per-category floors a winner must meet to be accepted automatically."""
+    """The per-category floors a winner must meet to be accepted automatically."""
 
     correctness: Fraction = 0.90
     quality: Fraction = 0.70
@@ -45,7 +45,7 @@ class CategoryMinimums(ConfigModel):
 
 
 class AutoAcceptConfig(ConfigModel):
-    """``should_auto_accept``'s thresholds (seed defaults); off unless enabled explicitly."""
+    """``should_auto_accept``'s thresholds; off unless enabled explicitly."""
 
     enabled: bool = False
     min_score: Fraction = 0.85

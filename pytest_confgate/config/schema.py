@@ -1,4 +1,4 @@
-"""The whole file (SPEC 3): ``ConfgateConfig`` and the rules that span its sections."""
+"""The whole file: ``ConfgateConfig`` and the rules that span its sections."""
 
 from __future__ import annotations
 
@@ -49,10 +49,10 @@ CHALLENGER_NOT_AUTHOR = "challenger_agent must differ from task agent."
 
 
 def cross_check(config: ConfgateConfig) -> list[tuple[KeyPath, str]]:
-    """Rules that span keys (SPEC 3): agents that exist, judges that are not the author.
+    """Rules that span keys: agents that exist, judges that are not the author.
 
     Returned as (key path, message) so the loader can name the line; the ``llm_judge``
-    messages are the seeds' exact words. Under ``confgate run`` every task's agents are
+    messages are the exact words. Under ``confgate run`` every task's agents are
     authors (issue 17): the gate's judges and evaluator judge each task's work too.
     """
     problems: list[tuple[KeyPath, str]] = []

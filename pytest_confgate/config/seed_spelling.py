@@ -1,9 +1,9 @@
-"""Seed 003's confidence block, loaded as written (issue 17): its key names mapped onto ours.
+"""A ``confidence_calculation`` block, loaded as written (issue 17): its key names mapped onto ours.
 
-A team copies the seed's ``confidence_calculation`` block (``method``, ``hybrid_settings``,
+A team copies a ``confidence_calculation`` block (``method``, ``hybrid_settings``,
 ``llm_settings.provider``/``model``, ``formula_weights``) into ``confgate.yml`` as is, at the
 top or under ``gate``. Before validation this module rewrites the raw data into today's
-model and keeps, per confidence block, a note of what was spelled the seed's way; the note
+model and keeps, per confidence block, a note of what was spelled that way; the note
 goes into the report's confidence breakdown (``seed_spelling``):
 
 - ``confidence_calculation`` -> ``gate.confidence``, on (``enabled: true``) unless it says;
@@ -12,7 +12,7 @@ goes into the report's confidence breakdown (``seed_spelling``):
   ``agents`` with that provider (and model), else a new agent named ``PROVIDER:MODEL``; with
   an ``evaluator_agent`` already named, the provider must be that agent's own and ``model``
   overrides its model for this call (``llm_settings.model``);
-- ``formula_weights``: the seed's retrieval weights (``similarity``, ``source_quality``,
+- ``formula_weights``: that spelling's retrieval weights (``similarity``, ``source_quality``,
   ``response_length``) have no counterpart in a code gate and are noted as unused; any other
   key is an error (a metric's weight is set on the metric).
 
@@ -33,7 +33,7 @@ SEED_ALIASES: dict[str, tuple[str, ...]] = {
     "ConfidenceLoopConfig": ("hybrid_settings", "formula_weights"),
     "LlmSettings": ("provider",),
 }
-"""Model name -> the seed's key names it also accepts (offered by the did-you-mean too)."""
+"""Model name -> the ``confidence_calculation`` key names it also accepts (and suggests)."""
 
 RETRIEVAL_WEIGHTS = ("similarity", "source_quality", "response_length")
 _PROVIDERS = ("openai", "anthropic")
@@ -50,7 +50,7 @@ class Spelling:
 
 
 def apply_seed_spelling(data: Any) -> Spelling:
-    """Rewrite seed 003's spelling in ``data`` (a fresh copy where anything changes)."""
+    """Rewrite the ``confidence_calculation`` spelling in ``data`` (a fresh copy if it changes)."""
     found = Spelling(data)
     if not isinstance(data, dict):
         return found
@@ -89,7 +89,7 @@ def _rename(
     holder = parent if len(seed) > 1 else found.data
     value = holder.pop(str(seed[-1]))
     if isinstance(value, dict) and "enabled" not in value:
-        value = {**value, "enabled": True}  # the seed's block is on by being there
+        value = {**value, "enabled": True}  # that block is on by being there
     parent[today] = value
     found.moved.append((seed, (*at, today)))
     found.notes.setdefault((*at, today), []).append(f"{'.'.join(map(str, seed))} (gate.confidence)")
@@ -129,7 +129,7 @@ def _formula_weights(found: Spelling, at: KeyPath, weights: Any, notes: list[str
     used = ", ".join(k for k in weights if k in RETRIEVAL_WEIGHTS)
     if used:
         notes.append(
-            f"formula_weights ({used}: the seed's retrieval weights have no counterpart in a "
+            f"formula_weights ({used}: these retrieval weights have no counterpart in a "
             "code gate and were not used; the formula weighs each metric by its `weight`)"
         )
 
@@ -154,7 +154,7 @@ def _provider(
         return
     if provider not in _PROVIDERS:
         found.problems.append((where, (
-            f"llm_settings.provider {provider!r} cannot be built from the seed's block alone: "
+            f"llm_settings.provider {provider!r} cannot be built from this block alone: "
             "define the evaluator under agents (Azure: provider: openai with base_url and "
             "api_version) and name it in evaluator_agent"
         )))

@@ -1,4 +1,4 @@
-"""``tasks:`` (SPEC 8): agent tasks and their overlays, and the rules checked when they load."""
+"""``tasks:``: agent tasks and their overlays, and the rules checked when they load."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ KeyPath = tuple[str | int, ...]
 
 
 class ConfidenceLoopConfig(ConfidenceConfig):
-    """``tasks.<name>.overlays.confidence_loop`` (seed 000): iterate until confident."""
+    """``tasks.<name>.overlays.confidence_loop``: iterate until confident."""
 
     max_iterations: Annotated[int, Field(ge=1, le=100)] = 3
     metrics: list[MetricConfig] = Field(default_factory=default_metrics)
@@ -34,7 +34,7 @@ class ConfidenceLoopConfig(ConfidenceConfig):
 
 
 class PairedWorkflowConfig(ConfigModel):
-    """``tasks.<name>.overlays.paired_workflow`` (seed 001): a driver and a challenger."""
+    """``tasks.<name>.overlays.paired_workflow``: a driver and a challenger."""
 
     enabled: bool = False
     driver_agent: AgentName | None = None
@@ -60,7 +60,7 @@ class OverlaysConfig(ConfigModel):
 
 
 class TaskConfig(ConfigModel):
-    """One agent task for ``confgate run`` (SPEC 8)."""
+    """One agent task for ``confgate run``."""
 
     agent: AgentName | None = None
     prompt: Text | None = None
@@ -70,7 +70,7 @@ class TaskConfig(ConfigModel):
     """Human in the loop: a loop that runs out of iterations escalates (exit status 3)."""
     overlays: OverlaysConfig = Field(default_factory=OverlaysConfig)
     review: bool | None = None
-    """A formal review task (seed 001's reviewer independence); default: "review" in its name."""
+    """A formal review task; default: "review" in its name."""
 
     @field_validator("subtasks")
     @classmethod
@@ -82,7 +82,7 @@ class TaskConfig(ConfigModel):
 
 
 def task_problems(tasks: Mapping[str, TaskConfig]) -> list[tuple[KeyPath, str]]:
-    """SPEC 8's load-time rules for ``tasks``: who runs, who challenges, exit conditions."""
+    """The load-time rules for ``tasks``: who runs, who challenges, exit conditions."""
     from pytest_confgate.config.expressions import compile_condition
     from pytest_confgate.exceptions import ConditionError
 
@@ -154,7 +154,7 @@ def loop_metric_problems(
 
     One gate step measures each metric type once: a type ``gate.metrics`` lists is measured
     with the gate's settings, so a loop entry may only add its ``weight`` to it. The one
-    exception is seed 000's own ``requirement_coverage`` without ``requirements:``: its block
+    exception is ``requirement_coverage`` without ``requirements:``: its block
     must load as written (issue 4), so the gate step reports it as an error naming the fix.
     """
     loop = task.overlays.confidence_loop

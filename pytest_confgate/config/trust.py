@@ -1,4 +1,4 @@
-"""The ``trust:`` section (SPEC 9, seed agent-trust): the store and the trust formula's knobs.
+"""The ``trust:`` section: the store and the trust formula's knobs.
 
 ``trust.db`` (and ``rank.db``, ``--db``) is a path (the SQLite file, the default) or a
 ``postgresql://USER@HOST:PORT/DB`` URL (issue 20). Any other URL scheme is an error rather than
@@ -64,7 +64,7 @@ def mask_db_password(data: Any) -> Any:
 
 
 class SeverityWeights(ConfigModel):
-    """How much one finding of each severity counts (seed: P0 4x, P1 2x, P2 1x, P3 0.5x)."""
+    """How much one finding of each severity counts (P0 4x, P1 2x, P2 1x, P3 0.5x)."""
 
     P0: Positive = 4.0
     P1: Positive = 2.0
@@ -92,7 +92,7 @@ class TrustConfig(ConfigModel):
     prior_strength: Annotated[float, Field(ge=0.0, le=1_000_000.0, allow_inf_nan=False)] = 5.0
     """``mode: bayesian`` only: weighted findings of global evidence a project score starts at."""
     new_agent: Literal["neutral", "global", "prior"] = "neutral"
-    """Where an agent without evidence starts: 1.0 (the seed), the team's pooled precision, or
+    """Where an agent without evidence starts: 1.0 , the team's pooled precision, or
     ``new_agent_prior``; with ``global``/``prior`` its own evidence takes over gradually."""
     new_agent_prior: Fraction = 0.5
     """``new_agent: prior`` only: the trust of an agent nobody has reviewed yet."""

@@ -1,6 +1,6 @@
 """The gate's own stages: the change, the evidence wiring, the policy and the verdict.
 
-One evaluation flows one way (STYLE.md)::
+One evaluation flows one way::
 
     anchor      where the base and the configuration come from: never from the change
     change      what the change touched, which configuration judges it, the applied tier
@@ -14,7 +14,7 @@ One evaluation flows one way (STYLE.md)::
                 a judge whose input tried to instruct it or that saw part of the diff)
     waivers     pure: active waivers excuse findings; expired ones excuse nothing
     policy      pure: tier + evidence + sign-offs -> ``Verdict``
-    score       pure: ``compute_confidence``, ``compute_raw`` (SPEC 5)
+    score       pure: ``compute_confidence``, ``compute_raw``
     confidence  the advisory score: formula, llm or hybrid; never read by the policy
     agent_evidence  the gate's calls to agents: preflight, the judge, the confidence
     plugin_host third-party pluggy plugins, each called on its own
@@ -27,6 +27,12 @@ One evaluation flows one way (STYLE.md)::
     binding     whether a saved report is this run's verdict on this commit (publish asks)
     rederive    the tier worked out again in the publish step from GitHub's file list, and
                 gate-tampering code in the change's Python files
+    channel     the test outcomes streamed from the test process to ``confgate gate`` (the
+                plugin's end and the supervisor's tally)
+    supervisor  ``confgate gate``: pytest as a child process, its outcomes counted outside
+                it, the report written after every process of the run ended
+    supervised  pure: the test process's report with the supervisor's outcomes, decided again
+    child       the test process's entry: ``python -m pytest`` once the supervisor says go
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

@@ -1,4 +1,4 @@
-"""Lint and security beside the tests, in a helper process (SPEC 4, issue 19).
+"""Lint and security beside the tests, in a helper process (issue 19).
 
 They used to run in threads of the pytest process. A thread that runs Python while pytest
 imports conftest files is not harmless: coverage.py (any tracer, pytest-cov's too) re-imports
@@ -10,7 +10,8 @@ competes with the tests for the GIL.
 
 ``python -m pytest_confgate.gate.background`` reads one JSON request on stdin (metric configs,
 root, sources, cache folder, and the change the tamper analysis reads) and writes one JSON
-object of ``EvalMetric``s on stdout. The helper builds its own ``ChangeAnalysis`` from the
+object of ``EvalMetric``s on stdout, with the cache entries it wrote (the gate vouches for
+them, ``cache_trust``). The helper builds its own ``ChangeAnalysis`` from the
 change, so lint, security and ``test_integrity`` share one analysis there, as they did in
 threads.
 """
@@ -27,6 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_confgate.collect import cache_trust
 from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
 from pytest_confgate.processes import kill_process_group, tail
 
@@ -37,6 +39,8 @@ if TYPE_CHECKING:  # the tamper analysis is imported where a change is analysed,
 
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 """Variables that would make coverage.py measure the helper itself."""
+WRITTEN_KEY = "_cache_written"
+"""The helper's answer lists the cache entries it wrote under this key (``cache_trust``)."""
 _SLACK_S = 60.0
 """Start-up and parsing time allowed beyond the slowest tool's own ``timeout_s``."""
 
@@ -84,6 +88,7 @@ class BackgroundTools:
             "sources": [str(p) for p in self._sources],
             "cache_dir": str(self._cache_dir) if self._cache_dir is not None else None,
             "analysis": _analysis_request(self._analysis),
+            "cache_threshold_ns": cache_trust.threshold(),
         }).encode()
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
         self._started_at = time.monotonic()
@@ -141,8 +146,9 @@ class BackgroundTools:
             return self._all_failed(f"the helper process failed: {why}")
         try:
             raw = json.loads(out)
+            cache_trust.trust(raw.pop(WRITTEN_KEY, None) or [])  # the helper's own writes
             return {kind: EvalMetric.model_validate(raw[kind]) for kind in raw}
-        except (ValueError, TypeError, KeyError) as exc:
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
             return self._all_failed(f"the helper process answered garbage ({exc})")
 
     def _all_failed(self, reason: str) -> dict[str, EvalMetric]:
@@ -224,6 +230,8 @@ def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     root = Path(request["root"])
     sources = [Path(p) for p in request["sources"]]
     cache = Path(request["cache_dir"]) if request.get("cache_dir") else None
+    if isinstance(request.get("cache_threshold_ns"), int):  # the tests run beside us
+        cache_trust.begin(request["cache_threshold_ns"])
     analysis = _analysis_from(root, request.get("analysis"))
     with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
         futures = {
@@ -235,7 +243,9 @@ def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     request = json.loads(sys.stdin.buffer.read())
-    sys.stdout.write(json.dumps(run_request(request)))
+    answer = run_request(request)
+    answer[WRITTEN_KEY] = cache_trust.written()
+    sys.stdout.write(json.dumps(answer))
     return 0
 
 

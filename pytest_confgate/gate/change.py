@@ -1,6 +1,6 @@
 """The change under review: what it touched, which gate judges it, how metrics narrow to it.
 
-SPEC 4 and 6, issues 3 and 14: ``scope: changed`` judges only changed lines; ``risk_rules``
+Issues 3 and 14: ``scope: changed`` judges only changed lines; ``risk_rules``
 raise the tier by the paths touched; a change is compared with a base it cannot choose
 (``gate.anchor``); on a pull request the base commit's configuration judges it, and a change
 that edits the gate's configuration or machinery (``gate.machinery``) is judged at tier T2 or
@@ -190,7 +190,7 @@ def base_config(
     read: Callable[[str], str | None], explicit: str | None, at: str
 ) -> tuple[ConfgateConfig, str, str | None]:
     """The configuration a commit would use (``read`` gives a file's text there, or None):
-    ``explicit`` if it has it, else its own discovery (SPEC 3 order), else the defaults.
+    ``explicit`` if it has it, else its own discovery (order), else the defaults.
     Returns it, where it came from in words, and the file's name (None: defaults).
 
     Shared by the gate (git) and the publish step (GitHub's API), so both judge alike.

@@ -1,7 +1,7 @@
 """Which collector measures which metric: the engine's wiring as two small tables.
 
 ``BACKGROUND`` names the metrics whose tools run beside the tests (started when pytest starts,
-collected at the end, SPEC 4); ``COLLECTORS`` turns one metric's configuration and the run's
+collected at the end); ``COLLECTORS`` turns one metric's configuration and the run's
 ``Evidence`` into an ``EvalMetric``. Adding a built-in metric means one entry here (and its
 collector in ``collect/``), not another branch in the engine.
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     # (issue 26), and the helper process what it runs.
     from pytest_confgate.collect.coverage import CoverageSession
     from pytest_confgate.collect.requirements import Requirement
+    from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.collect.tamper import ChangeAnalysis
     from pytest_confgate.collect.unsuppressed import Hidden
     from pytest_confgate.gate.change import ChangeView
@@ -68,6 +69,8 @@ class Evidence:
     background: Pending | None
     requirements: Mapping[str, list[Requirement]]
     analysis: ChangeAnalysis | None = None
+    audit: Sequence[RuntimeFinding] = ()
+    """What the run-time audit saw the project's code do (``collect.runtime_audit``)."""
 
 
 Collector = Callable[[MetricConfig, Evidence], "EvalMetric | None"]
@@ -219,7 +222,7 @@ def _integrity_job(
 def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     if not isinstance(config, IntegrityMetricConfig):
         return None
-    from pytest_confgate.collect.integrity import integrity_metric, with_replay
+    from pytest_confgate.collect.integrity import integrity_metric, with_audit, with_replay
 
     pending = evidence.background
     if pending is not None and config.type in pending.kinds:
@@ -227,8 +230,11 @@ def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     else:
         metric = integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside
     # The base's tests run again with the base's machinery now that the main run is over.
-    return with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
-                       evidence.tests)
+    metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
+                         evidence.tests)
+    changes = evidence.change.changes
+    return with_audit(metric, config, evidence.audit,
+                      changes.paths() if changes is not None else None)
 
 
 def _pass_rate(_config: MetricConfig, evidence: Evidence) -> EvalMetric:

@@ -1,4 +1,4 @@
-"""The advisory confidence score (SPEC 5, seeds 000 and 003): off by default, never a verdict.
+"""The advisory confidence score: off by default, never a verdict.
 
 ``formula`` is the weighted mean of the evidence (``score.compute_confidence``); ``llm`` asks
 an evaluator agent (never the author) for a holistic score from a prompt template with
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pytest_confgate.config import ConfidenceConfig
 
 ADVISORY = "confidence threshold met"
-"""The seed's advisory signal, emitted when the score meets the threshold."""
+"""The advisory signal, emitted when the score meets the threshold."""
 
 DEFAULT_PROMPT = """\
 Evaluate how confident you are that the code change below is ready to merge.
@@ -115,7 +115,7 @@ def evaluate_confidence(
     breakdown: dict[str, Any] = {"formula_score": formula}
     if config.seed_spelling:
         breakdown["seed_spelling"] = (
-            "this configuration is written in seed 003's spelling: "
+            "this configuration is written in the `confidence_calculation` spelling: "
             + "; ".join(config.seed_spelling)
         )
     llm_score: float | None = None
@@ -265,7 +265,7 @@ def llm_scorer(
 
 
 def asks_for_number(template: str) -> bool:
-    """A template that never mentions JSON asks for a bare number (seed 003's "Return ONLY a
+    """A template that never mentions JSON asks for a bare number ("Return ONLY a
     number between 0 and 1"); the built-in one asks for a JSON object."""
     return "json" not in template.casefold()
 

@@ -1,8 +1,8 @@
-"""One evaluation of the gate: collect -> score -> decide -> report (STYLE.md's one-way flow).
+"""One evaluation of the gate: collect -> score -> decide -> report (one way).
 
 The front doors (pytest plugin, CLI) create a ``GateRun``, call ``start`` when the tests
 start, feed test outcomes, and call ``finish`` for the ``GateReport``. Lint and security run
-in a helper process while the tests run, so their cost hides behind the tests (SPEC 4).
+in a helper process while the tests run, so their cost hides behind the tests.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
     from pytest_confgate.collect.coverage import CoverageSession
     from pytest_confgate.collect.line_probes import AssertRewriting
+    from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
@@ -123,6 +124,11 @@ class GateRun:
         self._tools: BackgroundTools | None = None
         self.assert_rewriting: AssertRewriting | None = None
         """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
+        self.coverage_fail_under: float | None = None
+        """pytest-cov's ``--cov-fail-under`` (from the plugin): the coverage floor when the
+        configuration sets none, as coverage.py's ``fail_under`` is."""
+        self.audit: list[RuntimeFinding] = []
+        """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
@@ -183,11 +189,12 @@ class GateRun:
         """Which engine this worker measured with, for the controller's report."""
         return self._coverage.engine_note() if self._coverage is not None else None
 
-    def adopt_coverage(self, cov: object, origin: str) -> None:
-        """Report from another plugin's coverage (pytest-cov) instead of tracing twice."""
+    def adopt_coverage(self, cov: object, origin: str, failed: str | None = None) -> None:
+        """Report from another plugin's coverage (pytest-cov) instead of tracing twice;
+        ``failed``: why its data could not be read (the metric is then an evidence error)."""
         session = self._new_coverage()
         if session is not None:
-            session.adopt(cov, origin)
+            session.adopt(cov, origin, failed)
             self._coverage = session
 
     def _new_coverage(self) -> CoverageSession | None:
@@ -219,6 +226,7 @@ class GateRun:
             omit_tests=self.config.source is None,
             cache_dir=self._probe_cache(),
             rewriting=self.assert_rewriting,
+            fail_under=self.coverage_fail_under,
         )
 
     def _probe_cache(self) -> Path | None:
@@ -265,6 +273,7 @@ class GateRun:
             background=self._tools,
             requirements=self._requirements,
             analysis=self._analysis,
+            audit=list(self.audit),
         )
         measured = {
             index: collect_metric(config, evidence)
@@ -361,7 +370,7 @@ class GateRun:
         """A change is being judged but git cannot say what it touched: fail closed.
 
         Without the diff there is no telling whether the change edits the gate's own
-        configuration, and a change must never be able to relax its gate (SPEC 6).
+        configuration, and a change must never be able to relax its gate.
         """
         view = self.change
         if view.base_ref is None or view.changes is not None:
@@ -425,6 +434,16 @@ class GateRun:
             taken.add(metric.type)
             extra.append(metric)
         return extra
+
+    def sweep_caches(self) -> list[str]:
+        """At the end of the run: delete cache entries the change's code wrote or changed
+        while it ran, so no later run reads them (``collect.cache_trust``)."""
+        cache = self._cache_dir()
+        if cache is None or not cache.is_dir():
+            return []
+        from pytest_confgate.collect.cache_trust import sweep
+
+        return sweep(cache)
 
     def _cache_dir(self) -> Path | None:
         """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist.

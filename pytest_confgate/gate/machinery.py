@@ -1,4 +1,4 @@
-"""The gate's own machinery (issue 14, SPEC 6): files whose edit changes how evidence is made.
+"""The gate's own machinery (issue 14): files whose edit changes how evidence is made.
 
 A ``conftest.py`` runs inside the gate's process; pytest's, coverage.py's, ruff's and bandit's
 configuration decides what is run, measured and reported; a workflow decides whether the gate

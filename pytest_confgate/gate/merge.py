@@ -1,4 +1,4 @@
-"""``confgate merge``: the reports of CI shards -> one report, decided once (SPEC 4, 10, 12).
+"""``confgate merge``: the reports of CI shards -> one report, decided once.
 
 Each shard ran ``pytest --confgate`` on part of the suite. Test counts add up and the pass
 rate is recomputed from the sums; coverage is re-measured from the shards' coverage.py data
@@ -190,7 +190,7 @@ def merge_reports(
 
     ``tests.duration_s`` is the slowest shard's (shards run side by side, so the longest
     one is the wall time of the suite). ``confidence`` is scored again over the merged
-    evidence (``confidence.rescored``), so ``auto_advance`` follows SPEC 6 here too.
+    evidence (``confidence.rescored``), so ``auto_advance`` follows the tier's rules here too.
     """
     gate = loaded.config.gate
     tests = sum_outcomes([report for _, report in shards])

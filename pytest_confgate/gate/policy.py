@@ -1,4 +1,4 @@
-"""The evidence policy gate (SPEC 6): evidence + tier + sign-offs -> pass | fail | needs_signoff.
+"""The evidence policy gate: evidence + tier + sign-offs -> pass | fail | needs_signoff.
 
 Pure: no IO, no clock, no environment. Values are compared raw; rounding happens only in the
 messages, and a message never shows a failing value as equal to its threshold.
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
+from pytest_confgate.config.metrics import breaks_limit
 from pytest_confgate.models import (
     Condition,
     Decision,
@@ -25,6 +26,8 @@ from pytest_confgate.report.display import format_pair
 _PRIORITY = {
     "altered": 0,  # the report was rewritten after the gate wrote it (issue 29)
     "job": 0,  # the gate job did not succeed (issue 29)
+    "stream": 0,  # the supervisor's tally of the test process's outcomes (issue 34)
+    "attested": 0,  # a report confgate gate did not write (issue 34)
     "tests_failed": 0,
     "tests_ran": 1,
     "evidence": 2,
@@ -106,7 +109,11 @@ def _judged(metric: EvalMetric, own: list[Condition], checks: list[_Check]) -> E
     passed: bool | None = None
     if checked and any(c.blocking for c in checked):
         passed = all(c.passed for c in checked)
-    return metric.model_copy(update={"passed": passed, "limit": limit})
+    update: dict[str, object] = {"passed": passed, "limit": limit}
+    floor = next((c.threshold for c in checks if c.name == "min"), None)
+    if metric.threshold is None and floor is not None:
+        update["threshold"] = floor  # a floor the project set: shown beside the value
+    return metric.model_copy(update=update)
 
 
 def metric_for(config: MetricConfig, metrics: list[EvalMetric]) -> EvalMetric | None:
@@ -130,7 +137,7 @@ def recount_signoffs(
     The Action runs the change's tests without a token, so reviews can only be read in its
     publish step; this replaces the sign-off condition and re-decides. Every other condition
     stands as the gate decided it, so sign-offs can never turn a ``fail`` into anything else.
-    ``auto_advance_allowed`` is SPEC 6's rest (the tier allows it and the confidence advisory
+    ``auto_advance_allowed`` is the rest (the tier allows it and the confidence advisory
     is met), when the caller knows it; without it, ``auto_advance`` survives only on a verdict
     that passes both times.
     """
@@ -223,21 +230,35 @@ def _checks(
         status = metric.status.value if metric and metric.status else "missing"
         return [_Check("evidence", False, f"{label}: evidence {status}: {why}")]
     checks = [_Check("evidence", True, f"{label}: evidence collected")]
-    if config.min is not None:
-        ok = metric.value >= config.min
-        shown, floor = format_pair(metric.value, config.min)
+    minimum, origin = (config.min, "") if config.min is not None else _project_floor(config, metric)
+    if minimum is not None:
+        ok = metric.value >= minimum
+        shown, floor = format_pair(metric.value, minimum)
         word = "meets" if ok else "is below"
-        message = f"{label}: {shown} {word} the minimum {floor}"
+        message = f"{label}: {shown} {word} the minimum {floor}{origin}"
         uncovered = metric.details.get("uncovered") if kind == "requirement_coverage" else None
         if uncovered and not ok:
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
         if kind == "checklist_completion" and not ok:
             message += _conflicts(metric, "conflicting")
-        checks.append(_Check("min", ok, message, metric.value, config.min, f"min {floor}"))
+        checks.append(_Check("min", ok, message, metric.value, minimum, f"min {floor}"))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
         checks.extend(hard_checks(gate, config, metric, tests))
     return checks
+
+
+def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | None, str]:
+    """The project's own coverage floor when the gate sets none: coverage.py's ``fail_under``
+    or pytest-cov's ``--cov-fail-under``, as the figure's details carry it (percent), compared
+    raw (coverage.py rounds first), for the whole project's figure only."""
+    if config.type != "test_coverage" or getattr(config, "scope", None) == "changed":
+        return None, ""
+    percent = metric.details.get("fail_under")
+    if not isinstance(percent, (int, float)) or isinstance(percent, bool) or percent <= 0:
+        return None, ""
+    origin = metric.details.get("fail_under_from")
+    return min(float(percent), 100.0) / 100.0, f" ({origin})" if isinstance(origin, str) else ""
 
 
 def _test_checks(
@@ -275,14 +296,15 @@ def _security_checks(
         for item in metric.details.get("items", [])
         if item.get("severity") == "HIGH"
     ][:3]
-    at = f": {', '.join(where)}" if where and high > limit else ""
+    failed = breaks_limit(high, limit)
+    at = f": {', '.join(where)}" if where and failed else ""
     message = (
         f"security_score: {_plural(high, 'HIGH-severity finding')} (max_high_severity: {limit}){at}"
     )
-    if high > limit:
+    if failed:
         message += _waiver_hint(metric, "HIGH")
     return [
-        _Check("max_high_severity", high <= limit, message, float(high), float(limit),
+        _Check("max_high_severity", not failed, message, float(high), float(limit),
                f"max {limit:g} HIGH")
     ]
 
@@ -295,10 +317,11 @@ def _lint_checks(
         return []
     count = int(metric.details.get("violations", 0))
     message = f"lint_score: {_plural(count, 'violation')} (max_lint_violations: {limit})"
-    if count > limit:
+    failed = breaks_limit(count, limit)
+    if failed:
         message += _waiver_hint(metric, None)
     return [
-        _Check("max_lint_violations", count <= limit, message, float(count), float(limit),
+        _Check("max_lint_violations", not failed, message, float(count), float(limit),
                f"max {limit:g} {'violation' if limit == 1 else 'violations'}")
     ]
 
@@ -377,8 +400,10 @@ _HARD_CHECKS: dict[str, _HardCheck] = {
 
 
 def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
-    """How to excuse the first blocking finding, as pytest-cov hints at ``--cov-fail-under``:
-    the waiver line to add (a reason and an end date are required)."""
+    """What to do about the first blocking finding, the fix first: the finding and its line,
+    then, only as a last resort, the waiver line to add (a reason and an end date are
+    required). A waiver offered first would point the author, an agent most of all, around
+    the gate rather than at the code."""
     first = next(
         (item for item in metric.details.get("items", [])
          if isinstance(item, dict) and (severity is None or item.get("severity") == severity)),
@@ -386,8 +411,16 @@ def _waiver_hint(metric: EvalMetric, severity: str | None) -> str:
     )
     if first is None:
         return ""
+    finding = " ".join(str(first.get("message") or "").split())[:160].rstrip(". ")
+    what = f" ({finding})" if finding else ""
+    if severity is None:  # the message does not say where: the first violation does
+        where = f"{first.get('rule')} at {first.get('file')}:{first.get('line')}"
+        fix = f"; fix them first, e.g. {where}{what}; `ruff check --fix` fixes some"
+    else:
+        fix = f"; fix it first{what}"
+    last = "only if it is a false positive" if severity == "HIGH" else "only if it must stay"
     return (
-        f"; to excuse it, add to gate.policy.waivers: {{rule: {first.get('rule')}, "
+        f"{fix}; {last}, waive it in gate.policy.waivers: {{rule: {first.get('rule')}, "
         f"paths: [{first.get('file')}], reason: \"why it is safe\", expires: YYYY-MM-DD}}"
     )
 

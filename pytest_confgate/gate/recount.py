@@ -1,4 +1,4 @@
-"""The publish step decides again (SPEC 6, issues 14 and 29): the Action's publish step asks.
+"""The publish step decides again (issues 14 and 29): the Action's publish step asks.
 
 The Action's gate step runs the change's own tests, so it gets no token and cannot read
 reviews; the publish step has one. There the report is treated as the change's word, not as
@@ -13,7 +13,9 @@ fact. The verdict published is worked out again from inputs the change cannot fo
    other metrics) at that tier, and the pull request's reviews replace whatever the gate step
    counted: reviews can never turn a ``fail`` into anything else;
 4. the gate job's result is an input: a gate job that did not succeed never publishes
-   ``pass``.
+   ``pass``;
+5. with ``supervised`` (the Action's publish step), a report ``confgate gate`` did not write
+   (no ``supervisor`` attestation, ``gate.supervised``) never publishes ``pass`` (issue 34).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pytest_confgate.exceptions import ConfgateError, GitHubError
 from pytest_confgate.gate.policy import recount_signoffs
 from pytest_confgate.gate.recheck import redecide, tampering
 from pytest_confgate.gate.rederive import Floor, derive_floor
+from pytest_confgate.gate.supervised import ATTESTED, SUPERVISOR, attested
 from pytest_confgate.gate.tiers import raised, tier_rank
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import pull_request, pull_request_number
@@ -57,7 +60,8 @@ class Republished:
 
 
 def republish(
-    report: GateReport, environ: Mapping[str, str], gate_result: str | None = None
+    report: GateReport, environ: Mapping[str, str], gate_result: str | None = None,
+    *, supervised: bool = False,
 ) -> Republished:
     """Check the report, work the tier out again, count the reviews and re-decide.
 
@@ -80,6 +84,12 @@ def republish(
             return done
         report, notes, tamper = done.report, done.notes, done.tamper
     report = _with_gate_result(report, gate_result, notes if number is not None else [])
+    if supervised and not attested(report):
+        report = _failing(report, Condition(
+            metric=SUPERVISOR, name=ATTESTED, passed=False,
+            message="supervisor: this report was not written by `confgate gate` (it carries no "
+            "attestation), so its test outcomes are the test process's own word; run the gate "
+            "step with `confgate gate`"), notes)
     return Republished(report, notes, [], tamper)
 
 
@@ -195,6 +205,11 @@ def _with_gate_result(report: GateReport, result: str | None, notes: list[str]) 
         message=f"gate job: its result is {shown}, and a gate job that did not succeed never "
         "publishes pass; see its log",
     )
+    return _failing(report, failing, notes)
+
+
+def _failing(report: GateReport, failing: Condition, notes: list[str]) -> GateReport:
+    """The report decided again with ``failing`` first: it can only block more."""
     verdict = _verdict(report)
     verdict = verdict.model_copy(update={"conditions": [failing, *verdict.conditions]})
     after = recount_signoffs(verdict, report.risk_tier, report.signoffs,

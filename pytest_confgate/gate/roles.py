@@ -27,6 +27,10 @@ WORKER_KEY = "confgate_coverage"
 """The ``workeroutput`` key a worker's coverage data travels under."""
 ENGINE_KEY = "confgate_coverage_engine"
 """... and the key naming the engine that recorded it (line probes, coverage.py or both)."""
+AUDIT_KEY = "confgate_runtime_audit"
+"""... and what the run-time audit saw there (``collect.runtime_audit``)."""
+CACHE_KEY = "confgate_cache_written"
+"""... and the cache entries it wrote, which the controller's sweep keeps (``cache_trust``)."""
 
 
 def distributed(options: Any) -> bool:
@@ -99,6 +103,12 @@ class ProcessRole:
 
     def worker_finished(self, worker: str, output: Mapping[str, Any], failed: bool) -> None:
         """Keep one worker's coverage data; a worker that died is named, never ignored."""
+        from pytest_confgate.collect import cache_trust
+        from pytest_confgate.collect.runtime_audit import RuntimeFinding
+
+        cache_trust.trust(output.get(CACHE_KEY) or [])
+        seen = [RuntimeFinding.from_dict(raw) for raw in output.get(AUDIT_KEY) or []]
+        self.run.audit += [finding for finding in seen if finding is not None]
         part = output.get(WORKER_KEY)
         if failed or part is None:
             self._missing.append(worker)
@@ -110,19 +120,25 @@ class ProcessRole:
 
     def hand_back(self, output: MutableMapping[str, Any] | None) -> None:
         """As a worker: put this process's coverage data where the controller finds it."""
+        from pytest_confgate.collect import cache_trust
+
         payload = None if self.borrow_cov else self.run.coverage_payload()
+        if output is not None:
+            output[CACHE_KEY] = [list(entry) for entry in cache_trust.written()]
+            output[AUDIT_KEY] = [finding.as_dict() for finding in self.run.audit]
         if output is not None and payload is not None:
             output[WORKER_KEY] = payload
             output[ENGINE_KEY] = self.run.coverage_engine()
 
-    def gather(self, pytest_cov: object | None) -> None:
+    def gather(self, pytest_cov: object | None, failed: str | None = None) -> None:
         """As the deciding process: the coverage that counts, once the tests are over.
 
-        ``pytest_cov`` is pytest-cov's controller object when it measured this run.
+        ``pytest_cov`` is pytest-cov's controller object when it measured this run;
+        ``failed`` says why its data could not be read, when it could not.
         """
         if self.borrow_cov:
             cov = getattr(pytest_cov, "cov", None)
             if cov is not None:
-                self.run.adopt_coverage(cov, "pytest-cov")
+                self.run.adopt_coverage(cov, "pytest-cov", failed)
         elif self.name == CONTROLLER:
             self.run.combine_coverage(self._parts, self._missing, self._engines)

@@ -1,4 +1,4 @@
-"""What a change touches, judged on plain data (SPEC 4 ``scope: changed``, SPEC 6 risk tiers).
+"""What a change touches, judged on plain data (``scope: changed``, risk tiers).
 
 Pure: no IO, no subprocess, no clock. ``collect.changes`` asks git for the ``ChangeSet``; here
 it meets the configuration (risk rules), coverage.py's JSON figures and lint/security findings.
@@ -22,13 +22,13 @@ from pytest_confgate.models import ChangeSet
 from pytest_confgate.paths import glob_match, normalize_path
 
 CONFIG_FILE_NAMES = ("confgate.yml", "confgate.yaml")
-"""Files that would become the configuration if added (discovery order, SPEC 3)."""
+"""Files that would become the configuration if added (discovery order)."""
 
 
 def match_risk_rules(
     rules: Sequence[RiskRule], changed_paths: Iterable[str], default_tier: str
 ) -> tuple[str, str]:
-    """The tier a change gets from ``gate.risk_rules``, and a sentence saying why (SPEC 6).
+    """The tier a change gets from ``gate.risk_rules``, and a sentence saying why.
 
     The highest matching tier wins and the result is never below ``default_tier``. Each path
     is tried as written and case-folded: on macOS and Windows ``SRC/Auth/x.py`` *is*
@@ -195,7 +195,7 @@ def rate_on_changed_files(
 ) -> ChangedFileRate:
     """The lint/security "clean files / files checked" value over the changed files only.
 
-    ``checked_files`` are the files the tool really checked (SPEC 4: no "0 findings" for files
+    ``checked_files`` are the files the tool really checked (no "0 findings" for files
     never scanned). Only files with added lines count: a file that only lost lines cannot carry
     a finding on a changed line, and counting it clean would inflate the rate.
     """
@@ -210,7 +210,7 @@ def rate_on_changed_files(
 
 
 def config_changed(changes: ChangeSet, config_path: str | None) -> bool:
-    """Whether the change edits the gate's own configuration (SPEC 6: then the base decides).
+    """Whether the change edits the gate's own configuration (then the base decides).
 
     Watched: the file in use (``config_path``, e.g. ``pyproject.toml`` holding
     ``[tool.confgate]``) and ``confgate.yml``/``.yaml``, whose adding, editing or removal would

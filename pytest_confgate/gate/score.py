@@ -1,4 +1,4 @@
-"""Confidence scoring (SPEC 5): advisory numbers from evidence, never a verdict.
+"""Confidence scoring: advisory numbers from evidence, never a verdict.
 
 Pure functions over ``EvalMetric``: no IO, no clock, no environment.
 """

@@ -1,4 +1,4 @@
-"""How a change's risk tier rises (SPEC 6): set by rules, then only ever raised.
+"""How a change's risk tier rises: set by rules, then only ever raised.
 
 ``risk_rules`` (or ``gate.risk_tier``) give the starting tier; after that, what the gate learns
 about the change can only raise it, never lower it, and each raise is said in the reason:

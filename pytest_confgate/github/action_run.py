@@ -1,7 +1,7 @@
 """The GitHub Action's gate step (``python -m pytest_confgate.action_run``).
 
 The Action's inputs arrive only as environment variables (never ``${{ }}`` inside a ``run:``
-script, SPEC 10), and the pytest command line is built here as an argv list, so no input is
+script), and the pytest command line is built here as an argv list, so no input is
 ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 
 - any report already at the target path (committed by the change, or left by an earlier run)
@@ -9,14 +9,14 @@ ever parsed by a shell. The change's own code runs in this step, so (issue 14):
 - the tests' environment has no token: ``GITHUB_TOKEN``, ``ACTIONS_RUNTIME_TOKEN``,
   ``ACTIONS_ID_TOKEN_REQUEST_*`` and the runner's file-command paths (``GITHUB_ENV``,
   ``GITHUB_PATH``, ...) are removed; the runner puts some there and ``env:`` cannot unset them;
-- the gate prints the digest of the report it wrote (``DIGEST_LINE``, asked for with
-  ``CONFGATE_REPORT_DIGEST=1``) on its output, which this step reads as it streams. A report
-  whose bytes are not what the gate printed, or a run that printed the line more than once or
-  not at all, was rewritten by the change's code after the gate decided (an ``atexit`` hook in
-  a test module, say): the report is replaced by a ``fail`` that says so, provenance kept
-  (issue 29). Code that silences the gate's own output before it prints is beyond this check
-  (the publish step's static patterns and the gate job's result are the next lines);
-- pytest's exit status is passed on; SARIF and HTML are rendered beside the JSON report. In
+- the tests run under ``confgate gate`` (issue 34): pytest is its child, the test outcomes
+  are counted outside the test process, and the supervisor writes the report and prints its
+  digest (``DIGEST_LINE``) once every process of the run ended; a line of the tests' own
+  output that reads like it comes with ``| `` in front. This step reads the supervisor's output
+  as it streams. A report whose bytes are not what it printed, or a run that printed the line
+  more than once or not at all, was rewritten after the supervisor decided: the report is
+  replaced by a ``fail`` that says so, provenance kept (issue 29);
+- the supervisor's exit status is passed on; SARIF and HTML are rendered beside the JSON report. In
   ``mode: gate`` (``CONFGATE_MODE``) one exception: a report that only waits for a human's
   sign-off (no test failed, its verdict follows from its evidence) passes the step, since the
   publish job counts the reviews and never publishes ``pass`` after a gate job that failed.
@@ -65,21 +65,23 @@ SCRUBBED = frozenset(
 SCRUBBED_PREFIXES = ("ACTIONS_ID_TOKEN_REQUEST_", "ACTIONS_RUNTIME_", "ACTIONS_CACHE_")
 
 
-def pytest_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
-    """``python -m pytest [args] --confgate --confgate-report confgate-report.json [...]``.
+def gate_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[str]:
+    """``python -m pytest_confgate.cli gate --report confgate-report.json [...] -- [args]``.
 
+    The tests run under ``confgate gate`` (issue 34): pytest is its child, and the report and
+    its digest line are written by the supervisor once every process of the run ended.
     ``CONFGATE_PYTEST_ARGS`` is split like a POSIX shell would, but nothing is expanded: a
     ``$(...)`` in it is just an argument pytest will reject.
     """
-    argv = [python, "-m", "pytest", *shlex.split(environ.get(ENV_PYTEST_ARGS, ""))]
-    argv += ["--confgate", "--confgate-report", REPORT]
+    args = shlex.split(environ.get(ENV_PYTEST_ARGS, ""))
+    argv = [python, "-m", "pytest_confgate.cli", "gate", "--report", REPORT]
     config = environ.get(ENV_CONFIG, "").strip()
     if config:
-        argv += ["--confgate-config", config]
+        argv += ["--config", config]
     base = environ.get(ENV_BASE_REF, "").strip()
     if base:
-        argv += ["--confgate-base", base]
-    return argv
+        argv += ["--base", base]
+    return [*argv, "--", *args]
 
 
 def tests_environment(environ: Mapping[str, str]) -> dict[str, str]:
@@ -107,20 +109,20 @@ def remove_old_reports(folder: Path) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Run the gate in the current folder; returns pytest's exit status."""
+    """Run the gate in the current folder; returns ``confgate gate``'s exit status."""
     import os
 
     env = dict(os.environ if environ is None else environ)
     try:
-        command = pytest_argv(env)
+        command = gate_argv(env)
     except ValueError as exc:  # an unbalanced quote in pytest-args
         print(f"confgate: pytest-args cannot be split ({exc}); running without them")
-        command = pytest_argv({**env, ENV_PYTEST_ARGS: ""})
+        command = gate_argv({**env, ENV_PYTEST_ARGS: ""})
     for name in remove_old_reports(Path.cwd()):
         print(f"confgate: removed {name} from before this run; only this run's report counts")
     digests: list[bytes] = []
     status = run_without_commands(command, {**tests_environment(env), ENV_DIGEST: "1"}, digests)
-    print(f"confgate: pytest exited with status {status}")
+    print(f"confgate: the gate exited with status {status}")
     if _altered(Path.cwd() / REPORT, digests) and status == 0:
         status = 1
     _render_beside(Path.cwd())

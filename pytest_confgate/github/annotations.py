@@ -1,5 +1,5 @@
 """Annotations on the pull request's files: the workflow commands ``confgate github publish``
-prints (SPEC 10, issue 29).
+prints (issue 29).
 
 Three kinds, most important first, at most ``cap`` per level (GitHub shows 10 of each level per
 step; the rest are counted in the summary and kept in the SARIF and the JSON report):

@@ -1,4 +1,4 @@
-"""What ``confgate github publish`` writes to GitHub Actions from a finished report (SPEC 10).
+"""What ``confgate github publish`` writes to GitHub Actions from a finished report.
 
 The job summary, the step outputs, annotations (``github.annotations``: tamper findings, lint and
 security findings on the changed lines, uncovered changed lines)
@@ -27,7 +27,7 @@ from pytest_confgate.github.annotations import (
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import pull_request_number
 from pytest_confgate.models import GateReport
-from pytest_confgate.report.markdown import MARKER
+from pytest_confgate.report.markdown import COMMENT_LIMIT, MARKER
 
 __all__ = [
     "ANNOTATIONS_CAP",
@@ -45,7 +45,6 @@ __all__ = [
     "write_summary",
 ]
 
-COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 _ERROR_SEVERITIES = frozenset({"high", "critical", "error"})
 _MEMBERS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 
@@ -71,8 +70,16 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
     """Append ``name<<DELIM`` blocks; each delimiter is random and absent from its value.
 
     A fixed or guessable delimiter would let a value (a path, a message) end its block early
-    and set outputs of its own.
+    and set outputs of its own; a name is checked before anything is written, since a
+    newline, ``=`` or ``<<`` in it would do the same.
     """
+    for name in outputs:
+        if not _OUTPUT_NAME.fullmatch(name):
+            raise GitHubError(
+                f"step output name {name!r} is not a name GitHub reads (letters, digits, _ "
+                "and -, starting with a letter or _): a newline, '=' or '<<' in it would set "
+                "other outputs; nothing was written to GITHUB_OUTPUT"
+            )
     blocks: list[str] = []
     for name, value in outputs.items():
         delimiter = _delimiter()
@@ -80,6 +87,9 @@ def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
             delimiter = _delimiter()
         blocks.append(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
     _append("GITHUB_OUTPUT", path, "".join(blocks))
+
+
+_OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 def _delimiter() -> str:
@@ -136,20 +146,28 @@ ARTIFACTS = {"confgate.sarif": "sarif", "confgate-report.html": "html"}
 
 
 def render_artifacts(
-    report: GateReport, folder: Path, against: tuple[GateReport | None, str] | None = None
+    report: GateReport,
+    folder: Path,
+    against: tuple[GateReport | None, str] | None = None,
+    diff_link: Callable[[str, int], str] | None = None,
 ) -> list[str]:
     """SARIF and HTML rendered again from the report publish decided, beside the JSON, so the
     page the comment links to never tells another verdict; returns notes for the log (a file
     that cannot be written is said, never fatal: the verdict is in the outputs). ``against``:
-    the base's report, compared in the HTML page."""
+    the base's report, compared in the HTML page; ``diff_link``: the pull request's diff,
+    linked from the page's file names."""
     from pytest_confgate.exceptions import ReportError
     from pytest_confgate.report.compare import with_comparison
+    from pytest_confgate.report.html import render_html
     from pytest_confgate.report.writers import render, write_text_atomic
 
     notes = []
     for name, fmt in ARTIFACTS.items():
         try:
-            text = render(report, fmt)
+            if fmt == "html":
+                text = render_html(report, diff_link=diff_link)
+            else:
+                text = render(report, fmt)
             if fmt == "html" and against is not None and against[0] is not None:
                 text = with_comparison(text, fmt, report, against[0], against[1])
             write_text_atomic(text, folder / name)

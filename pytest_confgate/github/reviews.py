@@ -1,4 +1,4 @@
-"""Human sign-offs from a pull request's reviews, through GitHub's REST API (SPEC 6).
+"""Human sign-offs from a pull request's reviews, through GitHub's REST API.
 
 Each reviewer's latest APPROVED / CHANGES_REQUESTED / DISMISSED review is their state
 (COMMENTED and PENDING change nothing). It counts when it approves the head commit, by an
@@ -47,7 +47,7 @@ def is_bot(login: str, user_type: object = None) -> bool:
 def signoffs_from_github(
     client: GitHubClient, environ: Mapping[str, str], approvers: list[str]
 ) -> Signoffs:
-    """APPROVED reviews on the head commit by approvers other than the author (SPEC 6).
+    """APPROVED reviews on the head commit by approvers other than the author.
 
     Each reviewer's latest APPROVED / CHANGES_REQUESTED / DISMISSED review is their state
     (COMMENTED and PENDING change nothing). Approvers are logins or ``org/team``; an empty

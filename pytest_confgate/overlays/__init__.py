@@ -1,4 +1,4 @@
-"""Overlays for agent tasks (SPEC 8, seeds 000 and 001): ``confgate run``.
+"""Overlays for agent tasks: ``confgate run``.
 
 They sit above the gate: each iteration asks an agent for work and then runs the real gate
 (``pytest --confgate``) on the working tree, so the stages never import this package.

@@ -1,4 +1,4 @@
-"""The confidence loop's evidence (seed 000): the advisory score and what is fed back.
+"""The confidence loop's evidence: the advisory score and what is fed back.
 
 After every agent iteration the gate has run; this module turns its report into the loop's
 score (the loop's own ``method``, ``mode``, ``threshold`` and metric weights) and into the
@@ -58,7 +58,7 @@ def loop_confidence(
     task_prompt: str,
     evaluator: Agent | None,
 ) -> ConfidenceResult:
-    """The loop's advisory score for this iteration (formula, llm or hybrid; SPEC 5)."""
+    """The loop's advisory score for this iteration (formula, llm or hybrid)."""
     metrics = loop_metrics(loop, report)
     scorer = None
     if loop.method != "formula" and evaluator is not None:
@@ -85,7 +85,7 @@ def with_loop_confidence(
     """The iteration's gate report, rewritten at ``path`` with the loop's ``confidence``: the
     score and advisory this iteration was decided with (issue 17), not the gate's own.
 
-    ``auto_advance`` follows SPEC 6 with it (a ``pass``, the advisory met, a tier that may
+    ``auto_advance`` follows the tier's rules with it (a ``pass``, the advisory met, a tier that may
     advance: ``may_advance``); the gate's own score, when it had one, stays in the breakdown.
     """
     from pytest_confgate.report.json_report import write_json_report
@@ -129,7 +129,7 @@ def condition_inputs(
 def evidence_feedback(
     iteration: int, outcome: GateOutcome, confidence: ConfidenceResult | None
 ) -> str:
-    """The failing evidence of ``iteration``, for the next prompt (seed 000: "loop continues")."""
+    """The failing evidence of ``iteration``, for the next prompt."""
     lines = [f"The gate evaluated your work after iteration {iteration}."]
     if outcome.report is None:
         lines.append(f"The gate could not run: {outcome.error}")

@@ -1,4 +1,4 @@
-"""Exit conditions at run time (SPEC 8): a compiled condition over one iteration's evidence.
+"""Exit conditions at run time: a compiled condition over one iteration's evidence.
 
 At run time a condition that reads a value the iteration did not produce (no confidence
 computed, a metric unavailable, no challenger) is an error, and so is a result that is not a

@@ -1,4 +1,4 @@
-"""The gate of SPEC 4-6 on the working tree, as a subprocess: ``python -m pytest --confgate``.
+"""The gate on the working tree, as a subprocess: ``python -m pytest --confgate``.
 
 A subprocess and not an in-process call: the agent has just rewritten the code under test,
 and the gate must import it fresh, trace it with coverage from the start and decide exactly

@@ -1,4 +1,4 @@
-"""Locked artifacts (seed 001): approval records a content hash; a later change is reported.
+"""Locked artifacts: approval records a content hash; a later change is reported.
 
 Locks live in ``.confgate/locks.json`` beside the runs, one entry per task: the artifact's
 path, its sha256 and the run that locked it. Every ``confgate run`` compares them with the

@@ -1,4 +1,4 @@
-"""The paired workflow (seed 001): the challenger's prompt, its verdict, the pair's record.
+"""The paired workflow: the challenger's prompt, its verdict, the pair's record.
 
 The challenger answers ``{"critique": "...", "challenger_approved": true|false}``; a plain
 ``challenger_approved: true`` line is accepted too. Anything else, or a line that says both
@@ -25,7 +25,7 @@ CHALLENGER_PROMPT = (
     "You are the challenger. Critique the following driver output and identify assumptions, "
     "gaps, and risks. Signal `challenger_approved: true` if the output is ready to lock."
 )
-"""The seed's challenger prompt, word for word."""
+"""The challenger prompt, word for word."""
 
 ANSWER_FORMAT = (
     'Answer with one JSON object: {"critique": "<assumptions, gaps and risks you found>", '
@@ -59,7 +59,7 @@ class ChallengerVerdict:
 def challenger_prompt(
     task: str, output: str, artifact: str | None, evidence: str
 ) -> tuple[str, str]:
-    """The challenger's (prompt, system): the seed's words, then the task and output as data."""
+    """The challenger's (prompt, system): the words, then the task and output as data."""
     fence = new_fence()
     while fence in task or fence in output:
         fence = new_fence()
@@ -217,7 +217,7 @@ def _skip_to(lines: list[str], start: int, marker: str) -> int:
 def roles_swapped(
     role_switch: RoleSwitch, checkpoints: list[int], subtask: int, iteration: int
 ) -> bool:
-    """Whether driver and challenger trade places now (seed 001's three triggers).
+    """Whether driver and challenger trade places now.
 
     ``session`` never swaps; ``subtask`` swaps after each subtask (odd subtasks, from 0, run
     swapped); ``checkpoint`` swaps before each listed iteration, so the roles at iteration N
@@ -232,7 +232,7 @@ def roles_swapped(
 
 @dataclass
 class PairSession:
-    """Seed 001's ``pair_session`` context, kept through the task and written after each turn."""
+    """The ``pair_session`` context, kept through the task and written after each turn."""
 
     driver_agent: str
     challenger_agent: str
@@ -282,7 +282,7 @@ class PairSession:
         self.current_role_driver = str(saved.get("current_role_driver") or self.driver_agent)
 
     def context(self) -> str:
-        """The history for the driver's next prompt (seed: injected into each iteration)."""
+        """The history for the driver's next prompt (injected into each iteration)."""
         lines = ["Pair history so far:"]
         for turn in self.history[-5:]:
             verdict = "approved" if turn["challenger_approved"] else "not approved"

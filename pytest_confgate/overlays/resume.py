@@ -6,7 +6,7 @@ last iteration and gate decision, and the feedback a retry starts from. ``runner
 - ``reject``: the run stops, exit status 1;
 - ``approve``: the human's approval stands in for the advisory or the challenger's approval
   the loop did not reach; the task advances only when the gate's last decision was ``pass``
-  (seed 000: nothing promotes past the policy gate), then any later subtasks run;
+ , then any later subtasks run;
 - ``retry``: one more iteration of the escalated subtask, with the human's note and the last
   gate reasons in the prompt; out of iterations again, it escalates again.
 """

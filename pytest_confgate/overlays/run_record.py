@@ -1,4 +1,4 @@
-"""The run directory ``.confgate/runs/<run-id>/`` and the ``--report`` JSON (SPEC 8).
+"""The run directory ``.confgate/runs/<run-id>/`` and the ``--report`` JSON.
 
 Everything a person needs to see what a run did, written as it happens so an interrupted
 run still tells its story::
@@ -7,7 +7,7 @@ run still tells its story::
     <subtask>/iteration-N/    prompt and answer of each agent (truncated), the gate's report
                               and its output
     artifact.txt              the driver's last answer, when the task names no artifact file
-    pair_session.json         seed 001's {"pair_session": {...}} (paired tasks)
+    pair_session.json         {"pair_session": {...}} (paired tasks)
     escalation.json           the escalation record with the full history (HIL)
 
 An escalated run waits for a human: ``confgate run TASK --resume RUN_ID --decision ...``

@@ -1,8 +1,8 @@
-"""One agent task end to end (SPEC 8): iterations, overlays, subtasks, roles, escalation.
+"""One agent task end to end: iterations, overlays, subtasks, roles, escalation.
 
 Each iteration asks the driver (the task's agent, or the pair's current driver), runs the
 real gate on the working tree, scores confidence when the loop is on, asks the challenger
-when the pair is on, and checks the exit conditions. The order of exits follows the seeds:
+when the pair is on, and checks the exit conditions. The order of exits:
 
 1. confidence loop: threshold met -> exit ``confidence`` (the critique is skipped);
 2. paired workflow: challenger approved -> exit ``approved`` (the artifact is locked);
@@ -11,7 +11,7 @@ when the pair is on, and checks the exit conditions. The order of exits follows 
 5. out of iterations -> ``max_iterations``; with ``hil: true`` the task escalates.
 
 A task advances only when the gate's last decision is ``pass``: confidence, approval and
-conditions end the loop, they never promote by themselves (seed 000).
+conditions end the loop, they never promote by themselves.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ STATE_DIR = Path(".confgate")
 
 
 class RunInterrupted(Interrupted):
-    """Ctrl-C or SIGTERM stopped a run; the record says what was running (SPEC 8)."""
+    """Ctrl-C or SIGTERM stopped a run; the record says what was running."""
 
     def __init__(self, signum: int, record: dict[str, Any] | None = None) -> None:
         self.record = record
@@ -117,7 +117,7 @@ class TaskRunner:
         return self._interruptible(self._run)
 
     def resume(self, decision: str, note: str | None) -> tuple[int, dict[str, Any]]:
-        """Answer the escalation of the reopened run and go on (``--resume``, SPEC 8)."""
+        """Answer the escalation of the reopened run and go on (``--resume``)."""
         return self._interruptible(lambda: self._resume(decision, note))
 
     def _interruptible(

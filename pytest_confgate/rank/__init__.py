@@ -1,4 +1,4 @@
-"""Parallel-solution ranking (SPEC 7, seed solution-ranking): ``confgate rank``.
+"""Parallel-solution ranking: ``confgate rank``.
 
 The pipeline keeps IO at its edges::
 
@@ -11,9 +11,12 @@ The pipeline keeps IO at its edges::
         -> tampering (tamper findings, what added suppressions hide, ``collection``: the
            collection options a candidate dropped; in the worker that evaluated the
            candidate, right after it)
-        -> crosstest (new tests x candidates, each failure weighed by its writer's standing)
+        -> crosstest (new test modules x candidates, under the baseline's conftests,
+           settings and helpers; each failure weighed by its writer's standing)
         -> assessment (stage 3, optional LLM)
-        -> blocking (stage 1, pure) -> scoring (stage 4, pure) -> ranking (stage 5, pure)
+        -> blocking (stage 1, pure: the task's tests, the gate's hard limits)
+        -> scoring (stage 4, pure) -> ranking (stage 5, pure: confidence by the evidence
+           a candidate did not write)
         -> report, report_html (md, json, html)
     feedback_store (SQLite) <-> feedback (pure weight adjustment)
     baseline_cache: the baseline's evidence and its per-file tool caches, kept by content

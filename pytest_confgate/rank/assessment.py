@@ -2,7 +2,7 @@
 
 LLM judges favour whichever answer they read first; asking A-vs-B and B-vs-A and keeping a
 verdict only when both orders agree removes that bias: a verdict that flips with the order is
-a tie and lowers the evaluation confidence (SPEC 7, issue 6). Solutions are fenced as data
+a tie and lowers the evaluation confidence (issue 6). Solutions are fenced as data
 with a fresh random token per call (as the ``llm_judge`` prompt is), and an answer that is not
 exactly ``{"winner": "first" | "second" | "tie", ...}`` counts as a flip, never as a win.
 

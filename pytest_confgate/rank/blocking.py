@@ -1,6 +1,6 @@
 """Stage 1 (pure): why a candidate is blocked, scores 0 and can never win.
 
-The seed's checks (type check when configured, lint, build, tests) and, with a baseline,
+The checks (type check when configured, lint, build, tests) and, with a baseline,
 issue 15's: every baseline test that passed on the baseline passes on the candidate when run
 unmodified (by test id: failed, error, skipped and missing all block), and no baseline test
 was deleted, skipped or weakened (``collect.tamper``'s findings). The baseline's failing
@@ -8,12 +8,21 @@ tests are the task (issue 28): run as the baseline has them they must pass, so a
 makes one pass only by editing it (to expect the buggy output) is blocked with the reason.
 Evidence that is missing blocks too: a regression suite or a tamper analysis that did not run
 is never a pass.
+
+Issue 36: the baseline's failing tests define the task. Each runs unmodified, under the
+baseline's machinery (its conftests, settings, helpers and data: ``regression``), on every
+candidate; one that still fails, is skipped, deselected or not collected there blocks, whatever
+else the candidate edited. Lint and security findings block as the gate's hard conditions
+decide (``config.metrics.breaks_limit`` over ``ScoringContext.hard_limits``, one rule for
+both): the new findings of each kind count against ``max_lint_violations`` (off unless
+configured) and, for HIGH security findings, ``max_high_severity`` (0 unless configured).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pytest_confgate.config.metrics import breaks_limit
 from pytest_confgate.rank.models import PASSING, Evidence, Issue, ScoringContext, new_issues
 
 BLOCKING_TAMPER = frozenset({
@@ -26,14 +35,24 @@ _FAILED = frozenset({"failed", "error"})
 
 
 def block_reasons(evidence: Evidence, context: ScoringContext) -> list[str]:
-    """Stage 1 (blocking): why this candidate scores 0, in the seed's order of checks."""
+    """Stage 1 (blocking): why this candidate scores 0, in the order of checks."""
     reasons: list[str] = []
     base = context.baseline
     if context.type_check:
         reasons += _new_findings("type check", "new type error", evidence.type_errors,
                                  base.type_errors if base else None, evidence.type_problem)
-    reasons += _new_findings("lint", "new lint finding", evidence.lint,
-                             base.lint if base else None, evidence.lint_problem)
+    limits = context.hard_limits
+    if evidence.lint is None:
+        reasons.append(f"lint did not run: {evidence.lint_problem or 'no result'}")
+    else:
+        reasons += _over_limit("new lint finding", new_issues(evidence.lint, base.lint if base
+                                                              else None),
+                               "max_lint_violations", limits.get("max_lint_violations"))
+    if evidence.security is not None:  # missing: safety scores 0 (``scoring``)
+        fresh = new_issues(evidence.security, base.security if base else None)
+        reasons += _over_limit("new HIGH security finding",
+                               tuple(i for i in fresh if i.severity == "HIGH"),
+                               "max_high_severity", limits.get("max_high_severity"))
     if not evidence.builds:
         reasons.append(f"build failed: {evidence.build_problem or 'unknown error'}")
     tests = evidence.tests
@@ -67,6 +86,14 @@ def _new_findings(
         return [f"{check} did not run: {problem or 'no result'}"]
     fresh = new_issues(found, before)
     return [f"{_count(len(fresh), noun)}: {_first(fresh)}"] if fresh else []
+
+
+def _over_limit(noun: str, found: tuple[Issue, ...], name: str, limit: int | None
+                ) -> list[str]:
+    """A reason when ``found`` breaks the gate's hard condition ``name``, as the gate says."""
+    if not breaks_limit(len(found), limit):
+        return []
+    return [f"{_count(len(found), noun)} ({name}: {limit}): {_first(found)}"]
 
 
 def regression_failures(evidence: Evidence, baseline: Evidence) -> list[tuple[str, str]] | None:
@@ -114,10 +141,15 @@ def _task_reasons(evidence: Evidence, base: Mapping[str, str], here: Mapping[str
     own = evidence.outcomes or {}
     mine = [f"{t} ({o})" for t, o in failing
             if t.split("::", 1)[0] in edited and own.get(t, "missing") not in _FAILED]
-    if not mine:
-        return []  # not edited: its own run fails on it and says so, or it broke everywhere
-    return [f"it makes the baseline's failing test{_s(mine)} pass only by editing {_it(mine)}: "
-            f"run as the baseline has {_it(mine)}: {', '.join(mine[:_LISTED])}"]
+    if mine:
+        return [f"it makes the baseline's failing test{_s(mine)} pass only by editing "
+                f"{_it(mine)}: run as the baseline has {_it(mine)}: {', '.join(mine[:_LISTED])}"]
+    listed = [f"{t} ({o})" for t, o in failing]
+    more = f" (+{len(listed) - _LISTED} more)" if len(listed) > _LISTED else ""
+    one = len(listed) == 1
+    return [f"the task is not done: the baseline's failing test{_s(listed)} still "
+            f"fail{'s' if one else ''} here, run unmodified under the baseline's conftests, "
+            f"settings, helpers and data: {', '.join(listed[:_LISTED])}{more}"]
 
 
 def _s(items: list[str]) -> str:

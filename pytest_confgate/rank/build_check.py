@@ -23,7 +23,7 @@ _IMPORT_CHECK = (
 
 
 def build_check(tree: Path, python: str, run: ImportRun) -> str | None:
-    """The seed's "Build Success": every Python file compiles and the packages import."""
+    """The "Build Success": every Python file compiles and the packages import."""
     for path in sorted(tree.rglob("*.py")):
         rel = path.relative_to(tree).as_posix()
         if RANK_STATE in rel.split("/") or any(p.startswith(".") for p in rel.split("/")[:-1]):

@@ -1,4 +1,4 @@
-"""Candidates as isolated trees: a directory is copied, a git ref is checked out (SPEC 7).
+"""Candidates as isolated trees: a directory is copied, a git ref is checked out.
 
 Every tree lives in a temporary directory that belongs to one candidate, so no candidate can
 write into another's tree or the caller's. A ref becomes ``git worktree add --detach`` in

@@ -1,4 +1,4 @@
-"""Stage 2 static metrics from Python's own ``ast`` (seed: "Custom AST analysis").
+"""Stage 2 static metrics from Python's own ``ast`` ("Custom AST analysis").
 
 Pure: every function takes source text, never a path to open. Cyclomatic complexity is
 McCabe's count: 1 + one per decision point (``if``/``elif``, conditional expression, loop,
@@ -19,7 +19,7 @@ from pytest_confgate.rank.models import CodeMetrics
 
 DUPLICATE_WINDOW = 6
 FILE_LINE_LIMIT = 500
-"""The seed's "File Size < 500 LOC"."""
+"""The "File Size < 500 LOC"."""
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

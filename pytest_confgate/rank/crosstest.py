@@ -1,4 +1,4 @@
-"""Cross-testing (beyond the seed): each candidate's new tests run against every other one.
+"""Cross-testing: each candidate's new tests run against every other one.
 
 Agreement with the tests other candidates wrote is a correctness signal (CodeT's dual
 agreement): a solution that passes the tests its rivals wrote for the same task is more
@@ -11,7 +11,19 @@ Every source's files are laid over one copy of the target and run in one pytest 
 counted from its own files. Sources whose files would overwrite each other go in separate
 runs. Each pytest start-up costs a real suite a second or more, so this is n runs instead of
 n x (n-1); only a source with a failing test in a shared run runs again alone, so another
-source's module cannot fail it by patching the target at import.
+source's module cannot fail it by patching the target at import, and a source with a module
+that acts when imported (not ``inert``) never shares a run: it cannot make the others' tests
+pass by patching the target either.
+
+Every cell runs under the baseline's machinery (issue 36): the target's copy gets the
+baseline's conftests, pytest settings, helpers and data back and loses the test-support files
+the baseline does not have (``regression.restore_machinery``), and only the writer's new test
+modules are laid over it, never its ``conftest.py`` or helpers. A target that loosens its
+helper or flips results in its conftest no longer does it to everyone's tests, and a writer's
+conftest that swaps the code under test no longer travels to the other targets. A writer whose
+own machinery differs from the baseline's has its tests run on itself the same way first
+(``vouched``): a test that does not pass on its own writer without that machinery is no
+evidence about anyone else.
 
 ``agreement`` counts evidence, not votes (issue 28): a test a candidate wrote, and that it
 passes itself, is evidence about every other candidate, and a failure elsewhere weighs by the
@@ -24,14 +36,17 @@ without standing still shows its tests in the matrix, counted 0, with the reason
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Processes, PytestRun, Settings, run_pytest
+from pytest_confgate.rank.inert import inert
 from pytest_confgate.rank.models import PASSING, RAN, CrossTest, Evidence
+from pytest_confgate.rank.regression import restore_machinery
 from pytest_confgate.rank.trees import RANK_STATE
 
 
@@ -99,6 +114,7 @@ def agreement(
             {**before.why, **{f"{cell.source}: {t}": cell.why.get(t, cell.outcomes[t])
                               for t in cell.failing}},
             {**before.standing, cell.source: (weight, reason)},
+            before.independent + (cell.ran if weight > 0 else 0),
         )
     return totals
 
@@ -141,11 +157,17 @@ a baseline test file the candidate added tests to, the new test ids that count (
 other tests are the baseline's and are not this candidate's evidence)."""
 
 
+Machinery = tuple[Path, Mapping[str, str]]
+"""The baseline's tree and its files: the conftests, settings, helpers and data every
+cross-test runs under (issue 36)."""
+
+
 def run_cross_tests(
     sources: Sequence[Source], target: tuple[str, Path], workdir: Path, settings: Settings,
-    processes: Processes,
+    processes: Processes, machinery: Machinery | None = None,
 ) -> list[CrossCell]:
-    """One cell per source: all their files run together on ``target`` where paths allow.
+    """One cell per source: all their files run together on ``target`` where paths allow,
+    under the baseline's ``machinery`` when there is a baseline.
 
     A source whose tests fail or error in a shared run runs again on its own, and that run
     is its cell: another source's module, imported in the same process, could have patched
@@ -153,21 +175,54 @@ def run_cross_tests(
     """
     cells: list[CrossCell] = []
     for index, group in enumerate(_compatible_groups(sources)):
-        shared = _run_group(group, target, workdir / f"g{index}", settings, processes)
+        shared = _run_group(group, target, workdir / f"g{index}", settings, processes,
+                            machinery)
         for position, (source, found) in enumerate(zip(group, shared, strict=True)):
             if len(group) > 1 and found.failing:  # a problem counts nowhere: no re-run
                 found, = _run_group([source], target, workdir / f"g{index}-{position}",
-                                    settings, processes)
+                                    settings, processes, machinery)
             cells.append(found)
     return cells
 
 
+def modules_that_travel(files: Sequence[str]) -> list[str]:
+    """What of a writer's new test files travels to other targets: its test modules, never a
+    ``conftest.py`` (issue 36: it would steer every target's run)."""
+    return [name for name in files if PurePosixPath(name).name != "conftest.py"]
+
+
+def vouched(cells: Iterable[CrossCell], own: Mapping[str, CrossCell]) -> list[CrossCell]:
+    """``cells`` keeping, for each writer named in ``own``, only the tests that passed on the
+    writer itself under the baseline's machinery (``own``: its tests run on its own tree as
+    every other target runs them). A writer's test that needs its own conftest, helper or
+    settings to pass says nothing about the others; a writer whose self-run gave no outcomes
+    counts nowhere."""
+    kept: list[CrossCell] = []
+    for found in cells:
+        mine = own.get(found.source)
+        if mine is None:
+            kept.append(found)
+            continue
+        if mine.problem is not None:
+            continue
+        good = {test for test, outcome in mine.outcomes.items() if outcome in PASSING}
+        kept.append(dataclasses.replace(
+            found, outcomes={t: o for t, o in found.outcomes.items() if t in good},
+            why={t: w for t, w in found.why.items() if t in good}))
+    return kept
+
+
 def _compatible_groups(sources: Sequence[Source]) -> list[list[Source]]:
-    """Greedy: a source joins the first group none of whose files it would overwrite."""
+    """Greedy: a source joins the first group none of whose files it would overwrite; a
+    source with a module that acts when imported runs alone."""
     groups: list[tuple[list[Source], dict[str, bytes]]] = []
+    alone: list[list[Source]] = []
     for source in sources:
         _, tree, files, _ = source
         content = {name: (tree / name).read_bytes() for name in files}
+        if not all(inert(data.decode("utf-8", errors="replace")) for data in content.values()):
+            alone.append([source])
+            continue
         for members, taken in groups:
             if all(taken.get(name, data) == data for name, data in content.items()):
                 members.append(source)
@@ -175,17 +230,19 @@ def _compatible_groups(sources: Sequence[Source]) -> list[list[Source]]:
                 break
         else:
             groups.append(([source], dict(content)))
-    return [members for members, _ in groups]
+    return [*(members for members, _ in groups), *alone]
 
 
 def _run_group(
     group: Sequence[Source], target: tuple[str, Path], workdir: Path, settings: Settings,
-    processes: Processes,
+    processes: Processes, machinery: Machinery | None = None,
 ) -> list[CrossCell]:
     target_id, target_tree = target
     tree = workdir / "tree"
     shutil.copytree(target_tree, tree, symlinks=True,
                     ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
+    if machinery is not None:
+        restore_machinery(tree, *machinery)
     chosen = sorted({name for _, _, files, _ in group for name in files})
     for _, source_tree, files, _ in group:
         for name in files:

@@ -1,4 +1,4 @@
-"""Dangerous operations in a candidate's code, read with ``ast`` (seed: "No Dangerous Operations").
+"""Dangerous operations in a candidate's code, read with ``ast`` ("No Dangerous Operations").
 
 bandit rates ``os.system("rm -rf /")`` LOW (a literal command) and has no rule for a literal
 ``DROP TABLE``; a suppression comment hides its finding from bandit but not from the syntax

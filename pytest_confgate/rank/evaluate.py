@@ -1,5 +1,5 @@
 """Stages 1 and 2 for one tree, in its own processes: build, gate (tests, coverage, lint,
-security), type check (optional), and the static metrics (SPEC 7, seed "Evaluation Pipeline").
+security), type check (optional), and the static metrics.
 
 Most evidence comes from one ``pytest --confgate`` run in the candidate's tree with a gate
 configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff

@@ -1,4 +1,4 @@
-"""Learning from feedback (seed "Learning from Feedback"): category weights, within bounds.
+"""Learning from feedback: category weights, within bounds.
 
 The rule, pure and replayed from all stored feedback at every ranking:
 

@@ -1,4 +1,4 @@
-"""Frozen data passed between the ranking stages (SPEC 7): evidence in, ranking out.
+"""Frozen data passed between the ranking stages: evidence in, ranking out.
 
 Evidence is what the IO stages measured for one candidate; an ``Evaluation`` is what the
 pure scoring made of it; a ``Ranking`` is the pure ranking's answer.
@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from pytest_confgate.config.metrics import DEFAULT_HARD_LIMITS
+
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
-"""The seed's five categories, in the seed's order (also the order of its reasons)."""
+"""The five categories, in the order (also the order of its reasons)."""
 PASSING = frozenset({"passed", "xpassed"})
 """Test outcomes that count as a pass (an ``xfail`` test that passed still passed)."""
 RAN = frozenset({"passed", "xpassed", "failed", "error"})
@@ -178,6 +180,9 @@ class CrossTest:
     """``writer: test id`` -> the first line of its failure here."""
     standing: Mapping[str, tuple[float, str]] = field(default_factory=dict)
     """Writer -> (how much its failing tests weigh, why)."""
+    independent: int = 0
+    """Tests that gave a verdict here written by candidates whose tests count (standing
+    above 0): evidence about this candidate that it did not write itself (issue 36)."""
 
 
 @dataclass(frozen=True)
@@ -212,11 +217,15 @@ class Evaluation:
     weaknesses: tuple[Note, ...] = ()
     multiplier: float = 1.0
     """What the safety gate left of the weighted sum (0.5: a dangerous operation or secret)."""
+    independent: tuple[str, ...] = ()
+    """The kinds of test evidence about it that it did not write (issue 36): ``task`` (the
+    baseline's failing tests pass on it, run as the baseline has them) and ``cross`` (other
+    candidates' tests, from writers in good standing, ran on it)."""
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """The seed's ``ComparisonDetail``: one pair, one category."""
+    """The ``ComparisonDetail``: one pair, one category."""
 
     solution_a: str
     solution_b: str
@@ -249,7 +258,7 @@ class RankedSolution:
 
 @dataclass(frozen=True)
 class Ranking:
-    """The seed's ``SolutionRanking``: sorted solutions, winner (or none), confidence."""
+    """The ``SolutionRanking``: sorted solutions, winner (or none), confidence."""
 
     solutions: tuple[RankedSolution, ...]
     winner: RankedSolution | None
@@ -269,11 +278,15 @@ class ScoringContext:
     llm_expected: bool = False
     reference_duration_s: float | None = None
     """The baseline's test time, else the fastest unblocked candidate's."""
+    hard_limits: Mapping[str, int | None] = field(
+        default_factory=lambda: dict(DEFAULT_HARD_LIMITS))
+    """The gate's hard conditions as the project's configuration sets them
+    (``GateConfig.hard_limits``): the same limits block in the gate and here (issue 36)."""
 
 
 @dataclass(frozen=True)
 class AutoAccept:
-    """``should_auto_accept``'s answer, with the seed's reason."""
+    """``should_auto_accept``'s answer, with the reason."""
 
     accept: bool
     reason: str

@@ -1,4 +1,4 @@
-"""Strengths and weaknesses of one candidate, in words a reviewer can check (seed stage 5).
+"""Strengths and weaknesses of one candidate, in words a reviewer can check.
 
 Pure: built from the evidence and the components scoring derived from it. Each note names
 the fact behind it (a count, a function, a rule and a line), never just a score.

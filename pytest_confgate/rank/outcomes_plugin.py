@@ -9,7 +9,8 @@ new one leave a count unchanged). Beside it, ``<file>.why`` holds the first line
 failure (``{node id: message}``), so a report can say why another candidate's test failed.
 
 Hooks take pytest's report objects as plain arguments: this module does not import pytest
-(``plugin.py`` is the only one that does) and imports nothing else of ours.
+(``plugin.py`` is the only one that does); outcomes are named by the leaf ``outcomes``,
+as in the tamper replay.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+from pytest_confgate.outcomes import phase_outcome
 
 ENV = "CONFGATE_RANK_OUTCOMES"
 """The variable naming the JSON file the outcomes are written to."""
@@ -80,23 +83,11 @@ def pytest_deselected(items: Any) -> None:
 
 def pytest_runtest_logreport(report: Any) -> None:
     """The test's outcome, worst phase first: a failing setup or teardown is an error."""
-    expected_failure = hasattr(report, "wasxfail")
-    if report.when == "call":
-        if report.passed:
-            outcome = "xpassed" if expected_failure else "passed"
-        elif report.skipped:
-            outcome = "xfailed" if expected_failure else "skipped"
-        else:
-            outcome = "failed"
-        if _OUTCOMES.get(report.nodeid) != "error":
-            _OUTCOMES[report.nodeid] = outcome
-        if outcome == "failed":
-            _remember(report)
-    elif report.failed:
-        _OUTCOMES[report.nodeid] = "error"
+    outcome = phase_outcome(report, _OUTCOMES.get(report.nodeid))
+    if outcome is not None:
+        _OUTCOMES[report.nodeid] = outcome
+    if report.failed:
         _remember(report)
-    elif report.skipped and report.when == "setup":
-        _OUTCOMES[report.nodeid] = "xfailed" if expected_failure else "skipped"
 
 
 def _remember(report: Any) -> None:

@@ -1,13 +1,22 @@
 """Stage 5 (pure): sort, compare pairwise, ranking confidence, winner, auto-acceptance.
 
-Formulas are the seed's (``rankSolutions``, ``calculateRankingConfidence``,
-``calculateCategoryConsistency``, ``shouldAutoAccept``) and SPEC 7's and issue 15's
+Formulas are the reference ranker's (``rankSolutions``, ``calculateRankingConfidence``,
+``calculateCategoryConsistency``, ``shouldAutoAccept``) and this gate's and issue 15's
 additions: a candidate blocked in stage 1 sorts last and is never the winner, nor is one
 whose score the safety gate halved (a human must look); scores within
 ``TIE`` of each other share a rank, and a tie for first means no winner (nothing about a
 candidate's name can break it: the tied keep the order they were given in); auto-acceptance
 compares ``min_confidence`` with the ranking's confidence and never takes the only unblocked
 candidate of a ranking unless ``allow_single`` says so.
+
+Issue 36: the confidence says how much evidence there is. The score-gap figure is scaled by
+what vouches for the leader besides its own tests (``Evaluation.independent``,
+``EVIDENCE_FACTOR``): other candidates' tests that ran on it keep it whole; the baseline's
+failing tests alone (a candidate ranked alone) leave three quarters of it; nothing but its
+own tests leaves half. Only tests it was not written to pass are independent evidence: a
+leader no other candidate's tests exercised is not the winner (the task's own tests are what
+a special-cased table of the issue's examples passes), unless it is the only unblocked
+candidate and ``allow_single`` says the task's tests may vouch for it alone.
 """
 
 from __future__ import annotations
@@ -26,18 +35,25 @@ from pytest_confgate.rank.models import (
 )
 
 WINNER_CONFIDENCE = 0.6
-"""Seed: ``winner: confidence >= 0.6 ? solutions[0] : null``."""
+"""``winner: confidence >= 0.6 ? solutions[0] : null``."""
 GAP_FOR_FULL_CONFIDENCE = 0.1
 _EPSILON = 1e-9
 """Float noise allowed when a gap is compared with its threshold (0.95 - 0.85 is a 0.1 gap)."""
 TIE = 1e-9
 """Scores this close are equal: they share a rank, and equal leaders mean no winner."""
+EVIDENCE_FACTOR = {"cross": 1.0, "task": 0.75, "": 0.5}
+"""What is left of the ranking confidence, by the strongest independent evidence about the
+leader: other candidates' tests, else the task's (the baseline's failing) tests, else none."""
 
 
 def rank_solutions(
-    evaluations: Iterable[Evaluation], extra_comparisons: Sequence[Comparison] = ()
+    evaluations: Iterable[Evaluation], extra_comparisons: Sequence[Comparison] = (),
+    *, allow_single: bool = False,
 ) -> Ranking:
     """Seed ``rankSolutions``: best first, strengths and weaknesses, confidence, winner.
+
+    The winner needs independent test evidence (``vouched``); ``allow_single`` lets the
+    task's tests stand for it when it is the only unblocked candidate.
 
     The sort is stable and keyed on blocked and score only: equal scores keep the order the
     candidates were given in and share a rank (1, 1, 3), so no name decides an order.
@@ -62,8 +78,11 @@ def rank_solutions(
     tie = tuple(s.solution_id for s in solutions if s.rank == 1 and not s.evaluation.blocked)
     tie = tie if len(tie) > 1 else ()
     first = solutions[0] if solutions else None
+    alone = sum(1 for s in solutions if not s.evaluation.blocked) == 1
     clear = (first is not None and not first.evaluation.blocked and not tie
-             and first.evaluation.multiplier >= 1.0 and confidence >= WINNER_CONFIDENCE)
+             and first.evaluation.multiplier >= 1.0
+             and vouched(first.evaluation, allow_single and alone)
+             and confidence >= WINNER_CONFIDENCE)
     comparisons = (*pairwise_comparisons(ordered), *extra_comparisons)
     return Ranking(
         solutions=solutions,
@@ -122,7 +141,7 @@ def pairwise_comparisons(ordered: Sequence[Evaluation]) -> list[Comparison]:
 
 
 def calculate_category_consistency(first: Evaluation, second: Evaluation) -> float:
-    """Seed: the share of the five categories in which ``first`` strictly beats ``second``."""
+    """The share of the five categories in which ``first`` strictly beats ``second``."""
     wins = sum(
         1 for name in CATEGORIES if first.categories[name] > second.categories[name] + TIE
     )
@@ -130,14 +149,32 @@ def calculate_category_consistency(first: Evaluation, second: Evaluation) -> flo
 
 
 def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
-    """Seed: 0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency.
+    """0.4 min(1, gap / 0.1) + 0.3 mean evaluation confidence + 0.3 consistency,
+    times ``evidence_factor`` of the leader.
 
-    ``ordered`` is best first. No solution -> 0.0; one solution -> 1.0.
+    ``ordered`` is best first. No solution -> 0.0; one solution -> the factor alone.
     """
     if not ordered:
         return 0.0
     if len(ordered) == 1:
-        return 1.0
+        return evidence_factor(ordered[0])
+    return _gap_confidence(ordered) * evidence_factor(ordered[0])
+
+
+def vouched(leader: Evaluation, task_suffices: bool = False) -> bool:
+    """Whether tests it was not written to pass vouch for ``leader``: other candidates'
+    (``cross``), or, when ``task_suffices``, the baseline's failing tests (``task``)."""
+    kinds = leader.independent
+    return "cross" in kinds or (task_suffices and "task" in kinds)
+
+
+def evidence_factor(leader: Evaluation) -> float:
+    """``EVIDENCE_FACTOR`` for the strongest kind of independent evidence about ``leader``."""
+    kinds = leader.independent
+    return EVIDENCE_FACTOR["cross" if "cross" in kinds else "task" if "task" in kinds else ""]
+
+
+def _gap_confidence(ordered: Sequence[Evaluation]) -> float:
     first, second = ordered[0], ordered[1]
     gap = first.score - second.score
     # A gap within TIE is a tie: which of the tied leaders is listed first must not matter.
@@ -153,10 +190,10 @@ def calculate_ranking_confidence(ordered: Sequence[Evaluation]) -> float:
 
 
 def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept:
-    """Seed ``shouldAutoAccept``: the first unmet criterion, in the seed's words.
+    """``shouldAutoAccept``: the first unmet criterion, in the words.
 
     Issue 15 changes two things: ``min_confidence`` is compared with the ranking's confidence
-    (the seed's ``calculateRankingConfidence``; the candidate's evidence completeness is not
+    (the ``calculateRankingConfidence``; the candidate's evidence completeness is not
     how sure the ranking is), checked right after ``enabled`` so a refusal for confidence
     always names it; and the only unblocked candidate of a ranking is not accepted unless
     ``allow_single`` (nothing was compared, and its own tests are all that vouch for it).
@@ -174,11 +211,7 @@ def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept
         return AutoAccept(False, _no_winner(ranking))
     unblocked = [s for s in ranking.solutions if not s.evaluation.blocked]
     if len(unblocked) == 1 and not config.allow_single:
-        return AutoAccept(
-            False,
-            "Only one unblocked candidate: nothing to compare it with "
-            "(set auto_accept.allow_single: true to accept a lone candidate)",
-        )
+        return AutoAccept(False, _ONLY_ONE)
     evaluation = winner.evaluation
     if winner.score < config.min_score:
         return AutoAccept(
@@ -200,6 +233,10 @@ def should_auto_accept(ranking: Ranking, config: AutoAcceptConfig) -> AutoAccept
     return AutoAccept(True, "All criteria met")
 
 
+_ONLY_ONE = ("Only one unblocked candidate: nothing to compare it with "
+             "(set auto_accept.allow_single: true to accept a lone candidate)")
+
+
 def _no_winner(ranking: Ranking) -> str:
     if ranking.tie:
         score = ranking.solutions[0].score
@@ -210,14 +247,20 @@ def _no_winner(ranking: Ranking) -> str:
     if first is not None and first.evaluation.multiplier < 1.0:
         return (f"No clear winner: {first.solution_id} ranks first but has a dangerous "
                 "operation, a secret or a change to how it is tested or checked")
+    lone = sum(1 for s in ranking.solutions if not s.evaluation.blocked) == 1
+    if first is not None and lone and vouched(first.evaluation, task_suffices=True):
+        return _ONLY_ONE
+    if first is not None and not vouched(first.evaluation):
+        return (f"No clear winner: {first.solution_id} ranks first but no other candidate's "
+                "test ran on it: nothing it was not written to pass vouches for it")
     return "No clear winner"
 
 
 def to_fixed(value: float, digits: int = 2) -> str:
     """JavaScript's ``Number.prototype.toFixed``: exact binary value, halves rounded up.
 
-    Python's ``format`` rounds an exact half to even (``0.125`` -> ``0.12``); the seed's
-    reasons were written with ``toFixed`` (``0.125`` -> ``0.13``).
+    Python's ``format`` rounds an exact half to even (``0.125`` -> ``0.12``); the reference
+    ranker's reasons were written with ``toFixed`` (``0.125`` -> ``0.13``).
     """
     quantum = Decimal(1).scaleb(-digits)
     exact = Decimal(0) if value == 0 else Decimal(value)  # JS prints -0 as "0.00"

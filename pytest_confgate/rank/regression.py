@@ -98,7 +98,7 @@ def run_regression(
     tree = workdir / "tree"
     shutil.copytree(candidate, tree, symlinks=True,
                     ignore=lambda _, names: {n for n in names if n in IGNORED_NAMES | {RANK_STATE}})
-    _restore_tests(tree, baseline, baseline_files)
+    restore_machinery(tree, baseline, baseline_files)
     paths = [] if plan is None else modules  # None: what the baseline's settings collect
     run = run_pytest(["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors",
                       f"--rootdir={tree}", *paths],
@@ -108,7 +108,22 @@ def run_regression(
     return Regression(outcomes={**kept, **run.outcomes})
 
 
-def _restore_tests(tree: Path, baseline: Path, baseline_files: Mapping[str, str]) -> None:
+def machinery_changed(baseline_files: Mapping[str, str], candidate_files: Mapping[str, str]
+                      ) -> bool:
+    """Whether the candidate's test machinery differs from the baseline's: its pytest
+    settings, or any test-support file that is not a test module (a conftest, a helper, data)
+    added, changed or removed."""
+    if any(baseline_files.get(name) != candidate_files.get(name) for name in PYTEST_FILES):
+        return True
+    support = {p for p in (*baseline_files, *candidate_files)
+               if is_test_support(p) and not _module(p)}
+    return any(baseline_files.get(p) != candidate_files.get(p) for p in support)
+
+
+def restore_machinery(tree: Path, baseline: Path, baseline_files: Mapping[str, str]) -> None:
+    """Give ``tree`` the baseline's test machinery: its pytest settings (or none where it
+    had none), every test file and test-support file as the baseline has it, and none the
+    baseline does not have (issue 36: also what cross-tests run under)."""
     for name in PYTEST_FILES:  # the baseline's pytest settings, or none where it had none
         target = tree / name
         if name not in baseline_files and (target.is_file() or target.is_symlink()):

@@ -1,4 +1,4 @@
-"""Ranking outputs: JSON (the contract of issue 6) and the seed's "Solution Comparison
+"""Ranking outputs: JSON (the contract of issue 6) and the "Solution Comparison
 Results" Markdown. Both render only from a finished ``RankOutcome``; HTML is in ``report_html``.
 """
 
@@ -67,6 +67,7 @@ def _solution(solution: RankedSolution, outcome: RankOutcome) -> dict[str, Any]:
         "weaknesses": list(solution.weaknesses),
         "block_reasons": list(evaluation.block_reasons),
         "score_multiplier": evaluation.multiplier,
+        "independent_evidence": list(evaluation.independent),
         "confidence": evaluation.confidence,
         "components": {k: dict(v) for k, v in evaluation.components.items()},
         "evidence": _evidence(outcome.evidence.get(solution.solution_id), outcome.baseline),
@@ -122,7 +123,7 @@ def _judges(evidence: Evidence, baseline: Evidence | None) -> dict[str, Any]:
 
 
 def ranking_markdown(outcome: RankOutcome) -> str:
-    """The seed's "Solution Comparison Results" presentation."""
+    """The "Solution Comparison Results" presentation."""
     ranking = outcome.ranking
     lines = ["## Solution Comparison Results", ""]
     winner = ranking.winner

@@ -1,11 +1,17 @@
 """The ranking as one self-contained HTML page with an inline-SVG per-category chart.
 
 No script, no external asset: every value and id is escaped, so the page can be opened from
-a CI artifact safely (SPEC 10).
+a CI artifact safely.
+
+The page fits a 1280 px window and breaks no word in the middle (issue 36: "blocke d" in a
+header, branch names cut anywhere): headers are short (``<abbr>`` gives the category's full
+name), columns are wide enough for them, and ids, paths and test ids may break only after a
+separator (``/``, ``_``, ``.``, ``:``, ``-``, ``<wbr>``), as people read them.
 """
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from pytest_confgate.rank.models import CATEGORIES
@@ -17,6 +23,10 @@ _BAR_W, _GAP, _CHART_H, _TOP, _LEFT = 16, 18, 160, 20, 40
 _FONT = 13
 _LABEL = 12
 _MIN_GROUP = 8 * _FONT  # "completeness" at 13 px, with room on either side
+HEADS = {"correctness": "corr.", "quality": "qual.", "efficiency": "eff.",
+         "completeness": "compl.", "safety": "safety"}
+"""Short category headers: each fits its 4.5 em column without a break."""
+_SEPARATOR = re.compile(r"([/_.:-]+)")
 
 
 def ranking_html(outcome: RankOutcome) -> str:
@@ -27,21 +37,24 @@ def ranking_html(outcome: RankOutcome) -> str:
              else f"No clear winner: tie between {escape(', '.join(ranking.tie))}" if ranking.tie
              else "No clear winner")
     rows = "".join(
-        f"<tr><td>{s.rank}</td><td>{escape(s.solution_id)}</td><td>{s.score:.2f}</td>"
+        f"<tr><td>{s.rank}</td><td>{breakable(s.solution_id)}</td><td>{s.score:.2f}</td>"
         f"<td>{'yes' if s.evaluation.blocked else 'no'}</td>"
         + "".join(f"<td>{s.evaluation.categories[c]:.2f}</td>" for c in CATEGORIES)
         + f"<td>{_items(s.strengths)}</td><td>{_items(s.weaknesses)}</td></tr>"
         for s in ranking.solutions
     )
-    heads = "".join(f"<th>{c[:7] + '.' if len(c) > 8 else c}</th>" for c in CATEGORIES)
+    heads = "".join(f'<th><abbr title="{c}">{HEADS[c]}</abbr></th>' for c in CATEGORIES)
     accept = outcome.auto_accept
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>confgate rank {escape(outcome.ranking_id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;color:#1a202c;max-width:1200px}}
 table{{border-collapse:collapse;width:100%;table-layout:fixed}}td,th{{border:1px solid #cbd5e0;
-padding:4px 6px;vertical-align:top;overflow-wrap:anywhere}}ul{{margin:0;padding-left:1.2em}}
-col.n{{width:4.5em}}col.w{{width:22%}}</style></head><body>
+padding:4px 6px;vertical-align:top;overflow-wrap:normal;word-break:normal;hyphens:manual}}
+th{{white-space:nowrap}}table.x th{{white-space:normal}}abbr{{text-decoration:none}}
+ul{{margin:0;padding-left:1.2em}}
+col.r{{width:3.5em}}col.sc{{width:4em}}col.n{{width:4.5em}}col.b{{width:5em}}col.id{{width:14%}}col.s{{width:18%}}
+col.w{{width:21%}}</style></head><body>
 <h1>Solution Comparison Results</h1>
 <p><strong>{title}</strong>; ranking confidence {ranking.confidence:.0%}.
 Auto-acceptance: {'accepted' if accept.accept else 'not accepted'} ({escape(accept.reason)}).
@@ -49,8 +62,9 @@ Ranking <code>{escape(outcome.ranking_id)}</code>.</p>
 <h2>Per-category comparison</h2>
 {category_chart(outcome)}
 <h2>Solutions</h2>
-<table><colgroup><col class="n"><col><col class="n"><col class="n">{_cols()}<col class="w">
-<col class="w"></colgroup><tr><th>rank</th><th>solution</th><th>score</th><th>blocked</th>{heads}
+<table><colgroup><col class="r"><col class="id"><col class="sc"><col class="b">{_cols()}
+<col class="s"><col class="w"></colgroup><tr><th>rank</th><th>solution</th><th>score</th>
+<th>blocked</th>{heads}
 <th>strengths</th><th>weaknesses</th></tr>{rows}</table>
 {_cross_html(outcome)}
 </body></html>
@@ -116,8 +130,15 @@ def _cols() -> str:
     return '<col class="n">' * len(CATEGORIES)
 
 
+def breakable(text: str) -> str:
+    """``text`` escaped, free to break after each separator and nowhere inside a word."""
+    return "".join(escape(part) + ("<wbr>" if _SEPARATOR.fullmatch(part) else "")
+                   for part in _SEPARATOR.split(text) if part)
+
+
 def _items(texts: tuple[str, ...]) -> str:
-    return "<ul>" + "".join(f"<li>{escape(t)}</li>" for t in texts) + "</ul>" if texts else ""
+    return ("<ul>" + "".join(f"<li>{breakable(t)}</li>" for t in texts) + "</ul>"
+            if texts else "")
 
 
 def _cross_html(outcome: RankOutcome) -> str:
@@ -125,7 +146,7 @@ def _cross_html(outcome: RankOutcome) -> str:
     if not matrix:
         return ""
     targets = sorted({t for row in matrix.values() for t in row})
-    head = "".join(f"<th>{escape(t)}</th>" for t in targets)
+    head = "".join(f"<th>{breakable(t)}</th>" for t in targets)
     body = ""
     for source in sorted(matrix):
         cells = ""
@@ -135,8 +156,8 @@ def _cross_html(outcome: RankOutcome) -> str:
                     else f"{cell['passed']}/{cell['ran']}")
             cells += f"<td>{text}</td>"
         weight, reason = writer_standing(outcome, source)
-        body += (f"<tr><th>{escape(source)}</th>{cells}"
+        body += (f"<tr><th>{breakable(source)}</th>{cells}"
                  f"<td>{weight:g}: {escape(reason)}</td></tr>")
     return (f"<h2>Cross-testing</h2><p>New tests of each row, run on each column; a failure "
             f"weighs its writer's standing.</p>"
-            f"<table><tr><th></th>{head}<th>failures weigh</th></tr>{body}</table>")
+            f'<table class="x"><tr><th></th>{head}<th>failures weigh</th></tr>{body}</table>')

@@ -1,8 +1,8 @@
 """Stage 4 (pure): evidence -> category scores, overall score, evaluation confidence.
 
-The seed's rubric helpers (``boolean_to_score``, ``ratio_to_score``, ``inverse_score``) turn
+The rubric helpers (``boolean_to_score``, ``ratio_to_score``, ``inverse_score``) turn
 each measured criterion into a component in [0, 1]; a category is the mean of its available
-components, and the overall score is the seed's weighted sum (``calculateOverallScore``)
+components, and the overall score is the weighted sum (``calculateOverallScore``)
 times the safety gate. Components and their anchors (value at or under the first -> 1.0, at
 or over the second -> 0.0); the calibration behind them is in ``docs/ranking.md``:
 
@@ -11,8 +11,8 @@ or over the second -> 0.0); the calibration behind them is in ``docs/ranking.md`
   by id) and LLM preference (stage 3, when configured), averaged; then multiplied by
   cross-tests inverse(failures of the other candidates' new tests, each weighted by its
   writer's standing, 0, 2) and by ``no_gaming`` (0 with a reward-hacking pattern, issue 28);
-- quality: complexity = mean(inverse(avg, 5, 15), inverse(max, 10, 30)) (seed: < 10 per
-  function), function length inverse(max, 50, 150) (seed: < 50 lines), duplication
+- quality: complexity = mean(inverse(avg, 5, 15), inverse(max, 10, 30)) (< 10 per
+  function), function length inverse(max, 50, 150) (< 50 lines), duplication
   1 - share, file size (share of files <= 500 lines), size of the change
   inverse(lines changed, 200, 2000) (baseline only), LLM preference;
 - efficiency: test run time inverse(t, 1.5 r + 2 s, 4 r + 10 s) where r is the baseline's
@@ -36,7 +36,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_confgate.rank.blocking import BLOCKING_TAMPER, block_reasons, regression_failures
+from pytest_confgate.rank.blocking import (
+    BLOCKING_TAMPER,
+    block_reasons,
+    regression_failures,
+    task_failures,
+)
 from pytest_confgate.rank.models import (
     CATEGORIES,
     CrossTest,
@@ -103,7 +108,7 @@ def components(
 def category_scores(parts: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
     """Each category's score: the mean of its components, safety the product of its gates.
 
-    A category with no measurable component scores 0.0 (conservative, as in SPEC 5).
+    A category with no measurable component scores 0.0 (conservative, as confidence scores are).
     """
     scores: dict[str, float] = {}
     for name in CATEGORIES:
@@ -193,7 +198,27 @@ def evaluate(
         strengths=strengths,
         weaknesses=weaknesses,
         multiplier=multiplier,
+        independent=independent_evidence(evidence, context, cross),
     )
+
+
+def independent_evidence(
+    evidence: Evidence, context: ScoringContext, cross: CrossTest | None
+) -> tuple[str, ...]:
+    """Which tests it did not write vouch for it (issue 36): ``task`` when the baseline has
+    failing tests and every one passes on it, run unmodified under the baseline's machinery;
+    ``cross`` when other candidates' tests, from writers whose tests count, ran on it. Its own
+    tests and the baseline's passing tests say nothing about whether it did the task."""
+    kinds: list[str] = []
+    base, regression = context.baseline, evidence.regression
+    if (base is not None and base.outcomes is not None and regression is not None
+            and regression.problem is None
+            and any(o in ("failed", "error") for o in base.outcomes.values())
+            and not task_failures(base.outcomes, regression.outcomes)):
+        kinds.append("task")
+    if cross is not None and cross.independent:
+        kinds.append("cross")
+    return tuple(kinds)
 
 
 def _correctness(

@@ -1,6 +1,6 @@
 """``confgate rank`` end to end: check out, evaluate concurrently, cross-test, assess, rank.
 
-The IO shell around the pure stages (SPEC 7). Every candidate (and the baseline) gets its own
+The IO shell around the pure stages. Every candidate (and the baseline) gets its own
 temporary directory; all of them, worktrees included, are removed when the ranking ends, also
 on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started (and theirs).
 """
@@ -22,7 +22,7 @@ from secrets import token_hex
 from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.rank import AutoAcceptConfig
-from pytest_confgate.rank import crosstest, trees
+from pytest_confgate.rank import crosstest, regression, trees
 from pytest_confgate.rank.assessment import assess
 from pytest_confgate.rank.baseline_cache import (
     baseline_key,
@@ -193,7 +193,7 @@ def decide(
     evaluations = [
         evaluate(e, context, cross.get(k), preferences.get(k)) for k, e in evidence.items()
     ]
-    ranking = rank_solutions(evaluations, comparisons)
+    ranking = rank_solutions(evaluations, comparisons, allow_single=auto_accept.allow_single)
     return ranking, should_auto_accept(ranking, auto_accept)
 
 
@@ -321,7 +321,8 @@ def scoring_context(
 ) -> ScoringContext:
     """What every candidate is scored against; the reference run time is the baseline's,
     else the fastest unblocked candidate's."""
-    probe = ScoringContext(weights=weights, baseline=baseline, type_check=config.rank.type_check)
+    probe = ScoringContext(weights=weights, baseline=baseline, type_check=config.rank.type_check,
+                           hard_limits=config.gate.hard_limits())
     if baseline is not None and baseline.tests is not None:
         reference: float | None = baseline.tests.duration_s
     else:
@@ -347,11 +348,13 @@ def _cross_test_all(
             path = test.split("::", 1)[0]
             picks[key][path] = picks[key].get(path, frozenset()) | {test}
     new_tests = {
-        key: [*trees.new_test_files(files[key], files[_BASELINE]), *sorted(picks[key])]
-        if has_baseline
-        else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key])
+        key: crosstest.modules_that_travel(
+            [*trees.new_test_files(files[key], files[_BASELINE]), *sorted(picks[key])]
+            if has_baseline
+            else trees.distinct_test_files(files[key], [files[o] for o in ids if o != key]))
         for key in ids
     }
+    machinery = (jobs.paths[_BASELINE][0], files[_BASELINE]) if has_baseline else None
     runs: dict[str, list[crosstest.Source]] = {}
     for target in dict.fromkeys(clones.get(t, t) for t in ids):
         for source in ids:
@@ -361,18 +364,34 @@ def _cross_test_all(
                     (source, jobs.paths[source][0], tuple(chosen), picks[source]))
     if not runs:
         return []
+    # A writer whose machinery is not the baseline's runs its own tests on itself without it
+    # first: only those that pass there are evidence about the others (``crosstest.vouched``).
+    selves = [source for source in dict.fromkeys(clones.get(s, s) for s in ids)
+              if machinery is not None and new_tests[source]
+              and regression.machinery_changed(files[_BASELINE], files[source])]
     pairs = sum(len(sources) for sources in runs.values())
     jobs.progress(f"cross-testing: {pairs} candidates' new tests on the others, one run per "
-                  "target")
+                  "target, under the baseline's conftests and settings"
+                  + (f" ({len(selves)} also on themselves)" if selves else ""))
     futures = []
     for index, (target, sources) in enumerate(runs.items()):
         work = jobs.scratch / f"x{index}"
         work.mkdir()
         futures.append(jobs.pool.submit(
             run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
-            jobs.processes,
+            jobs.processes, machinery,
         ))
-    cells = [cell for future in futures for cell in future.result()]
+    own_futures = {}
+    for index, source in enumerate(selves):
+        work = jobs.scratch / f"self{index}"
+        work.mkdir()
+        tree = jobs.paths[source][0]
+        own_futures[source] = jobs.pool.submit(
+            run_cross_tests, [(source, tree, tuple(new_tests[source]), picks[source])],
+            (source, tree), work, jobs.settings, jobs.processes, machinery)
+    own = {source: future.result()[0] for source, future in own_futures.items()}
+    own = {twin: own[clones.get(twin, twin)] for twin in ids if clones.get(twin, twin) in own}
+    cells = crosstest.vouched([cell for future in futures for cell in future.result()], own)
     return [
         dataclasses.replace(cell, target=twin)
         for cell in cells for twin in ids

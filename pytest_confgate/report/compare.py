@@ -1,8 +1,9 @@
 """Each metric against a saved report of the base branch (issue 16): Codecov's "+1.20%".
 
 Advisory display only: the verdict is the policy's, whatever the base measured. Metrics are
-matched by type, and coverage by scope too, so project and patch figures each meet their own;
-per file, coverage's missing lines here and on the base (issue 29).
+matched by type and scope, so project and patch figures each meet their own (a changed-lines
+figure never meets a whole-project one); per file, coverage's missing lines here and on the
+base (issue 29).
 """
 
 from __future__ import annotations
@@ -44,11 +45,14 @@ def compare(report: GateReport, base: GateReport) -> list[Delta]:
 
 def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> list[str]:
     """The comparison as plain lines, headed by where the base report came from."""
-    head = f"compared with {base_name}"
-    commit = base.provenance.head_sha if base.provenance else None
-    if commit and commit[:12] not in base_name:
-        head += f" (commit {commit[:12]})"
+    head = f"compared with {base_name_of(base, base_name)}"
     return [f"{head}:", *(f"  {delta.text()}" for delta in compare(report, base))]
+
+
+def base_name_of(base: GateReport, name: str) -> str:
+    """``name`` (where the base report came from) with its commit, when not said already."""
+    commit = base.provenance.head_sha if base.provenance else None
+    return f"{name} (commit {commit[:12]})" if commit and commit[:12] not in name else name
 
 
 @dataclass(frozen=True)
@@ -109,22 +113,20 @@ def comparison_markdown(report: GateReport, base: GateReport | None, where: str)
 
 
 def _key(metric: EvalMetric) -> tuple[str, str]:
-    scope = str(metric.details.get("scope", "all")) if metric.type == "test_coverage" else ""
-    return (metric.type, scope)
+    """Type and scope: a figure over the changed lines never meets one over the whole project
+    (it set a changed-lines lint share against the base's project share, "-66.67 pts")."""
+    return (metric.type, str(metric.details.get("scope", "all")))
 
 
 def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, name: str) -> str:
-    """``text`` (a rendered report) with the comparison added: Markdown and HTML only."""
+    """``text`` (a rendered HTML report) with the comparison added. Markdown gets its own, in
+    the comment's place (``comparison_markdown`` through ``render_comment``)."""
     from html import escape
 
     from pytest_confgate.exceptions import ReportError
-    from pytest_confgate.report.escape import escape_markdown
 
-    lines = comparison_lines(report, base, name)
-    if fmt == "md":
-        items = "\n".join(f"- {escape_markdown(line.strip(), 500)}" for line in lines[1:])
-        return f"{text}\n### Compared with the base\n\n{escape_markdown(lines[0])}\n\n{items}\n"
     if fmt == "html":
+        lines = comparison_lines(report, base, name)
         items = "".join(f"<li>{escape(line.strip())}</li>" for line in lines[1:])
         section = f"<h2>Compared with the base</h2><p>{escape(lines[0])}</p><ul>{items}</ul>"
         return text.replace("</body></html>", f"{section}\n</body></html>", 1)

@@ -1,7 +1,7 @@
 """How numbers read in every report: percentages that never hide a failing value, line ranges.
 
 Leaf: the policy words its reasons with these, and every writer shows values with them, so a
-value and its threshold read the same everywhere (SPEC 6: thresholds compare raw values,
+value and its threshold read the same everywhere (thresholds compare raw values,
 rounding is for display only).
 """
 
@@ -16,9 +16,21 @@ def format_fraction(value: float, digits: int = 2) -> str:
     return f"{value * 100:.{digits}f}%"
 
 
-def format_pair(value: float, threshold: float) -> tuple[str, str]:
-    """Format a value and its threshold so that unequal numbers never print the same."""
-    for digits in range(2, 9):
+def coverage_fraction(value: float, precision: int) -> str:
+    """A coverage figure as coverage.py shows it with ``precision`` digits: never 100% unless
+    all is covered, never 0% unless nothing is (0.99996 -> ``99.99%`` at 2)."""
+    percent, step = value * 100, 1.0 / 10**precision
+    if 0 < percent < step:
+        percent = step
+    elif 100 - step < percent < 100:
+        percent = 100 - step
+    return f"{percent:.{precision}f}%"
+
+
+def format_pair(value: float, threshold: float, least: int = 2) -> tuple[str, str]:
+    """Format a value and its threshold so that unequal numbers never print the same
+    (``least`` digits at least: a coverage figure's ``precision``)."""
+    for digits in range(least, 9):
         shown, floor = format_fraction(value, digits), format_fraction(threshold, digits)
         if shown != floor or value == threshold:
             return shown, floor

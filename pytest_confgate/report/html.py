@@ -1,12 +1,14 @@
-"""One self-contained HTML page of the report, with an inline SVG chart (SPEC 10).
+"""One self-contained HTML page of the report, with an inline SVG chart.
 
 No network: no scripts, fonts, stylesheets or images from anywhere, so the page opens the same
-from a CI artifact years later. Every piece of text goes through ``html.escape``; findings and
-reasons are untrusted.
+from a CI artifact years later (file names link to the pull request's diff when publish knows
+it). Every piece of text goes through ``html.escape``; findings and reasons are untrusted.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from html import escape
 
 from pytest_confgate.models import Decision, GateReport
@@ -21,6 +23,7 @@ from pytest_confgate.report.rows import (
 )
 
 MAX_FINDINGS = 200
+_SAFE_URL = re.compile(r"https://[A-Za-z0-9._~:/?#=&%+-]+")
 MAX_GAP_FILES = 500
 _VERDICT = {
     Decision.PASS: ("PASS", "pass"),
@@ -46,8 +49,16 @@ _LABEL_W = 250  # room for "test_coverage (changed lines)"
 _BAR_W = 400
 
 
-def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
-    """The verdict, an evidence table and chart, reasons, advisory confidence and findings."""
+def render_html(
+    report: GateReport,
+    *,
+    max_findings: int = MAX_FINDINGS,
+    diff_link: Callable[[str, int], str | None] | None = None,
+) -> str:
+    """The verdict, what blocks it (the reasons), an evidence table and chart, advisory
+    confidence and findings. ``diff_link``: the pull request's diff at a file and line
+    (``https://`` only), linked from the file names, as in the comment."""
+    where = _linker(diff_link)
     word, css = _VERDICT[report.decision]
     title = f"confgate: {word} - {report.project}"
     judged = judged_words(report)
@@ -62,14 +73,14 @@ def render_html(report: GateReport, *, max_findings: int = MAX_FINDINGS) -> str:
         f"<p>Risk tier {escape(report.risk_tier)}: {escape(report.risk_reason)}. "
         f"Project {escape(report.project)}, confgate {escape(report.tool_version)}, "
         f"{escape(report.generated_at)}.</p>",
-        _tamper(report),
+        _list("Reasons", report.reasons),  # what blocks and what to do: the first screen
+        _tamper(report, where),
         _evidence_table(report),
         evidence_chart(report),
-        _list("Reasons", report.reasons),
-        _gaps(report),
+        _gaps(report, where),
         _signoffs(report),
         _confidence(report),
-        _findings(report, max_findings),
+        _findings(report, max_findings, where),
         "</body></html>",
     ]
     return "\n".join(part for part in parts if part) + "\n"
@@ -129,13 +140,24 @@ def _evidence_table(report: GateReport) -> str:
     )
 
 
-def _tamper(report: GateReport) -> str:
+def _linker(diff_link: Callable[[str, int], str | None] | None) -> Callable[[str, int], str]:
+    """A file and line as escaped HTML: a link into the diff when a safe URL is given."""
+
+    def cell(file: str, line: int) -> str:
+        text = escape(f"{file}:{line}" if line else file)
+        url = diff_link(file, line) if diff_link is not None else None
+        return f'<a href="{escape(url)}">{text}</a>' if url and _SAFE_URL.fullmatch(url) else text
+
+    return cell
+
+
+def _tamper(report: GateReport, where: Callable[[str, int], str]) -> str:
     """Signs of gaming the evidence, before the evidence: base and head code side by side."""
     rows = tamper_rows(report)
     if not rows:
         return ""
     body = "".join(
-        f"<tr><td>{escape(r.file)}:{r.line}</td><td>{escape(r.rule)}</td>"
+        f"<tr><td>{where(r.file, r.line)}</td><td>{escape(r.rule)}</td>"
         f"<td><pre>{escape(r.base) or '-'}</pre></td><td><pre>{escape(r.head) or '-'}</pre>"
         f"</td><td>{escape(r.message)}</td></tr>"
         for r in rows[:MAX_FINDINGS]
@@ -147,13 +169,13 @@ def _tamper(report: GateReport) -> str:
     )
 
 
-def _gaps(report: GateReport) -> str:
+def _gaps(report: GateReport, where: Callable[[str, int], str]) -> str:
     """Each file's missing lines as ranges, most missing first (diff-cover's report)."""
     parts = []
     for gaps in coverage_gaps(report):
         shown = gaps.files[:MAX_GAP_FILES]
         rows = "".join(
-            f'<tr><td>{escape(g.file)}</td><td class="ranges">{escape(g.ranges)}</td></tr>'
+            f'<tr><td>{where(g.file, 0)}</td><td class="ranges">{escape(g.ranges)}</td></tr>'
             for g in shown
         )
         parts.append(
@@ -192,13 +214,13 @@ def _confidence(report: GateReport) -> str:
     )
 
 
-def _findings(report: GateReport, max_findings: int) -> str:
+def _findings(report: GateReport, max_findings: int, where: Callable[[str, int], str]) -> str:
     total = count_findings(report)
     if not total:
         return ""
     found = report_findings(report, max_findings)
     rows = "".join(
-        f"<tr><td>{escape(f.file)}:{f.line}</td><td>{escape(f.tool)}</td>"
+        f"<tr><td>{where(f.file, f.line)}</td><td>{escape(f.tool)}</td>"
         f"<td>{escape(f.rule)}</td><td>{escape(f.severity or '')}</td>"
         f"<td>{escape(f.message)}</td></tr>"
         for f in found

@@ -1,4 +1,4 @@
-"""The JSON report (SPEC 10): atomic, schema-versioned, and only inside the working tree."""
+"""The JSON report: atomic, schema-versioned, and only inside the working tree."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ def resolve_report_path(root: Path, requested: str | None, cwd: Path | None = No
 def forget_report(path: Path) -> None:
     """Delete the report a previous run left at ``path`` (a symlink is removed, not followed).
 
-    Called before anything else can fail, so a run that stops early (a broken configuration, a
-    crash) leaves no report at all rather than an older one that still says ``pass``.
+    ``confgate gate`` calls it before the tests start: a file found there after the run was
+    left by the change's code, never mistaken for an older verdict of ours.
     """
     try:
         if path.is_symlink() or path.is_file():
@@ -60,7 +60,7 @@ def forget_report(path: Path) -> None:
     except OSError as exc:
         raise ReportError(
             f"{path}: the previous report cannot be removed ({exc.strerror}); remove it, or "
-            "write the report elsewhere with --confgate-report"
+            "write the report elsewhere with --report"
         ) from exc
 
 

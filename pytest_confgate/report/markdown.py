@@ -1,4 +1,4 @@
-"""Markdown for ``$GITHUB_STEP_SUMMARY`` and the sticky PR comment (SPEC 10).
+"""Markdown for ``$GITHUB_STEP_SUMMARY`` and the sticky PR comment.
 
 Rendered only from a ``GateReport``, so any saved report can be rendered again. Text that comes
 from findings, reasons or waivers is untrusted: it is escaped so it cannot break a table, inject
@@ -21,6 +21,7 @@ from pytest_confgate.report.escape import escape_markdown as escape_markdown
 from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
 from pytest_confgate.report.rows import (
     coverage_gaps,
+    early_imports,
     finding_items,
     judged_words,
     metric_display,
@@ -30,6 +31,7 @@ from pytest_confgate.report.rows import (
 
 MARKER = "<!-- confgate-report -->"
 STEP_SUMMARY_LIMIT = 1_000_000
+COMMENT_LIMIT = 60_000  # GitHub refuses a comment body over 65,536 characters
 MAX_FINDINGS = 50
 MAX_GAP_FILES = 50
 MAX_TAMPER = 30
@@ -74,7 +76,9 @@ def render_markdown(
     against: tuple[GateReport | None, str] | None = None,
     diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
-    """The verdict first, then evidence, reasons, sign-offs, advisory confidence, findings.
+    """The verdict first, then what blocks it and what to do (each failed condition with its
+    figure against its limit, the fix before any waiver), then evidence, the change against
+    the base, missing lines, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
     and SARIF. ``against``: the base branch's report (None: there is none) and where it came
@@ -87,11 +91,11 @@ def render_markdown(
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
+        _reasons(report),  # what blocks and what to do, on the first screen
         _artifacts(artifacts),
         _tamper(report, where),
         _evidence(report),
         _against(report, against),
-        _reasons(report),
         _gaps(report, where),
         _signoffs(report),
         _confidence(report),
@@ -99,6 +103,20 @@ def render_markdown(
         _waivers(report),
     )
     return _capped(lines, limit_bytes, report_link)
+
+
+def render_comment(
+    report: GateReport,
+    *,
+    against: tuple[GateReport | None, str] | None = None,
+    link: str | None = None,
+    diff_link: Callable[[str, int], str | None] | None = None,
+) -> str:
+    """The sticky PR comment: what ``confgate github publish`` posts and ``confgate report
+    --format md`` prints, so the comment can be previewed before a push. ``link`` (the run's
+    artifacts page) and ``diff_link`` are the only parts that need GitHub."""
+    return render_markdown(report, report_link=link, limit_bytes=COMMENT_LIMIT,
+                           artifacts=link, against=against, diff_link=diff_link)
 
 
 def _header(report: GateReport) -> list[str]:
@@ -174,6 +192,9 @@ def _evidence(report: GateReport) -> list[str]:
     t = report.tests
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
               f"{t.skipped} skipped, {t.xfailed} xfailed.", ""]
+    early = early_imports(report)
+    if early:
+        lines += [f"Coverage: {escape_markdown(early)}.", ""]
     return lines
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, GateReport, Signoffs
 from pytest_confgate.report.display import (
     coverage_counts,
+    coverage_fraction,
     format_fraction,
     format_pair,
     line_ranges,
@@ -55,13 +56,17 @@ def metric_name(metric: EvalMetric) -> str:
 def metric_display(metric: EvalMetric) -> MetricDisplay:
     """Value via ``format_pair`` (a failing value never shows equal to its floor), the policy's
     verdict and limit, and the evidence state only when it is not ``ok``."""
+    precision = _precision(metric)
     if metric.value is not None and metric.threshold is not None:
-        value, threshold = format_pair(metric.value, metric.threshold)
+        value, threshold = format_pair(metric.value, metric.threshold, precision or 2)
+    elif metric.value is not None and precision is not None:
+        value, threshold = coverage_fraction(metric.value, precision), "-"
     else:
         value = format_fraction(metric.value) if metric.value is not None else "-"
         threshold = format_fraction(metric.threshold) if metric.threshold is not None else "-"
     if metric.limit:
         threshold = metric.limit
+        value = _in_limit_units(metric, value)
     status = ""
     if not metric.available:
         state = metric.status.value if metric.status else "unavailable"
@@ -74,6 +79,34 @@ def metric_display(metric: EvalMetric) -> MetricDisplay:
     return MetricDisplay(
         metric_name(metric), value, threshold, verdict, status, metric.passed, note
     )
+
+
+def _precision(metric: EvalMetric) -> int | None:
+    """coverage.py's ``precision`` for a coverage figure, when the project sets one."""
+    found = metric.details.get("precision") if metric.type == "test_coverage" else None
+    if isinstance(found, int) and not isinstance(found, bool) and 0 < found <= 6:
+        return found
+    return None
+
+
+def _in_limit_units(metric: EvalMetric, value: str) -> str:
+    """The value as its limit counts it: ``1 HIGH`` beside ``max 0 HIGH``, ``3 violations``
+    beside ``max 5 violations`` (a share of files beside a count explained nothing); with a
+    ``min`` too, the share first (``50.00%, 3 violations``)."""
+    if not metric.available or "max " not in str(metric.limit):
+        return value
+    d = metric.details
+    if metric.type == "test_pass_rate":
+        count = f"{int(d.get('failed', 0) or 0) + int(d.get('errors', 0) or 0)} failed"
+    elif metric.type == "lint_score":
+        count = _count(d, "violations", "violation")
+    elif metric.type == "security_score":
+        count = f"{int(dict(d.get('by_severity') or {}).get('HIGH', 0))} HIGH"
+    elif metric.type == "test_integrity":
+        count = f"{int(d.get('findings', 0) or 0)} tampering"
+    else:
+        return value
+    return f"{value}, {count}" if "min " in str(metric.limit) else count
 
 
 def metric_note(metric: EvalMetric) -> str:
@@ -176,12 +209,22 @@ def _severity_key(item: Any) -> tuple[int, str, int]:
     return (-rank, str(item.get("file", "")), line if isinstance(line, int) else 0)
 
 
+SIGNOFF_RULE = (
+    "A sign-off on a pull request is an approving review of its head commit by someone who "
+    "is not its author and wrote none of its commits (a review of an older commit does not "
+    "count; a bot only when policy.signoff.approvers lists its login); outside a pull "
+    "request, a login in CONFGATE_SIGNOFFS under the same rules."
+)
+"""Said where sign-offs are counted, so a reviewer knows what to do to give one."""
+
+
 def signoff_words(signoffs: Signoffs) -> list[str]:
     """Sign-offs in plain sentences: who counted, each review that did not and why, and where
     they were read from (or why they could not be)."""
     lines = []
     counted = ", ".join(signoffs.approved_by) or "nobody"
     lines.append(f"Counted: {counted} ({len(signoffs.approved_by)} of {signoffs.required}).")
+    lines.append(SIGNOFF_RULE)
     for entry in signoffs.ignored:
         login = str(entry.get("login", "?")) if isinstance(entry, Mapping) else "?"
         why = str(entry.get("reason", "no reason given")) if isinstance(entry, Mapping) else ""
@@ -260,3 +303,25 @@ def _short(sha: object) -> str:
     if not isinstance(sha, str) or not sha:
         return ""
     return sha[:12] if len(sha) == 40 and all(c in "0123456789abcdef" for c in sha) else sha
+
+
+def early_imports(report: GateReport, shown: int = 5) -> str | None:
+    """Measured modules imported before coverage started, and what to run instead, in words.
+
+    Their import-time lines are not counted (``pytest --confgate`` starts after pytest's
+    plugins); ``coverage run -m pytest`` counts them, and so does the command named here.
+    """
+    for metric in report.metrics:
+        if metric.type != "test_coverage":
+            continue
+        names = metric.details.get("imported_before_start")
+        if not isinstance(names, list) or not names:
+            return None
+        listed = ", ".join(str(name) for name in names[:shown])
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        instead = str(metric.details.get("run_instead") or "python -m pytest_confgate")
+        return (
+            f"imported before coverage started (import-time lines not counted): {listed}{more};"
+            f" run `{instead}` to count them"
+        )
+    return None

@@ -1,4 +1,4 @@
-"""SARIF 2.1.0 of lint and security findings, for GitHub code scanning (SPEC 10).
+"""SARIF 2.1.0 of lint and security findings, for GitHub code scanning.
 
 One run per tool, rule ids as the tools name them (``F401``, ``B602``), paths relative to the
 repository under ``%SRCROOT%``; tamper and behaviour-change findings (``report.rows``) are a run

@@ -11,8 +11,10 @@ from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.markdown import report_findings
 from pytest_confgate.report.rows import (
+    SIGNOFF_RULE,
     MetricDisplay,
     coverage_gaps,
+    early_imports,
     metric_display,
     tamper_rows,
 )
@@ -47,6 +49,8 @@ def summary_lines(
         lines.append(
             f"sign-offs: {len(report.signoffs.approved_by)}/{report.signoffs.required} ({got})"
         )
+        if len(report.signoffs.approved_by) < report.signoffs.required:
+            lines.append(f"  {SIGNOFF_RULE}")
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
@@ -67,10 +71,11 @@ def _table(rows: list[MetricDisplay]) -> list[str]:
     """``metric  value  limit  verdict  (details)``, columns as wide as their widest cell."""
     name_w = max([len(d.name) for d in rows] + [len("metric")])
     limit_w = max([len(d.threshold) for d in rows] + [len("limit")])
-    lines = [f"{'metric':<{name_w}}  {'value':>8}  {'limit':<{limit_w}}  verdict"]
+    value_w = max([len(d.value) for d in rows] + [8])
+    lines = [f"{'metric':<{name_w}}  {'value':>{value_w}}  {'limit':<{limit_w}}  verdict"]
     for shown in rows:
         lines.append(
-            f"{shown.name:<{name_w}}  {shown.value:>8}  {shown.threshold:<{limit_w}}  "
+            f"{shown.name:<{name_w}}  {shown.value:>{value_w}}  {shown.threshold:<{limit_w}}  "
             f"{shown.verdict:<8}{_note(shown)}".rstrip()
         )
     return lines
@@ -113,13 +118,15 @@ def _one_line(text: str) -> str:
 
 def _source_lines(report: GateReport) -> list[str]:
     """What coverage measured and who chose it, so a figure over the wrong folder shows."""
+    early = early_imports(report)
     for metric in report.metrics:
         source = metric.details.get("source") if metric.type == "test_coverage" else None
         if isinstance(source, list) and source:
             who = metric.details.get("selected_by")
             chosen = f" (chosen by {who})" if who else ""
-            return [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
-    return []
+            lines = [f"measured sources: {', '.join(map(str, source[:10]))}{chosen}"]
+            return lines + ([early] if early else [])
+    return [early] if early else []
 
 
 def _gap_lines(report: GateReport, verbosity: int) -> list[str]:
@@ -152,7 +159,7 @@ def decision_line(report: GateReport) -> str:
 
 
 def confidence_line(report: GateReport) -> str:
-    """The advisory score, worded so nobody mistakes it for the verdict (SPEC 5)."""
+    """The advisory score, worded so nobody mistakes it for the verdict."""
     result = report.confidence
     assert result is not None  # noqa: S101 -- callers check
     score, threshold = format_pair(result.score, result.threshold)

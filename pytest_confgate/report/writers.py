@@ -1,7 +1,7 @@
 """One interface over the report writers: a format name -> text rendered from a ``GateReport``.
 
 Every writer takes only the finished report, so ``confgate report`` can render any saved JSON
-report again (SPEC 10). Writers decide nothing; they display the policy's verdict.
+report again. Writers decide nothing; they display the policy's verdict.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.html import render_html
 from pytest_confgate.report.json_report import printable_report, write_text_atomic
-from pytest_confgate.report.markdown import render_markdown
+from pytest_confgate.report.markdown import render_comment
 from pytest_confgate.report.sarif import render_sarif, sarif_text
 
 __all__ = ["FORMATS", "load_report", "render", "write_text_atomic"]
@@ -33,7 +33,7 @@ def _sarif(report: GateReport) -> str:
 
 
 FORMATS: dict[str, Writer] = {
-    "md": render_markdown,
+    "md": render_comment,  # what publish posts: a local preview of the PR comment
     "html": render_html,
     "sarif": _sarif,
     "json": _json,

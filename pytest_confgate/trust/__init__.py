@@ -1,4 +1,4 @@
-"""Agent trust (SPEC 9, seed agent-trust): record review outcomes, score agents, weight triage.
+"""Agent trust: record review outcomes, score agents, weight triage.
 
 The Python API. These functions are the IO edge: they read the clock when ``now`` is not
 given and the configuration when ``config`` is not given; ``formula`` and ``triage`` stay pure.
@@ -81,7 +81,7 @@ def record(
     config: TrustConfig | None = None,
     db: str | Path | None = None,
 ) -> RecordOutcome:
-    """Store review outcomes; a write that cannot be made is spooled, never raised (SPEC 9)."""
+    """Store review outcomes; a write that cannot be made is spooled, never raised."""
     return open_store(config, db).record(events)
 
 
@@ -93,7 +93,7 @@ def trust_score(
     db: str | Path | None = None,
     now: float | None = None,
 ) -> float:
-    """The agent's trust in [floor, 1.0] for ``project``; 1.0 without any evidence (SPEC 9).
+    """The agent's trust in [floor, 1.0] for ``project``; 1.0 without any evidence.
 
     Cached in the store, and the store stays open between calls: pass ``config`` to skip
     reading the configuration file each call.
@@ -115,7 +115,7 @@ def triage(
     now: float | None = None,
     warn: Warn | None = None,
 ) -> list[TriageRow]:
-    """Candidates by ``base * trust``, highest first, none dropped; scores read once (seed F3)."""
+    """Candidates by ``base * trust``, highest first, none dropped; scores read once."""
     return triage_with_store(open_store(config, db), candidates, project, _now(now), warn)
 
 
@@ -143,7 +143,7 @@ def triage_with_store(
 
 
 def default_project(configured: str | None, root: Path) -> str:
-    """SPEC 3: ``project`` from the config, else ``GITHUB_REPOSITORY``, else the folder's name."""
+    """``project`` from the config, else ``GITHUB_REPOSITORY``, else the folder's name."""
     return configured or os.environ.get("GITHUB_REPOSITORY") or root.resolve().name
 
 

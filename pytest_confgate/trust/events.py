@@ -1,4 +1,4 @@
-"""Evidence events (SPEC 9, seed agent-trust F1): what one accepted or discarded finding records.
+"""Evidence events: what one accepted or discarded finding records.
 
 Pure: parsing of times and findings files, and the event id that makes a second recording of
 the same outcome a no-op (agent, project, run, finding and outcome; not the time, so recording

@@ -1,6 +1,6 @@
-"""Trust from review outcomes (SPEC 9, seed agent-trust F2): pure, no clock, files or environment.
+"""Trust from review outcomes: pure, no clock, files or environment.
 
-``mode: formula`` (the seed's, the default), per agent and project::
+``mode: formula`` (the default), per agent and project::
 
     score   = sum(w_sev * d * accepted) / sum(w_sev * d)      d = 0.5 ** (age_days / half_life)
     global  = the same over every project of the agent
@@ -39,7 +39,7 @@ SECONDS_PER_DAY = 86400.0
 
 
 def decay_weight(age_days: float, half_life_days: float) -> float:
-    """``0.5 ** (age / half_life)``: 30 days old counts half, 60 days a quarter (SPEC 9).
+    """``0.5 ** (age / half_life)``: 30 days old counts half, 60 days a quarter.
 
     An event dated after ``now`` (clocks of writers disagree) counts fully, never more.
     """
@@ -89,7 +89,7 @@ class TrustRow:
 
 @dataclass(frozen=True)
 class TrustTable:
-    """Every score at once, so triage reads the store once (seed F3)."""
+    """Every score at once, so triage reads the store once."""
 
     mode: str
     pairs: Mapping[tuple[str, str], TrustRow]
@@ -153,7 +153,7 @@ def score_table(
     agent_reviews: Mapping[str, int],
     config: TrustConfig,
 ) -> TrustTable:
-    """Every pair's and every agent's trust from the summed evidence (SPEC 9).
+    """Every pair's and every agent's trust from the summed evidence.
 
     Buckets are added in one fixed order, whatever order a database returned them in.
     """

@@ -24,7 +24,7 @@ SCHEMA = (
     " accepted boolean NOT NULL, severity smallint NOT NULL CHECK (severity BETWEEN 0 AND 3),"
     " finding text NOT NULL, run text NOT NULL, at double precision NOT NULL,"
     " retracted boolean NOT NULL DEFAULT false)",
-    # Covering and partial: the report's GROUP BY is an index-only scan (SPEC 11).
+    # Covering and partial: the report's GROUP BY is an index-only scan.
     "CREATE INDEX confgate_trust_events_by_pair ON confgate_trust_events"
     " (pair, accepted, severity, at) WHERE NOT retracted",
     "CREATE TABLE confgate_trust_runs (pair integer NOT NULL, run text NOT NULL,"

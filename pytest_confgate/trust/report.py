@@ -1,4 +1,4 @@
-"""``confgate trust report`` (SPEC 9, seed agent-trust F4): rows, a text table and an HTML page.
+"""``confgate trust report``: rows, a text table and an HTML page.
 
 Pure rendering of a ``TrustTable`` and the retractions. JSON keeps raw floats; only the table
 and the page round for display. Every text in the page goes through ``html.escape``: agent and

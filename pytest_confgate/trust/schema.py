@@ -18,7 +18,7 @@ _AGENT_RUNS = (
     " PRIMARY KEY (agent, run)) WITHOUT ROWID"
 )
 # Covering: the report's GROUP BY reads the live events (retracted = 0) in order from the
-# index alone, never the table (SPEC 11; a partial index would not be covering in SQLite).
+# index alone, never the table (a partial index would not be covering in SQLite).
 _COVERING = "CREATE INDEX events_by_pair ON events (retracted, pair, accepted, severity, at)"
 _RETRACTIONS = (
     "CREATE TABLE retractions (event_id TEXT PRIMARY KEY REFERENCES events (event_id),"

@@ -1,4 +1,4 @@
-"""The spool (SPEC 9): events a write could not store wait here for the next successful write.
+"""The spool: events a write could not store wait here for the next successful write.
 
 One JSON file per event, named by its event id, written to a temporary name and renamed, so a
 reader sees whole files only, concurrent spoolers never interleave, and the same event spooled

@@ -1,4 +1,4 @@
-"""The SQLite trust store (SPEC 9), the default: one file, and the only trust module that
+"""The SQLite trust store, the default: one file, and the only trust module that
 imports ``sqlite3``.
 
 Safe under concurrent writers (xdist workers, parallel CI jobs): WAL, every write in

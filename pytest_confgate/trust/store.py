@@ -1,4 +1,4 @@
-"""The trust store's one interface (SPEC 9, issue 20): what every backend promises, shared logic.
+"""The trust store's one interface (issue 20): what every backend promises, shared logic.
 
 Two backends implement it: ``sqlite_store`` (a file, the default; the only trust module that
 imports ``sqlite3`` at run time) and ``postgres_store`` (a ``postgresql://`` URL; psycopg is

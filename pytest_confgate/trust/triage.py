@@ -1,4 +1,4 @@
-"""Trust-weighted triage (SPEC 9, seed agent-trust F3): pure ranking, no store, no clock.
+"""Trust-weighted triage: pure ranking, no store, no clock.
 
 ``final_score = base_score * trust``; every candidate comes back (trust only reorders, it never
 removes an agent), highest first, ties by agent name so the order never depends on input order.

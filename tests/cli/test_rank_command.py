@@ -82,11 +82,13 @@ def test_html_and_json_outputs_and_feedback_round_trip(
     (only,) = result["solutions"]
     assert set(only) >= {"solution_id", "rank", "score", "blocked", "categories", "strengths",
                          "weaknesses"}
-    assert (only["solution_id"], only["rank"], result["confidence"]) == ("alpha", 1, 1.0)
-    assert result["winner"] == "alpha"
+    # issue 36: ranked alone, nothing but its own tests vouch for it: half the confidence,
+    # and no winner
+    assert (only["solution_id"], only["rank"], result["confidence"]) == ("alpha", 1, 0.5)
+    assert result["winner"] is None
     capsys.readouterr()
-    assert main(["rank", "feedback", result["ranking_id"], "--accepted-winner"]) == 0
-    assert "accepted winner" in capsys.readouterr().out
+    assert main(["rank", "feedback", result["ranking_id"], "--rejected-all"]) == 0
+    assert "rejected all" in capsys.readouterr().out
     assert (workspace / ".confgate" / "rank.db").is_file()
 
 

@@ -138,7 +138,7 @@ def test_compare_shows_each_metrics_change_against_the_base_report(
     write_json_report(gate_report(metrics=_coverages(0.8, None)), base)
     code, out, _ = run(capsys, "report", "--format", "md", str(head), "--compare", str(base))
     assert code == ExitCode.OK
-    assert "### Compared with the base" in out
+    assert "### Change against the base" in out
     assert "- test_coverage: 72.73% (base 80.00%, -7.27 pts)" in out
     assert "- test_coverage (changed lines): 25.00% (not in the base report)" in out
     code, out, _ = run(capsys, "report", "--format", "html", str(head), "--compare", str(base))
@@ -168,3 +168,17 @@ def test_sarif_that_leaves_results_out_says_how_many(
     assert code == ExitCode.OK
     assert len(json.loads(out)["runs"]) == 20
     assert err.startswith("confgate report: SARIF: 3 result(s) and 1 run(s) left out: GitHub ")
+
+
+def test_a_changed_lines_figure_is_never_compared_with_the_bases_project_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under `scope: changed` lint's changed-lines share met the base's project share."""
+    head, base = tmp_path / "head.json", tmp_path / "base.json"
+    changed = EvalMetric(type="lint_score", value=0.3333, details={"scope": "changed"})
+    write_json_report(gate_report(metrics=[changed]), head)
+    write_json_report(gate_report(metrics=[EvalMetric(type="lint_score", value=1.0)]), base)
+    code, out, _ = run(capsys, "report", "--format", "md", str(head), "--compare", str(base))
+    assert code == ExitCode.OK
+    assert " pts" not in out
+    assert "33.33% (not in the base report)" in out

@@ -20,3 +20,14 @@ def process_gone(pid: int) -> bool:
         time.sleep(0.05)
     os.kill(pid, signal.SIGKILL)  # do not leave it behind if the assertion fails
     return False
+
+
+def sigint_as_at_a_terminal() -> None:
+    """``preexec_fn`` for a child a test sends Ctrl-C (SIGINT): its default disposition back.
+
+    A shell starts background jobs (``cmd &``, ``nohup cmd &``) with SIGINT ignored, and every
+    child inherits that; Python then installs no ``KeyboardInterrupt`` handler, so the signal
+    the test sends would never arrive and the test would wait out its timeout. Ctrl-C at a
+    terminal reaches a foreground program whose SIGINT is the default: that is what is tested.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

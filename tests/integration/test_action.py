@@ -561,9 +561,12 @@ def test_a_committed_passing_report_never_outlives_a_broken_run(
 
     assert run.status != 0
     assert run.outputs["decision"] == "fail"
-    assert not (repo.path / "confgate-report.json").exists()
-    assert f"the gate produced no report for {runner.head()}" in run.summary
     assert "removed confgate-report.json from before this run" in "\n".join(run.log)
+    if breakage == "invalid-config":
+        assert not (repo.path / "confgate-report.json").exists()
+        assert f"the gate produced no report for {runner.head()}" in run.summary
+    else:  # issue 34: the supervisor writes a fail that says what happened
+        assert "ended without its own session end" in run.summary
 
 
 def test_the_gate_and_publish_commands_fail_closed_without_a_fresh_report(
@@ -582,7 +585,7 @@ def test_the_gate_and_publish_commands_fail_closed_without_a_fresh_report(
 
     gate = subprocess.run([sys.executable, "-m", "pytest_confgate.action_run"], cwd=repo.path,
                           env=env, capture_output=True, text=True, check=False, timeout=240)
-    assert gate.returncode == 4, gate.stdout  # pytest's usage error, passed on
+    assert gate.returncode == 2, gate.stdout  # confgate gate's usage error, passed on
     assert not (repo.path / "confgate-report.json").exists()
 
     publish = subprocess.run(
@@ -653,8 +656,9 @@ import pathlib
 
 
 def pytest_unconfigure(config):
-    # After the gate wrote its report: keep its provenance, claim an easy pass.
-    path = pathlib.Path("confgate-report.json")
+    # After the gate wrote its report (wherever pytest was told to): keep its provenance,
+    # claim an easy pass.
+    path = pathlib.Path(config.getoption("confgate_report"))
     report = json.loads(path.read_text())
     report.update(risk_tier="T0", risk_reason="set by gate.risk_tier", decision="pass",
                   reasons=[], conditions=[], auto_advance=True)
@@ -682,16 +686,19 @@ def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
     runner.write_event()
 
     gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
-    forged = load_report(repo.path / "confgate-report.json")
-    assert forged.risk_tier == "T0"  # forged...
-    assert forged.decision.value == "fail"  # ...after the gate printed its digest (issue 29)
-    assert "was changed after the gate wrote it" in forged.reasons[0]
-    assert gate.status == 1
+    # The test process's report was forged; confgate gate's is its own (issue 34): the tier
+    # from the trusted configuration and the files, which the child's T0 cannot lower.
+    supervised = load_report(repo.path / "confgate-report.json")
+    assert supervised.risk_tier == "T3", "\n".join(gate.log)
+    assert supervised.decision.value == "needs_signoff"
+    assert supervised.signoffs.required == 2
+    assert supervised.signoffs.approvers == []
+    assert gate.status == 0  # the publish job counts the reviews
     published = runner.run({"mode": "publish", "comment": "false"},
                            workspace=upload(repo.path, tmp_path))
 
     assert published.status == 1
-    assert published.outputs["decision"] == "fail"
+    assert published.outputs["decision"] == "needs_signoff"  # T3, and nobody reviewed it
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.risk_tier == "T3"
     assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
@@ -725,9 +732,8 @@ def candidates(tmp_path: Path) -> Path:
 
     repo = tmp_path / "task"
     build_task(repo)
-    # c is blocked, so a is the only unblocked candidate: accepted alone only with allow_single.
-    (repo / "confgate.yml").write_text(
-        "rank:\n  auto_accept:\n    enabled: true\n    allow_single: true\n")
+    # c is blocked; b's tests run on a and vouch for it (issue 36), so a is accepted.
+    (repo / "confgate.yml").write_text("rank:\n  auto_accept:\n    enabled: true\n")
     git(repo, "add", "confgate.yml")
     git(repo, "commit", "-q", "-m", "accept")
     return repo
@@ -737,7 +743,7 @@ def test_the_action_ranks_candidate_refs_and_publishes_the_winner(
     candidates: Path, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
     runner = Runner(candidates, tmp_path, github_server)
-    run = runner.run({"command": "rank", "candidates": "a\n\n  c  \n", "baseline": "main",
+    run = runner.run({"command": "rank", "candidates": "a\n\n  b \n  c  \n", "baseline": "main",
                       "mode": "both"})
     assert run.status == 0, "\n".join(run.log)
     assert (run.outputs["winner"], run.outputs["auto_accepted"]) == ("a", "true")
@@ -835,8 +841,9 @@ def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
     runner = Runner(repo.path, tmp_path, github_server)
     gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
     assert gate.status == 1
-    assert any("was changed after the gate wrote it (its bytes are not those the gate "
-               "printed the digest of)" in line for line in gate.log)
+    # issue 34: the hook finds no report where it looks; the tests' outcomes were counted
+    # outside the test process anyway.
+    assert any("decision fail" in line for line in gate.log)
 
     published = runner.run({"mode": "publish", "gate-result": result},
                            workspace=upload(repo.path, tmp_path))
@@ -844,7 +851,7 @@ def test_a_report_an_exit_hook_rewrote_to_pass_is_refused(
     assert_never_published_as_pass(published, github_server)
     assert published.status == 1
     assert published.outputs["decision"] == "fail"
-    assert "was changed after the gate wrote it" in published.summary
+    assert "1 test failed" in published.summary
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.decision.value == "fail"  # the `report` output tells the verdict too
 
@@ -864,7 +871,7 @@ def test_a_report_rewritten_with_its_metrics_never_passes_after_a_failed_gate_jo
 
     assert_never_published_as_pass(published, github_server)
     assert published.outputs["decision"] == "fail"
-    assert "was changed after the gate wrote it" in published.summary
+    assert "1 test failed" in published.summary
 
 
 def test_the_default_mode_never_runs_the_token_step_after_the_tests(
@@ -974,26 +981,45 @@ def test_that_fails():
 """
 
 
-def test_a_silenced_gate_and_a_forged_digest_still_need_a_human(
+def test_a_silenced_gate_and_a_forged_digest_fail_the_gate_job(
     repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
 ) -> None:
-    """The layer the digest cannot cover: the change drops the gate's own digest line, forges
-    the report and a matching digest, and exits 0, so even the gate job succeeds. The publish
-    step reads the change's code from the API and finds the exit hook (issue 27's static
-    patterns): a human must sign off, so it is never published as pass."""
+    """The layer the digest could not cover: the change drops the gate's own digest line,
+    forges the report and a matching digest, and exits 0. Under ``confgate gate`` (issue 34)
+    the digest is the supervisor's, printed from another process, and the failing test was
+    counted there as it happened: the gate job fails. The publish step also finds the exit
+    hook (issue 27's static patterns)."""
     repo.path.joinpath("tests", "test_claims.py").write_text(SILENCING_TEST, encoding="utf-8")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "a test module that forges the gate's output")
     serve_pull_request(github_server, repo.path)
     runner = Runner(repo.path, tmp_path, github_server)
     gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
-    assert gate.status == 0, "\\n".join(gate.log)  # the forgery holds in the gate job
-    assert load_report(repo.path / "confgate-report.json").decision.value == "pass"
+    assert gate.status == 1, "\n".join(gate.log)
+    assert load_report(repo.path / "confgate-report.json").decision.value == "fail"
 
     published = runner.run({"mode": "publish", "gate-result": "success"},
                            workspace=upload(repo.path, tmp_path))
 
     assert_never_published_as_pass(published, github_server)
-    assert published.outputs["decision"] == "needs_signoff"
+    assert published.outputs["decision"] == "fail"
     assert "Tampering and behaviour changes" in published.summary
     assert "tests/test_claims.py" in published.summary
+
+
+_PINNED = re.compile(r"uses: (?P<action>[\w./-]+)@(?P<sha>[0-9a-f]{40}) # (?P<tag>v\d[\w.]*)$")
+
+
+@pytest.mark.parametrize("path", [ACTION, WORKFLOW, RANK_WORKFLOW, ROOT / "examples" /
+                                  "github-workflow-shards.yml"], ids=lambda p: p.name)
+def test_every_uses_is_pinned_by_commit_with_its_tag_beside_it(path: Path) -> None:
+    """Issue 34: a tag can be moved to other code; a full commit SHA cannot (zizmor's
+    unpinned-uses). This action's own release has no SHA yet: the examples say so."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        text = line.strip().removeprefix("#").strip().removeprefix("- ")
+        if not text.startswith("uses: "):
+            continue
+        if text.startswith("uses: owner/pytest-confgate@" + "0" * 40):
+            assert "placeholder: pin a release's full SHA" in text
+            continue
+        assert _PINNED.fullmatch(text), f"{path.name}: not pinned by commit: {text}"

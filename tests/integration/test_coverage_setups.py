@@ -110,6 +110,23 @@ def test_cov_branch_and_cov_append_keep_pytest_covs_figures(project: pytest.Pyte
     assert (appended["covered_lines"], appended["covered_branches"]) == (7, 2)
 
 
+def test_a_corrupt_coverage_file_that_cov_append_adds_to_is_a_named_evidence_error(
+    project: pytest.Pytester,
+) -> None:
+    """It was pytest-cov's INTERNALERROR traceback (exit 3) and a report saying "No data"."""
+    project.path.joinpath(".coverage").write_bytes(b"not a coverage database\n")
+
+    result = _run(project, "--cov=calc", "--cov-append")
+
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    coverage = metric(read_report(project), "test_coverage")
+    assert coverage["status"] == "error"
+    assert coverage["reason"].startswith("pytest-cov could not read its coverage data: ")
+    assert ".coverage" in coverage["reason"]
+    assert "run without --cov-append" in coverage["reason"]
+
+
 def test_a_full_run_uses_line_probes_with_coverage_runs_figures(project: pytest.Pytester) -> None:
     project.path.joinpath("pyproject.toml").write_text(
         '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'

@@ -367,10 +367,24 @@ def test_a_ticked_item_with_a_caveat_does_not_satisfy_a_required_item(
     ]
 
 
-def test_a_run_that_stops_early_leaves_no_older_report_behind(project: pytest.Pytester) -> None:
+def test_the_previous_report_is_kept_until_the_new_one_is_written(
+    project: pytest.Pytester,
+) -> None:
+    """It was deleted at start, so an interrupted or broken run left none. It stays, bound to
+    its own run (provenance), until a run replaces it; the Action's gate step still removes
+    it before pytest starts (``test_action``), so there a dying run never shows an old pass."""
     assert project.runpytest("--confgate").ret == 0
-    assert read_report(project)["decision"] == "pass"
+    first = read_report(project)
     write_config(project, "gate: [unclosed\n")
 
     assert project.runpytest("--confgate").ret == pytest.ExitCode.USAGE_ERROR
-    assert not (project.path / "confgate-report.json").exists()
+    assert read_report(project) == first
+
+    write_config(project, "gate: {metrics: [{type: test_pass_rate}]}\n")
+    project.path.joinpath("tests", "test_fail.py").write_text(
+        "def test_fail():\n    assert False\n", encoding="utf-8"
+    )
+    assert project.runpytest("--confgate").ret == pytest.ExitCode.TESTS_FAILED
+    second = read_report(project)
+    assert second["decision"] == "fail"
+    assert second["provenance"]["run_id"] != first["provenance"]["run_id"]

@@ -91,7 +91,7 @@ def test_swap():
     )
     write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
 
-    result = project.runpytest("--confgate", "--confgate-report", "reports/r.json")
+    result = project.runpytest("--confgate", "--confgate-report=reports/r.json")
 
     assert result.ret == 1
     assert list(outside.iterdir()) == []
@@ -299,3 +299,36 @@ def test_one_configuration_file_adds_no_line(project: pytest.Pytester) -> None:
 
     assert "also found" not in result.stdout.str()
     assert read_report(project)["config_passed_over"] == []
+
+
+@pytest.mark.parametrize("on_base", [True, False], ids=["link-on-base", "link-in-change"])
+def test_a_symlink_to_an_ancestor_folder_does_not_hang_the_gate(
+    repo: pytest.Pytester, on_base: bool
+) -> None:
+    """``calc/sub -> ../calc`` used to loop in the symlink walk before any test ran, memory
+    growing; the subprocess's timeout only bounds a regression, it is not a speed check."""
+    write_config(repo, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
+    link = repo.path / "calc" / "sub"
+    if on_base:
+        git(repo.path, "checkout", "-q", "main")
+        os.symlink("../calc", link)
+        git(repo.path, "add", "-A")
+        git(repo.path, "commit", "-q", "-m", "an ancestor link on the base")
+        git(repo.path, "checkout", "-q", "-B", "feature")
+    else:
+        os.symlink("../calc", link)
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "\nVERSION = 2\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "change below the link")
+
+    result = repo.runpytest_subprocess(
+        "--confgate", "--confgate-base", "main", "-p", "no:cacheprovider", timeout=600
+    )
+
+    report = read_report(repo)
+    if on_base:
+        assert (result.ret, report["decision"]) == (0, "pass"), result.stdout.str()
+    else:  # a new link to gate-relevant code raises the tier, with its reason
+        assert report["decision"] != "pass"
+        result.stdout.fnmatch_lines(["*T2 needs 1 human sign-off*"])

@@ -18,9 +18,9 @@ from rank_task import build_task, git
 
 from pytest_confgate.cli import main
 
-ACCEPTING = "rank:\n  auto_accept:\n    enabled: true\n    allow_single: true\n"
-"""c is blocked (its own test fails), so a is the only unblocked candidate: accepting it
-alone needs ``allow_single`` (issue 15)."""
+ACCEPTING = "rank:\n  auto_accept:\n    enabled: true\n"
+"""c is blocked (its own test fails); b (correct, convoluted) ranks second and its tests ran on
+a: a is accepted (issue 36: a lone candidate no other candidate's tests vouch for is not)."""
 MOVER = """\
 import subprocess, sys
 subprocess.run(["git", "-C", sys.argv[1], "branch", "-f", "a", "c"], check=False)
@@ -42,7 +42,7 @@ def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def rank(repo: Path, config: str, *extra: str) -> int:
     path = repo.parent / "rank.yml"
     path.write_text(config)
-    return main(["rank", "a", "c", "--baseline", "main", "--jobs", "2", "--format", "json",
+    return main(["rank", "a", "b", "c", "--baseline", "main", "--jobs", "2", "--format", "json",
                  "-o", str(repo.parent / "out.json"), "--config", str(path), *extra])
 
 

@@ -60,13 +60,15 @@ def test_rank_picks_the_clean_solution_and_explains_the_others(
     by_id = {s["solution_id"]: s for s in result["solutions"]}
 
     assert result["solutions"][0]["solution_id"] == "a"
-    assert by_id["c"]["rank"] == 4
+    assert by_id["c"]["rank"] == by_id["d"]["rank"] == 3  # both blocked, both 0
     assert by_id["c"]["blocked"] is True
     assert by_id["c"]["score"] == 0.0
     assert "Blocked: tests fail: 2 failed, 0 errors, 1 passed" in by_id["c"]["weaknesses"]
-    assert not any(by_id[s]["blocked"] for s in "abd")
-    assert by_id["d"]["categories"]["safety"] == 0.0
-    assert any("HIGH security finding: B602" in w for w in by_id["d"]["weaknesses"])
+    assert not any(by_id[s]["blocked"] for s in "ab")
+    # issue 36: a new HIGH finding blocks in rank as it fails the gate (max_high_severity: 0)
+    assert by_id["d"]["blocked"] is True
+    assert any(w.startswith("Blocked: 1 new HIGH security finding (max_high_severity: 0): B602")
+               for w in by_id["d"]["weaknesses"])
     assert by_id["b"]["categories"]["quality"] < by_id["a"]["categories"]["quality"]
     assert any(w.startswith("High complexity: cyclomatic complexity 2")
                for w in by_id["b"]["weaknesses"])
@@ -79,10 +81,9 @@ def test_rank_picks_the_clean_solution_and_explains_the_others(
     assert result["auto_accept"] == {"accept": True, "reason": "All criteria met"}
     # every other unblocked candidate's new tests pass on a (the cross-test matrix)
     matrix = result["cross_tests"]
-    assert {src: matrix[src]["a"]["passed"] for src in "bd"} == {"b": 2, "d": 2}
-    assert "c" not in matrix  # a blocked candidate's tests do not count,
+    assert matrix["b"]["a"]["passed"] == 2
+    assert set(matrix) == {"a", "b"}  # a blocked candidate's tests do not count,
     assert "c" not in matrix["a"]  # and it is not cross-tested
-    assert by_id["d"]["score_multiplier"] == 0.5  # subprocess with shell=True halves its score
     assert by_id["d"]["score"] < by_id["b"]["score"]
     assert "[5/5]" in err  # progress while evaluating
     assert git(task, "worktree", "list").count("\n") == 1  # worktrees removed
@@ -99,18 +100,18 @@ def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
     assert first["auto_accept"] == {
         "accept": False, "reason": f"Score gap {to_fixed(gap)} below minimum 0.5"}
 
-    code = main(["rank", "feedback", first["ranking_id"], "--chose", "d",
+    code = main(["rank", "feedback", first["ranking_id"], "--chose", "b",
                  "--config", str(task.parent / "rank.yml")])
     assert code == 0
-    assert f"feedback stored for ranking {first['ranking_id']}: chose d" in capsys.readouterr().out
+    assert f"feedback stored for ranking {first['ranking_id']}: chose b" in capsys.readouterr().out
 
     second, second_err = rank(task, config, capsys)
     assert "baseline: evidence of an identical tree reused" in second_err  # same base: cached
     # Threads finish in any order: the baseline's own counter line says it was not run again.
     assert re.search(r"\[[1-5]/5\] baseline: .* \(reused, not run again\)$", second_err, re.M)
     assert re.search(r"\[[1-5]/5\] baseline: .* \([0-9.]+ s\)$", first_err, re.M)
-    # d beat a in nothing and lost safety 1.0 -> 0.0: choosing it lowers safety's weight
-    assert second["weights"]["safety"] < first["weights"]["safety"]
+    # b beat a in nothing and lost quality: choosing it lowers quality's weight
+    assert second["weights"]["quality"] < first["weights"]["quality"]
     assert sum(second["weights"].values()) == pytest.approx(1.0)
     assert (task / ".confgate" / "rank.db").is_file() or (task.parent / ".confgate" /
                                                           "rank.db").is_file()

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.processes import process_gone
+from fakes.processes import process_gone, sigint_as_at_a_terminal
 from rank_task import build_task, git
 
 # The test hangs, and a helper it started in a session of its own (as the gate starts ruff
@@ -66,6 +66,7 @@ def test_an_interrupted_ranking_kills_candidates_and_removes_worktrees_and_temp_
          "--jobs", "3"],
         cwd=repo, env={**os.environ, "TMPDIR": str(scratch), "RANK_PIDS": str(pids)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=sigint_as_at_a_terminal,  # the suite may run with SIGINT ignored (nohup &)
     )
     deadline = time.monotonic() + 60
     while len([p for p in pids.iterdir() if p.name.isdigit()]) < 4:  # two tests, two helpers

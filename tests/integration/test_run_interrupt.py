@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fakes.processes import process_gone
+from fakes.processes import process_gone, sigint_as_at_a_terminal
 from test_run_support import CODE_FULL, RunProject, write_step
 
 RUN = "import sys; from pytest_confgate.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -35,6 +35,7 @@ def test_an_interrupt_stops_the_agents_process_group_and_records_the_run(
         cwd=project.root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=sigint_as_at_a_terminal,  # the suite may run with SIGINT ignored (nohup &)
     )
     pids = dev.state / "pids"
     deadline = time.monotonic() + 30

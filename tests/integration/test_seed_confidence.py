@@ -49,7 +49,9 @@ def test_the_seeds_block_and_template_score_a_bare_number(
     assert breakdown["llm_score"] == 0.85
     assert confidence["score"] == pytest.approx(0.6 * 1.0 + 0.4 * 0.85)
     assert breakdown["llm"]["answer_format"] == "number"
-    assert breakdown["seed_spelling"].startswith("this configuration is written in seed 003's")
+    assert breakdown["seed_spelling"].startswith(
+        "this configuration is written in the `confidence_calculation` spelling"
+    )
     sent = openai_server.requests[0].body
     assert sent["model"] == "gpt-4o-mini"
     assert "canary:" not in str(sent["messages"])

@@ -238,3 +238,26 @@ def test_building_without_the_key_names_the_variable_and_the_agent() -> None:
 
     with pytest.raises(AgentError, match="'reviewer': environment variable MY_LLM_KEY is not set"):
         build_agent("reviewer", config, environ={"OPENAI_API_KEY": KEY})
+
+
+def test_a_spent_deadline_says_so_not_timeout_value_out_of_range(
+    openai_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backoff's jitter could sleep past the deadline; the next attempt then got a
+    negative timeout: "ValueError: Timeout value out of range; check base_url and model".
+    The jitter is pinned at its largest so the case is met on every run."""
+    from pytest_confgate.agents import _retry
+
+    monkeypatch.setattr(_retry.random, "random", lambda: 0.9999)
+    openai_server.enqueue(status=503, times=3)  # no Retry-After: the 0.5 s backoff, jittered
+    agent = _agent(openai_server, timeout_ms=600, deadline_ms=600, max_retries=5)
+
+    with pytest.raises(AgentError) as caught:
+        agent.ask("hello")
+
+    message = str(caught.value)
+    assert "out of range" not in message
+    assert "check base_url and model" not in message
+    assert "HTTP 503 from " in message
+    assert "0.6 s deadline" in message
+    assert caught.value.kind == "http_503"

@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fakes.github_server import FakeGitHubServer
 from fakes.reports import HEAD_SHA, honest_report
 
+from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.base_report import find_base_report
 from pytest_confgate.models import EvalMetric, GateReport
+from pytest_confgate.report.markdown import render_comment
 
 BASE = "b" * 40
 
@@ -122,3 +126,36 @@ def test_a_file_the_base_covered_fully_counts_from_zero_and_no_base_data_says_so
     assert (delta.file, delta.missing, delta.base, delta.change()) == ("calc/core.py", 2, 0, "+2")
     unmeasured = covered.model_copy(update={"metrics": []})
     assert [d.change() for d in file_deltas(head, unmeasured)] == ["new"]
+
+
+def test_confgate_report_md_prints_the_comment_publish_posts(
+    tmp_path: Path, github_server: FakeGitHubServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reviewer or an agent previews the comment locally: the same sections in the same
+    order, the same comparison (it used to be appended at the end, with no per-file table).
+    Only what needs GitHub differs: links into the pull request and where the base came from."""
+    base = with_coverage(honest_report(), 0.9, {"calc/core.py": [3]})
+    run = keep_base_report(github_server, base)
+    head = with_coverage(honest_report(), 0.8, {"calc/core.py": [3, 4, 5]})
+    path, base_path = tmp_path / "confgate-report.json", tmp_path / "base.json"
+    path.write_text(head.model_dump_json(), encoding="utf-8")
+    base_path.write_text(base.model_dump_json(), encoding="utf-8")
+    publish(str(path), environ=pr_env(tmp_path, github_server), out=io.StringIO(),
+            err=io.StringIO())
+    posted = github_server.comments["o/r", 7][0]["body"]
+
+    assert main(["report", "--format", "md", str(path), "--compare", str(base_path)]) == 0
+    printed = capsys.readouterr().out
+
+    def github_parts_aside(text: str) -> str:
+        unlinked = re.sub(r"\[([^\]]*)\]\(https://[^)]*\)", r"\1", text)
+        return re.sub(r"\nCompared with .*\.\n", "\nCompared with BASE.\n", unlinked)
+
+    assert f"Compared with the main branch's report of run {run} (commit bbbb" in posted
+    assert f"Compared with {base_path} (commit " in printed
+    assert "| calc/core.py | 3 | 1 | +2 |" in printed
+    assert github_parts_aside(printed) == github_parts_aside(posted)
+    assert main(["report", "--format", "md", str(path)]) == 0
+    alone = capsys.readouterr().out
+    assert alone == render_comment(head)
+    assert "Change against the base" not in alone

@@ -17,6 +17,7 @@ from pytest_confgate.collect.changes import (
     github_base_ref,
     read_at_ref,
 )
+from pytest_confgate.collect.symlinks import link_aliases
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import FileChange
 
@@ -192,6 +193,50 @@ def test_a_link_added_by_the_change_to_a_changed_file_is_seen_through(tmp_path: 
 
     assert {"auth/new.py", "lib/other.py", "auth/lib/other.py"} <= paths
     assert "auth/policy.py" not in paths
+
+
+def _ancestor_link(tmp_path: Path, *, on_base: bool) -> Path:
+    """``src/pkg/sub -> ../pkg``: a folder link to its own parent, on main or in the change."""
+    root = tmp_path / "cyclic"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "src/pkg/mod.py", "x = 1\n")
+    if on_base:
+        os.symlink("../pkg", root / "src/pkg/sub")
+    commit(root, "base")
+    git(root, "checkout", "-q", "-b", "feature")
+    if not on_base:
+        os.symlink("../pkg", root / "src/pkg/sub")
+    write(root, "src/pkg/mod.py", "x = 1\ny = 2\n")
+    commit(root, "change")
+    return root
+
+
+@pytest.mark.parametrize("on_base", [True, False], ids=["link-on-base", "link-in-change"])
+def test_a_link_to_an_ancestor_folder_names_each_file_once_below_it(
+    tmp_path: Path, on_base: bool
+) -> None:
+    """Used to walk ``sub/sub/sub/...`` forever, memory growing, before any test ran."""
+    root = _ancestor_link(tmp_path, on_base=on_base)
+
+    changes = collect_changes(root, "main")
+
+    assert changes.lines("src/pkg/sub/mod.py") == frozenset({2})
+    assert not any("sub/sub" in path for path in changes.paths())
+
+
+def test_folder_links_into_each_other_end_and_too_many_paths_is_a_named_error() -> None:
+    changed = [FileChange("a/f.py", None, "modified", False, frozenset({1}))]
+    mutual = {("a/to_b", "b"), ("b/to_a", "a")}
+
+    paths = {c.path for c in link_aliases(changed, mutual)}
+
+    assert paths == {"b/to_a/f.py", "a/to_b/to_a/f.py"}
+    many = {(f"d{i}/up", "") for i in range(3)}  # the top folder: names nothing
+    assert link_aliases(changed, many) == []
+    crossing = {(f"a/l{i}", "a") for i in range(8)}
+    with pytest.raises(EvidenceError, match=r"more than 10000 paths .*via 'a/l\d'"):
+        link_aliases(changed, crossing)
 
 
 def test_a_root_below_the_top_level_gets_paths_relative_to_itself(repo: Path) -> None:

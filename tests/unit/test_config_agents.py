@@ -17,6 +17,7 @@ from pytest_confgate.config import (
     CommandAgentConfig,
     OpenAIAgentConfig,
 )
+from pytest_confgate.config.agents import model_family
 from pytest_confgate.config.loader import load_config
 from pytest_confgate.exceptions import ConfigError
 
@@ -293,3 +294,30 @@ def test_a_judge_of_another_model_is_independent(tmp_path: Path) -> None:
         SAME_MODEL + "gate:\n  agent: dev\n  metrics:\n"
         "    - {type: llm_judge, evaluator_agent: other}\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("author", "judge"),
+    [("gpt-4o", "gpt-4o-2024-08-06"), ("gpt-4o", "openai/gpt-4o"),
+     ("claude-3-5-sonnet-20240620", "claude-3-5-sonnet-20241022"),
+     ("claude-3-5-sonnet-latest", "anthropic.claude-3-5-sonnet-20240620-v1:0")],
+)
+def test_two_snapshots_or_routes_of_one_model_are_not_independent_judges(
+    tmp_path: Path, author: str, judge: str
+) -> None:
+    """They passed as different judges: only the exact name (case aside) was compared."""
+    found = problems(
+        tmp_path,
+        f"agents:\n  dev: {{provider: openai, model: {author!r}}}\n"
+        f"  reviewer: {{provider: anthropic, model: {judge!r}}}\n"
+        "gate:\n  agent: dev\n  metrics:\n    - {type: llm_judge, evaluator_agent: reviewer}\n",
+    )
+    assert len(found) == 1, found
+    assert "('reviewer' and 'dev' are the same model family, " in found[0]
+    assert f"({judge} and {author})" in found[0]
+
+
+@pytest.mark.parametrize(("one", "other"), [("gpt-4o", "gpt-4o-mini"),
+                                            ("claude-3-5-sonnet-20240620", "claude-3-opus")])
+def test_different_models_of_one_vendor_stay_independent(one: str, other: str) -> None:
+    assert model_family(one) != model_family(other)

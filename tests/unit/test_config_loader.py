@@ -1211,3 +1211,22 @@ def test_project_and_patch_coverage_entries_are_both_valid(tmp_path: Path) -> No
         ("test_coverage", "all", 0.8),
         ("test_coverage", "changed", 0.9),
     ]
+
+
+def test_an_option_name_under_coverage_paths_is_explained_not_read_as_a_path(
+    tmp_path: Path,
+) -> None:
+    """``paths: {min: 0.9}`` was read as a floor for a file named ``min``, which never
+    matched anything, so the intended floor silently did not apply."""
+    config = write(tmp_path, "confgate.yml", "gate:\n  metrics:\n    - type: test_coverage\n"
+                   "      paths: {min: 0.9}\n")
+
+    problem = the_one_problem(tmp_path)
+
+    assert_problem(problem, config, 4, "gate.metrics[0].paths",
+                   "'min' is an option of test_coverage, not a path")
+    assert "write `min: 0.9` beside `paths:`" in problem
+    write(tmp_path, "confgate.yml", "gate:\n  metrics:\n    - type: test_coverage\n"
+          "      min: 0.9\n      paths: {min/**: 0.5, src/core/**: 0.8}\n")
+    [coverage] = load_config(tmp_path).config.gate.metrics
+    assert coverage.min == 0.9

@@ -148,8 +148,12 @@ def test_every_command_the_readme_shows_is_valid(command: str, whole: bool) -> N
         _check_pytest(argv[3:] if argv[0] == "python" else argv[1:])
     elif argv[:3] == ["python", "-m", "pip"]:
         _check_pip(argv)
+    elif argv[:3] == ["python", "-m", "venv"]:
+        assert argv[3:] == [".venv"], f"{command}: the README makes .venv"
+    elif argv[0] == ".":
+        assert argv[1:] == [".venv/bin/activate"], f"{command}: activates another folder"
     else:
-        assert argv[0] in {"git", "cd"}, f"{command}: a command this test cannot check"
+        assert argv[0] in {"git", "cd", "echo"}, f"{command}: a command this test cannot check"
 
 
 def test_the_readme_shows_the_test_command_ci_runs() -> None:
@@ -166,3 +170,112 @@ def test_the_readme_is_a_newcomers_page() -> None:
     assert "git+https://" in text
     assert "not on PyPI" in text
     assert "after pytest's own summary" not in text  # it comes before pytest's final line
+
+
+def _help_options(help_text: str) -> list[str]:
+    """``--confgate...`` options as ``pytest --help`` spells them (``--opt=METAVAR``)."""
+    group = help_text.split("quality gate (pytest-confgate):", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^  (--confgate[\w=.-]*[^\s,]*)", group, re.M)
+
+
+def _documented_options() -> dict[str, str]:
+    """The pytest options table of docs/configuration.md: option -> its meaning."""
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("## pytest options", 1)[1].split("\n## ", 1)[0]
+    return dict(re.findall(r"^\| `(--confgate[^`]*)` \| (.*) \|$", table, re.M))
+
+
+def test_the_pytest_option_table_and_pytest_help_agree() -> None:
+    """Same options, same spelling (the ``=`` form pytest shows, the only one path options
+    accept), and the base's defaults in the order the gate tries them."""
+    documented = _documented_options()
+    assert _help_options(_pytest_help()) == list(documented)
+    group = " ".join(_pytest_help().split("quality gate (pytest-confgate):", 1)[1].split())
+    base_help = group.split("--confgate-base=REF", 1)[1].split("--confgate-task", 1)[0]
+    for text in (base_help, documented["--confgate-base=REF"].replace("`", "")):
+        words = ("pull_request.base.sha", "else GITHUB_BASE_REF", "else base_ref in the config")
+        order = [text.find(word) for word in words]
+        assert -1 not in order, text
+        assert order == sorted(order), text
+
+
+def _cli_options() -> list[tuple[str, tuple[str, ...]]]:
+    import argparse
+
+    found: list[tuple[str, tuple[str, ...]]] = []
+
+    def walk(parser: argparse.ArgumentParser, words: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{words} {name}")
+            elif action.option_strings and action.dest not in ("help", "version"):
+                found.append((words, tuple(action.option_strings)))
+
+    walk(_parser(), "confgate")
+    return found
+
+
+@pytest.mark.parametrize(("command", "flags"), _cli_options(),
+                         ids=[f"{c} {f[-1]}" for c, f in _cli_options()])
+def test_every_confgate_option_is_documented(command: str, flags: tuple[str, ...]) -> None:
+    """--annotations-cap, --comment/--no-comment and rank --task were in no page."""
+    pages = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    assert any(re.search(rf"{re.escape(flag)}(?![\w-])", pages) for flag in flags), (
+        f"{command} {'/'.join(flags)} is in no page of README.md or docs/"
+    )
+
+
+def test_rank_feedback_help_is_its_own(capsys: pytest.CaptureFixture[str]) -> None:
+    """It printed the whole ``rank`` help; ``schema`` printed no description at all."""
+    from pytest_confgate.cli import main
+
+    assert main(["rank", "feedback", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: confgate rank feedback RANKING_ID")
+    assert "--baseline" not in text
+    assert "--accepted-winner" in text
+    assert main(["schema", "--help"]) == 0
+    assert "JSON Schema" in capsys.readouterr().out.split("options:")[0]
+
+
+OUTSIDE = re.compile(
+    r"\bSPEC(?:\.md|\s+\d)|\bSTYLE\.md|\bseeds? (?:\d{3}|F\d|stage|policy|agent-trust)"
+    r"|\bseeds?'s?\b|\(seeds?(?: \d|: )|\bthe seeds?\b|\bseeds'",
+    re.IGNORECASE,
+)
+"""Names of documents that are not in the repository: a reader cannot follow them."""
+SHIPPED = [
+    *sorted((ROOT / "pytest_confgate").rglob("*.py")),
+    ROOT / "pytest_confgate" / "report" / "schema.json",
+    *PAGES, ROOT / "ARCHITECTURE.md", ROOT / "SECURITY.md", ROOT / "action.yml",
+    ROOT / "pyproject.toml", *sorted((ROOT / "examples").rglob("*.yml")),
+    *sorted((ROOT / "benchmarks").glob("*.py")),
+]
+
+
+def _all_help() -> str:
+    import argparse
+
+    texts = [_pytest_help()]
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        texts.append(parser.format_help())
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    walk(sub)
+
+    walk(_parser())
+    return "\n".join(texts)
+
+
+def test_no_document_outside_the_repository_is_cited() -> None:
+    """Code, docs and help cited "SPEC N", seeds and STYLE.md, which nobody else can read."""
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()[:120]}"
+             for path in SHIPPED
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if OUTSIDE.search(line)]
+    found += [f"--help: {line.strip()}" for line in _all_help().splitlines()
+              if OUTSIDE.search(line)]
+    assert found == []

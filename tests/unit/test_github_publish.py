@@ -14,6 +14,7 @@ from fakes.reports import HEAD_SHA, gate_report, honest_report
 
 from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
+from pytest_confgate.exceptions import GitHubError
 from pytest_confgate.github import action_run
 from pytest_confgate.github import publish as github_publish
 from pytest_confgate.github.publish import (
@@ -23,7 +24,7 @@ from pytest_confgate.github.publish import (
     step_outputs,
     write_outputs,
 )
-from pytest_confgate.models import ConfidenceResult, Decision, EvalMetric, GateReport
+from pytest_confgate.models import Condition, ConfidenceResult, Decision, EvalMetric, GateReport
 from pytest_confgate.report.markdown import MARKER
 
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
@@ -346,13 +347,13 @@ def test_cli_github_publish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_action_run_builds_argv_without_a_shell() -> None:
     env = {"CONFGATE_PYTEST_ARGS": "-q -k 'a or b' $(touch pwned)",
            "CONFGATE_CONFIG": "gate.yml", "CONFGATE_BASE_REF": " origin/main "}
-    assert action_run.pytest_argv(env, python="py") == [
-        "py", "-m", "pytest", "-q", "-k", "a or b", "$(touch", "pwned)",
-        "--confgate", "--confgate-report", "confgate-report.json",
-        "--confgate-config", "gate.yml", "--confgate-base", "origin/main",
+    assert action_run.gate_argv(env, python="py") == [
+        "py", "-m", "pytest_confgate.cli", "gate", "--report", "confgate-report.json",
+        "--config", "gate.yml", "--base", "origin/main",
+        "--", "-q", "-k", "a or b", "$(touch", "pwned)",
     ]
-    assert action_run.pytest_argv({}, python="py")[3:] == [
-        "--confgate", "--confgate-report", "confgate-report.json"
+    assert action_run.gate_argv({}, python="py")[3:] == [
+        "gate", "--report", "confgate-report.json", "--"
     ]
 
 
@@ -364,7 +365,7 @@ def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
     monkeypatch.setattr(action_run, "run_without_commands",
                         lambda argv, env, digests: seen.append(argv) or 4)
     assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
-    assert seen[0][3:] == ["--confgate", "--confgate-report", "confgate-report.json"]
+    assert seen[0][3:] == ["gate", "--report", "confgate-report.json", "--"]
 
 
 def test_the_tests_environment_has_no_token_and_no_file_commands() -> None:
@@ -733,3 +734,39 @@ def test_the_gate_step_turns_a_report_changed_after_the_gate_into_a_fail(
     assert saved.reasons[0].startswith(f"report: confgate-report.json was changed after the "
                                        f"gate wrote it ({why})")
     assert saved.provenance == honest_report().provenance  # still this run's, as a fail
+
+
+@pytest.mark.parametrize("name", ["decision\nevil", "decision=pass", "x<<EOF", "", "9x", " a"])
+def test_an_output_name_github_would_misread_is_refused_before_anything_is_written(
+    tmp_path: Path, name: str
+) -> None:
+    """Names were written as given: a newline, `=` or `<<` in one set outputs of its own."""
+    path = tmp_path / "out"
+    with pytest.raises(GitHubError, match="is not a name GitHub reads"):
+        write_outputs(path, {"decision": "fail", name: "pass"})
+    assert not path.exists()
+
+
+# -- issue 34: the Action's publish step trusts only what confgate gate attested -------------
+
+def test_supervised_publish_never_passes_a_report_confgate_gate_did_not_write(
+    tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    from pytest_confgate.gate.supervised import ATTESTED, SUPERVISOR
+
+    env = pr_env(tmp_path, github_server)
+    report = honest_report()
+    assert run_publish(save(report, tmp_path), env, gate_result="success")[0] == 0
+    (tmp_path / "out").write_text("", encoding="utf-8")
+
+    code, _, err = run_publish(save(report, tmp_path), env, gate_result="success",
+                               supervised=True)
+    assert code == 1
+    assert "was not written by `confgate gate`" in err
+    assert parse_github_output((tmp_path / "out").read_text())["decision"] == "fail"
+
+    stamp = Condition(metric=SUPERVISOR, name=ATTESTED, passed=True, blocking=False,
+                      message="confgate gate: counted outside the test process")
+    attested = report.model_copy(update={"conditions": [*report.conditions, stamp]})
+    assert run_publish(save(attested, tmp_path), env, gate_result="success",
+                       supervised=True)[0] == 0

@@ -19,6 +19,7 @@ PURE = [
     "gate/tiers.py",
     "gate/machinery.py",
     "gate/recheck.py",
+    "gate/supervised.py",
     "trust/formula.py",
     "rank/blocking.py",
     "rank/scoring.py",

@@ -252,6 +252,27 @@ def test_lint_is_an_error_when_ruff_prints_garbage(
     assert metric.reason.startswith("ruff did not print its JSON report")
 
 
+def test_a_listing_that_exits_1_says_so_not_unexpected_code_1_expected_0_or_1(
+    project: Path, fake_tool: FakeTool, tmp_path: Path
+) -> None:
+    """With the cache the file listing runs first; its exit 1 was "unexpected code 1
+    (expected 0 or 1)", a contradiction that said nothing of what went wrong."""
+    truncated = '[{"filename": "a.py", "code": "F401", "message": "m"'
+    command = fake_tool(f"cat <<'EOF'\n{truncated}\nEOF\nexit 1\n")
+
+    metric = collect_lint_score(
+        project, [Path("src")], command=command, cache_dir=tmp_path / "cache"
+    )
+
+    assert metric.status is MetricStatus.ERROR
+    assert metric.reason is not None
+    assert "expected 0 or 1" not in metric.reason
+    assert metric.reason.startswith(
+        "ruff exited with code 1 while listing the files it checks (`ruff check --show-files`"
+    )
+    assert '"code": "F401"' in metric.reason
+
+
 def test_lint_is_an_error_when_ruff_runs_past_its_timeout(
     project: Path, fake_tool: FakeTool
 ) -> None:

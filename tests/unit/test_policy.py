@@ -120,9 +120,19 @@ def test_a_high_severity_finding_fails_the_default_gate_and_is_named() -> None:
     assert verdict.decision is Decision.FAIL
     assert verdict.reasons == [
         "security_score: 1 HIGH-severity finding (max_high_severity: 0): B602 at pkg/run.py:3"
-        "; to excuse it, add to gate.policy.waivers: {rule: B602, paths: [pkg/run.py], "
-        'reason: "why it is safe", expires: YYYY-MM-DD}'
+        "; fix it first; only if it is a false positive, waive it in "
+        'gate.policy.waivers: {rule: B602, paths: [pkg/run.py], reason: "why it is safe", '
+        "expires: YYYY-MM-DD}"
     ]
+
+
+def test_the_remedy_comes_before_the_waiver_for_a_high_finding() -> None:
+    """The first remedy offered was "to excuse it, add to gate.policy.waivers", even for a
+    HIGH finding: for a gate aimed at agents' changes that points the author around it."""
+    verdict = decide(_gate(), "T1", _evidence(high=1, security=0.9), GREEN_TESTS, _signed())
+    [reason] = verdict.reasons
+    assert reason.index("fix it first") < reason.index("gate.policy.waivers")
+    assert "to excuse it" not in reason
 
 
 @pytest.mark.parametrize(
@@ -329,3 +339,39 @@ def test_missing_evidence_fails_its_row() -> None:
     missing = EvalMetric(type="test_coverage", status=MetricStatus.ERROR, reason="no data")
     verdict = decide(gate, "T1", [missing], GREEN_TESTS, _signed())
     assert verdict.metrics[0].passed is False
+
+
+def _with_floor(value: float, **details: object) -> list[EvalMetric]:
+    found = _evidence()
+    found[1] = EvalMetric(type="test_coverage", value=value, details=details)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("value", "floor", "decision"),
+    [(0.8, 90, Decision.FAIL), (0.8996, 90, Decision.FAIL), (0.9, 90, Decision.PASS),
+     (0.5, 0, Decision.PASS)],
+    ids=["below", "raw-not-rounded", "at-floor", "zero-is-no-floor"],
+)
+def test_the_projects_fail_under_is_the_coverage_floor_when_the_gate_sets_none(
+    value: float, floor: float, decision: Decision
+) -> None:
+    metrics = _with_floor(value, fail_under=floor, fail_under_from="coverage.py fail_under")
+    verdict = decide(_gate(), "T1", metrics, GREEN_TESTS, _signed())
+    assert verdict.decision is decision
+    judged = verdict.metrics[1]
+    if floor:
+        assert judged.limit is not None
+        assert judged.limit.startswith("min 90.00")
+        assert judged.threshold == 0.9
+        assert (judged.passed is True) == (decision is Decision.PASS)
+    else:
+        assert (judged.limit, judged.threshold) == (None, None)
+
+
+def test_the_gates_own_minimum_and_a_patch_figure_ignore_the_projects_fail_under() -> None:
+    metrics = _with_floor(0.6, fail_under=90, fail_under_from="coverage.py fail_under")
+    own = _gate(metrics=[{"type": "test_coverage", "min": 0.5}])
+    assert decide(own, "T1", metrics, GREEN_TESTS, _signed()).decision is Decision.PASS
+    patch = _gate(metrics=[{"type": "test_coverage", "scope": "changed"}])
+    assert decide(patch, "T1", metrics, GREEN_TESTS, _signed()).decision is Decision.PASS

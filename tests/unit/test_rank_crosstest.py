@@ -13,8 +13,10 @@ from pytest_confgate.rank.crosstest import (
     CrossCell,
     _compatible_groups,
     agreement,
+    modules_that_travel,
     run_cross_tests,
     standing,
+    vouched,
 )
 from pytest_confgate.rank.evaluate import Processes, Settings
 from pytest_confgate.rank.models import Evidence, Issue, Regression
@@ -172,3 +174,86 @@ def test_copies_of_one_writer_count_once() -> None:
     assert agreement(cells)["c"].disagreement == pytest.approx(2.0)
     cloned = agreement(cells, {"b": "b", "b2": "b", "c": "c"})
     assert cloned["c"].disagreement == pytest.approx(1.0)
+
+
+def _baseline_with_helper(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    base = tmp_path / "baseline"
+    (base / "tests").mkdir(parents=True)
+    files = {"calc.py": "def double(x):\n    return x * 2\n",
+             "tests/helpers.py": "def same(a, b):\n    assert a == b\n"}
+    for name, text in files.items():
+        (base / name).write_text(text)
+    return base, files
+
+
+def test_cross_tests_run_under_the_baselines_helpers_not_the_targets(tmp_path: Path) -> None:
+    # issue 36: a wrong target whose helper accepts anything passed everyone's tests
+    base, files = _baseline_with_helper(tmp_path)
+    target = tmp_path / "target"
+    (target / "tests").mkdir(parents=True)
+    (target / "calc.py").write_text("def double(x):\n    return x + 1\n")
+    (target / "tests" / "helpers.py").write_text("def same(a, b):\n    pass\n")
+    (target / "conftest.py").write_text("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
+                                        "def pytest_runtest_makereport(item, call):\n"
+                                        "    report = (yield).get_result()\n"
+                                        "    report.outcome = 'passed'\n")
+    source = tmp_path / "source"
+    (source / "tests").mkdir(parents=True)
+    (source / "tests" / "test_s.py").write_text(
+        "from helpers import same\nfrom calc import double\n\n\n"
+        "def test_double():\n    same(double(3), 6)\n")
+    (cell,) = run_cross_tests([("s", source, ("tests/test_s.py",), {})], ("t", target),
+                              tmp_path / "work", SETTINGS, Processes(), (base, files))
+    assert cell.outcomes == {"tests/test_s.py::test_double": "failed"}
+
+
+def test_a_writers_conftest_does_not_travel_and_only_what_passes_on_it_counts(
+    tmp_path: Path
+) -> None:
+    # issue 36: a new tests/conftest.py that swaps the code under test made the others'
+    # tests pass on every target; the writer's tests that need it are no evidence either
+    base, files = _baseline_with_helper(tmp_path)
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "calc.py").write_text("def double(x):\n    return x + 1\n")
+    writer = tmp_path / "writer"
+    (writer / "tests").mkdir(parents=True)
+    (writer / "calc.py").write_text("def double(x):\n    return x + 1\n")
+    (writer / "tests" / "conftest.py").write_text(
+        "import calc\n\ncalc.double = lambda x: x * 2\n")
+    (writer / "tests" / "test_w.py").write_text(
+        "import calc\n\n\ndef test_six():\n    assert calc.double(3) == 6\n\n\n"
+        "def test_two():\n    assert calc.double(2) == 4\n")
+    assert modules_that_travel(["tests/conftest.py", "tests/test_w.py"]) == ["tests/test_w.py"]
+    source = ("w", writer, ("tests/test_w.py",), {})
+    (on_target,) = run_cross_tests([source], ("t", target), tmp_path / "work", SETTINGS,
+                                   Processes(), (base, files))
+    assert on_target.failing == ("tests/test_w.py::test_six", "tests/test_w.py::test_two")
+    (on_itself,) = run_cross_tests([source], ("w", writer), tmp_path / "self", SETTINGS,
+                                   Processes(), (base, files))
+    assert on_itself.failing == on_target.failing  # without its conftest it fails them too
+    (kept,) = vouched([on_target], {"w": on_itself})
+    assert kept.outcomes == {}
+    assert kept.ran == 0
+
+
+def test_vouched_keeps_only_the_tests_that_pass_on_their_writer() -> None:
+    on_target = cell("w", "t", good="failed", needs_conftest="failed")
+    on_itself = cell("w", "w", good="passed", needs_conftest="error")
+    (kept,) = vouched([on_target, cell("x", "t", other="failed")], {"w": on_itself})[:1]
+    assert kept.outcomes == {"test_w.py::good": "failed"}
+    broken = CrossCell("w", "w", ("test_w.py",), problem="timed out")
+    assert vouched([on_target], {"w": broken}) == []
+
+
+def test_a_source_whose_module_acts_at_import_never_shares_a_run(tmp_path: Path) -> None:
+    trees = {}
+    for name, body in (("a", "def test_a():\n    pass\n"),
+                       ("b", "import calc\ncalc.double = abs\n"),
+                       ("c", "def test_c():\n    pass\n")):
+        tree = tmp_path / name
+        (tree / "tests").mkdir(parents=True)
+        (tree / "tests" / f"test_{name}.py").write_text(body)
+        trees[name] = (name, tree, (f"tests/test_{name}.py",), {})
+    groups = _compatible_groups([trees["a"], trees["b"], trees["c"]])
+    assert [[s[0] for s in group] for group in groups] == [["a", "c"], ["b"]]

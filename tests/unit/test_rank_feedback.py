@@ -77,7 +77,7 @@ def test_adjusted_weights_always_sum_to_one_within_bounds(history: list[Feedback
 def ranking(*scores: tuple[str, float, tuple[float, ...]]) -> object:
     return rank_solutions([
         Evaluation(solution_id=sid, blocked=False, block_reasons=(), categories=cats(*c),
-                   components={}, score=s, confidence=1.0)
+                   components={}, score=s, confidence=1.0, independent=("cross",))
         for sid, s, c in scores
     ])
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -26,12 +28,12 @@ SEED_COLUMNS = {  # the seed's "Solution Comparison Results" example, #1..#3
 
 def evaluation(
     sid: str, score: float, cats: tuple[float, ...] = (1.0,) * 5, confidence: float = 1.0,
-    *, blocked: bool = False,
+    *, blocked: bool = False, independent: tuple[str, ...] = ("cross",),
 ) -> Evaluation:
     return Evaluation(
         solution_id=sid, blocked=blocked, block_reasons=("tests fail",) if blocked else (),
         categories=dict(zip(CATEGORIES, cats, strict=True)), components={}, score=score,
-        confidence=confidence,
+        confidence=confidence, independent=() if blocked else independent,
     )
 
 
@@ -67,9 +69,37 @@ def test_ranking_confidence_table(
     assert calculate_ranking_confidence(ordered) == pytest.approx(expected, abs=1e-12)
 
 
-def test_ranking_confidence_is_zero_without_solutions_and_one_for_a_single_solution() -> None:
+def test_ranking_confidence_is_zero_without_solutions_and_never_one_for_a_lone_one() -> None:
+    # issue 36: ranked alone, 21 of 24 never-accept candidates were the winner at 1.00.
+    # Alone, at best the baseline's failing tests (the task) vouch for it: three quarters.
     assert calculate_ranking_confidence([]) == 0.0
-    assert calculate_ranking_confidence([evaluation("a", 0.3, confidence=0.1)]) == 1.0
+    assert calculate_ranking_confidence([evaluation("a", 0.3, independent=("task",))]) == 0.75
+    assert calculate_ranking_confidence([evaluation("a", 0.3, independent=())]) == 0.5
+
+
+@pytest.mark.parametrize(("independent", "factor"),
+                         [(("cross", "task"), 1.0), (("cross",), 1.0), (("task",), 0.75),
+                          ((), 0.5)], ids=["both", "cross", "task-only", "own-tests-only"])
+def test_the_leaders_independent_evidence_scales_the_seeds_confidence(
+    independent: tuple[str, ...], factor: float
+) -> None:
+    ordered = [evaluation("a", 0.9, (1.0,) * 5, independent=independent),
+               evaluation("b", 0.7, (0.5,) * 5)]
+    assert calculate_ranking_confidence(ordered) == pytest.approx(1.0 * factor, abs=1e-12)
+
+
+def test_a_leader_no_test_of_another_vouches_for_is_never_the_winner() -> None:
+    # issue 36: a clear leader at 0.2 above the rest, but only its own tests say it works
+    ranking = rank_solutions([evaluation("a", 0.95, independent=()),
+                              evaluation("b", 0.75, (0.5,) * 5)])
+    assert ranking.winner is None
+    answer = should_auto_accept(ranking, AutoAcceptConfig(enabled=True, min_confidence=0.0))
+    assert answer.reason == (
+        "No clear winner: a ranks first but no other candidate's test ran on it: nothing it "
+        "was not written to pass vouches for it")
+    task_only = rank_solutions([evaluation("a", 0.95, independent=("task",)),
+                                evaluation("b", 0.75, (0.5,) * 5)], allow_single=True)
+    assert task_only.winner is None  # b is unblocked: its tests should have run on a
 
 
 def test_category_consistency_counts_only_strict_wins() -> None:
@@ -89,7 +119,7 @@ def test_winner_needs_confidence_of_at_least_point_six() -> None:
 
 def test_a_blocked_candidate_sorts_last_and_is_never_the_winner() -> None:
     only_blocked = rank_solutions([evaluation("c", 0.0, (0.0,) * 5, blocked=True)])
-    assert only_blocked.confidence == 1.0
+    assert only_blocked.confidence == 0.5  # nothing vouches for it
     assert only_blocked.winner is None
     mixed = rank_solutions([evaluation("c", 0.0, (0.0,) * 5, blocked=True),
                             evaluation("a", 0.1, (0.1,) * 5)])
@@ -165,21 +195,34 @@ def test_a_refusal_for_confidence_names_it_even_without_a_winner() -> None:
 
 @pytest.mark.parametrize(
     "evaluations",
-    [[evaluation("lone", 0.99)],
-     [evaluation("lone", 0.99), evaluation("blocked", 0.0, (0.0,) * 5, blocked=True)]],
+    [[evaluation("lone", 0.99, independent=("task",))],
+     [evaluation("lone", 0.99, independent=("task",)),
+      evaluation("blocked", 0.0, (0.0,) * 5, blocked=True)]],
     ids=["alone", "the-other-is-blocked"],
 )
 def test_the_only_unblocked_candidate_is_not_accepted_unless_allowed(
     evaluations: list[Evaluation]
 ) -> None:
+    # issue 36: only the task's tests vouch for it, so it is the winner only when
+    # allow_single says they may, and never at a confidence of 1.00
     ranking = rank_solutions(evaluations)
-    assert ranking.winner is not None
-    assert ranking.winner.solution_id == "lone"
-    refused = should_auto_accept(ranking, ENABLED)
+    assert ranking.winner is None
+    assert ranking.confidence == 0.75
+    trusting = {"min_confidence": 0.7}
+    refused = should_auto_accept(ranking, ENABLED.model_copy(update=trusting))
     assert not refused.accept
     assert refused.reason.startswith("Only one unblocked candidate")
     assert "allow_single" in refused.reason
-    assert should_auto_accept(ranking, SINGLE) == AutoAccept(True, "All criteria met")
+    single = rank_solutions(evaluations, allow_single=True)
+    assert single.winner is not None
+    assert single.winner.solution_id == "lone"
+    assert should_auto_accept(single, SINGLE) == AutoAccept(
+        False, "Confidence 0.75 below threshold 0.8")
+    assert should_auto_accept(single, SINGLE.model_copy(update=trusting)) == AutoAccept(
+        True, "All criteria met")
+    own_tests_only = rank_solutions([dataclasses.replace(evaluations[0], independent=())],
+                                    allow_single=True)
+    assert own_tests_only.winner is None
 
 
 @pytest.mark.parametrize("names", [("zz-correct", "aa-buggy"), ("aa-correct", "zz-buggy")])
@@ -253,7 +296,7 @@ def test_a_candidate_the_safety_gate_halved_is_never_the_winner() -> None:
     flagged = Evaluation(
         solution_id="risky", blocked=False, block_reasons=(),
         categories=dict.fromkeys(CATEGORIES, 1.0) | {"safety": 0.0}, components={},
-        score=0.45, confidence=1.0, multiplier=0.5,
+        score=0.45, confidence=1.0, multiplier=0.5, independent=("cross",),
     )
     alone = rank_solutions([flagged])
     assert alone.winner is None

@@ -19,7 +19,7 @@ def evaluation(sid: str, score: float, weaknesses: tuple[str, ...] = (),
     return Evaluation(
         solution_id=sid, blocked=bool(block_reasons), block_reasons=block_reasons,
         categories=dict.fromkeys(CATEGORIES, score), components={}, score=score,
-        confidence=1.0, weaknesses=notes,
+        confidence=1.0, weaknesses=notes, independent=("cross",),
     )
 
 

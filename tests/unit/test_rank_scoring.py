@@ -120,10 +120,15 @@ def baseline(**changes: object) -> Evidence:
     return clean("baseline", outcomes=BASE_OUTCOMES, **changes)
 
 
+FIXED = {**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"}
+"""The baseline's tests on a candidate that did the task: the failing one passes too."""
+
+
 def candidate(sid: str = "a", **changes: object) -> Evidence:
-    """A candidate whose regression run passed the baseline's tests and that tampers nothing."""
+    """A candidate whose regression run passed the baseline's tests (the task's failing one
+    included) and that tampers nothing."""
     base: dict[str, object] = {
-        "regression": Regression(outcomes=dict(BASE_OUTCOMES)), "tamper": (),
+        "regression": Regression(outcomes=dict(FIXED)), "tamper": (),
         "outcomes": {**BASE_OUTCOMES, "tests/test_new.py::test_added": "passed"},
         "changes": ChangeStats(source_files_changed=1, new_test_files=("tests/test_new.py",)),
     }
@@ -149,10 +154,10 @@ def test_a_clean_candidate_scores_one_everywhere() -> None:
      ({"tests": None, "tests_problem": "timeout"}, "tests did not run: timeout"),
      ({"builds": False, "build_problem": "x.py does not compile"},
       "build failed: x.py does not compile"),
-     ({"lint": (issue("F821", message="undefined name `y`"),)},
-      "1 new lint finding: F821 at m.py:1 undefined name `y`"),
-     ({"lint": None, "lint_problem": "ruff exited 2"}, "lint did not run: ruff exited 2")],
-    ids=["failing-test", "no-tests", "tests-missing", "build", "lint", "lint-missing"],
+     ({"lint": None, "lint_problem": "ruff exited 2"}, "lint did not run: ruff exited 2"),
+     ({"security": (issue("B602", severity="HIGH"),)},
+      "1 new HIGH security finding (max_high_severity: 0): B602 at m.py:1 msg")],
+    ids=["failing-test", "no-tests", "tests-missing", "build", "lint-missing", "high-finding"],
 )
 def test_stage_one_failures_block_with_score_zero(changes: dict[str, object], reason: str) -> None:
     result = evaluate(clean("a", **changes), CONTEXT)
@@ -175,9 +180,41 @@ def test_new_type_errors_block_only_when_the_type_check_is_configured() -> None:
     assert block_reasons(typed, checked) == ["1 new type error: arg-type at m.py:1 msg"]
 
 
-def test_a_new_high_security_finding_zeroes_safety() -> None:
+@pytest.mark.parametrize(("limits", "blocks"), [
+    ({}, False), ({"max_lint_violations": 1}, False), ({"max_lint_violations": 0}, True)],
+    ids=["no-limit", "within-limit", "over-limit"])
+def test_new_lint_findings_block_as_the_gates_max_lint_violations_says(
+    limits: dict[str, int], blocks: bool
+) -> None:
+    # issue 36: rank blocked on any new lint finding, the gate only past max_lint_violations
+    found = (issue("F821", message="undefined name `y`"),)
+    context = dataclasses.replace(CONTEXT, hard_limits={"max_high_severity": 0, **limits})
+    result = evaluate(clean(lint=found), context)
+    assert result.blocked is blocks
+    if blocks:
+        assert result.block_reasons == (
+            "1 new lint finding (max_lint_violations: 0): F821 at m.py:1 undefined name `y`",)
+    else:
+        assert result.components["correctness"]["lint_clean"] == 0.0
+
+
+def test_a_new_high_security_finding_blocks_as_it_fails_the_gate() -> None:
+    # issue 36: a HIGH `shell=True` was only a weakness in rank and failed the gate
     found = (issue("B602", severity="HIGH"), issue("B404", severity="LOW"))
     result = evaluate(clean(security=found), CONTEXT)
+    assert result.blocked
+    assert result.block_reasons == (
+        "1 new HIGH security finding (max_high_severity: 0): B602 at m.py:1 msg",)
+    old = evaluate(candidate(security=found[:1]),
+                   dataclasses.replace(BASED, baseline=baseline(security=found[:1])))
+    assert not old.blocked  # one the baseline already has is not the candidate's
+
+
+def test_a_new_high_finding_within_the_projects_limit_zeroes_safety() -> None:
+    found = (issue("B602", severity="HIGH"), issue("B404", severity="LOW"))
+    allowed = dataclasses.replace(CONTEXT, hard_limits={"max_high_severity": 1})
+    result = evaluate(clean(security=found), allowed)
+    assert not result.blocked
     assert result.categories["safety"] == 0.0
     assert result.components["safety"]["security_clean"] == pytest.approx(1 - 0.25 / 4)
     assert "1 new HIGH security finding: B602 at m.py:1" in [n.text for n in result.weaknesses]
@@ -289,7 +326,7 @@ def test_a_baseline_test_that_does_not_pass_unmodified_blocks_by_test_id() -> No
     # The candidate changed shared behaviour and rewrote the test to match: its own suite is
     # green, the baseline's test, run as the baseline has it, is not.
     ran = Regression(outcomes={"tests/test_a.py::test_one": "failed",
-                               "tests/test_a.py::test_broken": "failed"})
+                               "tests/test_a.py::test_broken": "passed"})
     result = evaluate(candidate(regression=ran), BASED)
     assert result.block_reasons == (
         "2 baseline tests that passed on the baseline do not pass here, run unmodified: "
@@ -389,9 +426,11 @@ def test_a_blocked_candidate_still_names_its_suppressions() -> None:
 def test_dangerous_operations_and_changed_judges_zero_safety_and_halve_the_score(
     changes: dict[str, object]
 ) -> None:
-    # `eval(...)  # nosec` had a perfect safety score; `os.system("rm -rf /")` too.
-    clean_one = evaluate(candidate(), BASED)
-    flagged = evaluate(candidate(**changes), BASED)
+    # `eval(...)  # nosec` had a perfect safety score; `os.system("rm -rf /")` too. (A HIGH
+    # finding blocks under the gate's default max_high_severity: here the project allows one.)
+    based = dataclasses.replace(BASED, hard_limits={"max_high_severity": 1})
+    clean_one = evaluate(candidate(), based)
+    flagged = evaluate(candidate(**changes), based)
     assert flagged.components["safety"]["no_dangerous_ops"] == 0.0
     assert flagged.categories["safety"] == 0.0
     assert flagged.multiplier == 0.5
@@ -436,13 +475,34 @@ def test_making_the_baseline_failing_test_pass_by_editing_it_blocks() -> None:
     # rewrote it to expect the buggy output and was the winner at confidence 1.00
     edited = ChangeStats(source_files_changed=1, edited_test_files=("tests/test_a.py",))
     own = {**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"}
-    result = evaluate(candidate(outcomes=own, changes=edited), BASED)
+    result = evaluate(candidate(outcomes=own, changes=edited,
+                                regression=Regression(outcomes=dict(BASE_OUTCOMES))), BASED)
     assert result.blocked
     assert result.block_reasons == (
         "it makes the baseline's failing test pass only by editing it: run as the baseline "
         "has it: tests/test_a.py::test_broken (failed)",)
     fixed = Regression(outcomes={**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"})
     assert not evaluate(candidate(outcomes=own, changes=edited, regression=fixed), BASED).blocked
+
+
+@pytest.mark.parametrize("outcome", ["failed", "skipped", "missing"])
+def test_the_baseline_failing_test_still_failing_blocks_whatever_was_edited(
+    outcome: str
+) -> None:
+    # issue 36: the candidate left the reproducer's file alone and edited the data it reads
+    # (or a helper, a conftest): its own run passed, the baseline's machinery says it fails
+    still = {**BASE_OUTCOMES, "tests/test_a.py::test_broken": outcome}
+    if outcome == "missing":
+        del still["tests/test_a.py::test_broken"]
+    own = {**BASE_OUTCOMES, "tests/test_a.py::test_broken": "passed"}
+    edits = ChangeStats(source_files_changed=0, files_changed=1)  # tests/data/cases.json
+    result = evaluate(candidate(outcomes=own, changes=edits,
+                                regression=Regression(outcomes=still)), BASED)
+    assert result.blocked
+    assert result.block_reasons == (
+        "the task is not done: the baseline's failing test still fails here, run unmodified "
+        "under the baseline's conftests, settings, helpers and data: "
+        f"tests/test_a.py::test_broken ({outcome})",)
 
 
 def test_a_new_test_that_fails_without_its_xfail_mark_counts_as_failing() -> None:

@@ -17,7 +17,7 @@ from pytest_confgate.models import (
     Signoffs,
     TestOutcomes,
 )
-from pytest_confgate.report.markdown import MARKER, escape_markdown, render_markdown
+from pytest_confgate.report.markdown import MARKER, escape_markdown, render_comment, render_markdown
 
 HOSTILE = "a | b\n::error::pwned\r\n`rm -rf` <script>alert(1)</script> [x](javascript:1) @team"
 
@@ -202,3 +202,50 @@ def test_findings_list_security_high_first_then_by_file() -> None:
     text = render_markdown(_report(items=items), max_findings=2)
     rows = [line for line in text.splitlines() if line.startswith("| ") and ".py:" in line]
     assert [row.split(" | ")[0] for row in rows] == ["| z.py:2", "| b.py:3"]
+
+
+def test_where_sign_offs_are_counted_the_rule_for_giving_one_is_stated() -> None:
+    """The report counted sign-offs but never said one must be an approving review of the
+    head commit by someone who is not the author."""
+    from fakes.reports import gate_report
+
+    from pytest_confgate.models import Decision, Signoffs
+    from pytest_confgate.report.html import render_html
+    from pytest_confgate.report.terminal import summary_lines
+
+    report = gate_report(decision=Decision.NEEDS_SIGNOFF, risk_tier="T2",
+                         signoffs=Signoffs(required=1, approved_by=[], source="reviews"))
+    rule = "an approving review of its head commit by someone who is not its author"
+    assert rule in render_comment(report)
+    assert rule in render_html(report)
+    assert any(rule in line for line in summary_lines(report))
+
+
+def test_what_blocks_comes_right_after_the_verdict() -> None:
+    """The reasons were the 8th block of the comment, below the fold."""
+    from fakes.reports import gate_report
+
+    report = gate_report(decision=Decision.FAIL,
+                         reasons=["security_score: 1 HIGH-severity finding (max_high_severity: 0)"])
+    text = render_comment(report)
+    heading = text.index("## ❌ confgate: FAIL")
+    assert heading < text.index("### Reasons") < text.index("### Evidence")
+    from pytest_confgate.report.html import render_html
+
+    page = render_html(report)
+    assert page.index("<h2>Reasons</h2>") < page.index("<h2>Evidence</h2>")
+
+
+def test_modules_imported_before_coverage_started_are_named_with_what_to_run() -> None:
+    early = EvalMetric(
+        type="test_coverage", value=0.5, limit="-",
+        details={"imported_before_start": [f"pkg/m{i}.py" for i in range(7)],
+                 "run_instead": "python -m pytest_confgate [the same pytest arguments]"},
+    )
+    text = render_markdown(_report(metrics=[early]))
+    assert (
+        "Coverage: imported before coverage started (import-time lines not counted): "
+        "pkg/m0.py, pkg/m1.py, pkg/m2.py, pkg/m3.py, pkg/m4.py and 2 more; run "
+    ) in text
+    assert "python -m pytest_confgate" in text
+    assert "imported before coverage started" not in render_markdown(_report())

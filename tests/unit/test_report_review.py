@@ -177,3 +177,26 @@ def test_a_finding_the_gate_and_the_publish_step_both_made_is_shown_once() -> No
     both = report.model_copy(update={"metrics": [*report.metrics, static]})
     assert [(r.rule, r.line, r.source) for r in tamper_rows(both)] == [
         ("skip-added", 7, "test_integrity"), ("gate_escape", 9, "tamper_patterns")]
+
+
+def test_the_html_page_links_file_names_to_the_pull_requests_diff(tmp_path: Path) -> None:
+    """The HTML report had no links; publish renders it with the pull request's diff."""
+    import hashlib
+
+    from pytest_confgate.github.publish import diff_links, render_artifacts
+    from pytest_confgate.report.html import render_html
+
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": 7, "head": {"sha": HEAD_SHA},
+                                                  "user": {"login": "carol"}}}))
+    link = diff_links({"GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": "o/r"})
+    assert link is not None
+    anchor = hashlib.sha256(b"calc/core.py").hexdigest()
+    page_url = f"https://github.com/o/r/pull/7/files#diff-{anchor}"
+    render_artifacts(reviewed(), tmp_path, None, link)
+    page = (tmp_path / "confgate-report.html").read_text(encoding="utf-8")
+    assert f'<a href="{page_url}R5">calc/core.py:5</a>' in page
+    assert f'<a href="{page_url}">calc/core.py</a>' in page
+    hostile = render_html(reviewed(), diff_link=lambda f, n: "javascript:alert(1)")
+    assert "javascript" not in hostile
+    assert "<a " not in render_html(reviewed())

@@ -22,7 +22,8 @@ def test_rows_show_the_limit_and_the_verdict_and_the_state_only_when_not_ok() ->
                        limit="min 70.00%")
     lines = summary_lines(gate_report(metrics=[lint, judge], decision=Decision.FAIL))
     assert lines[0].split() == ["metric", "value", "limit", "verdict"]
-    assert lines[1].split() == ["lint_score", "80.00%", "max", "0", "violations", "FAIL",
+    # the value in the limit's unit: a count beside a count, not a share of files
+    assert lines[1].split() == ["lint_score", "1", "violation", "max", "0", "violations", "FAIL",
                                 "(1", "violation", "in", "5", "files)"]
     assert " ok" not in lines[1]
     assert lines[2].endswith("advisory  (unavailable: no key)")

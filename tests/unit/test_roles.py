@@ -48,7 +48,7 @@ class RecordingRun:
     def coverage_engine(self) -> dict[str, Any]:
         return {"engine": "line probes", "engine_by_file": {}}
 
-    def adopt_coverage(self, cov: object, origin: str) -> None:
+    def adopt_coverage(self, cov: object, origin: str, failed: str | None = None) -> None:
         self.calls.append(f"adopt:{origin}")
 
 

@@ -51,7 +51,9 @@ def test_the_report_notes_that_the_seed_spelling_was_used(tmp_path: Path) -> Non
     config = load(tmp_path, SEED_BLOCK)
     result = evaluate_confidence(config.gate.confidence, [EvalMetric(type="t", value=0.9)])
     note = result.breakdown["seed_spelling"]
-    assert note.startswith("this configuration is written in seed 003's spelling: ")
+    assert note.startswith(
+        "this configuration is written in the `confidence_calculation` spelling: "
+    )
     assert "hybrid_settings (hybrid)" in note
     plain = load(tmp_path, "gate:\n  confidence: {enabled: true}\n")
     assert "seed_spelling" not in evaluate_confidence(plain.gate.confidence, []).breakdown
@@ -121,7 +123,7 @@ def test_the_loops_block_takes_the_seeds_names_too(tmp_path: Path) -> None:
          2, "gate.confidence.formula_weights.test_coverage",
          "formula_weights.test_coverage has no counterpart"),
         ("confidence_calculation:\n  method: llm\n  llm_settings: {provider: azure, model: m}\n",
-         3, "gate.confidence.llm_settings.provider", "'azure' cannot be built from the seed's"),
+         3, "gate.confidence.llm_settings.provider", "'azure' cannot be built from this block"),
         ("agents:\n  r: {provider: command, command: [r]}\nconfidence_calculation:\n"
          "  method: llm\n  evaluator_agent: r\n  llm_settings: {provider: openai}\n", 6,
          "gate.confidence.llm_settings.provider", "but evaluator_agent 'r' is a 'command' agent"),

@@ -10,7 +10,8 @@ are ``passed``, ``failed``, ``error`` (setup or teardown failed, or the module d
 import), ``skipped``, ``xfailed`` and ``xpassed``.
 
 Hooks take pytest's objects as plain arguments: like ``rank/outcomes_plugin`` this module does
-not import pytest (``plugin.py`` is the only one that does) and imports nothing else of ours.
+not import pytest (``plugin.py`` is the only one that does); outcomes are named by the leaf
+``outcomes``, as there.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+
+from pytest_confgate.outcomes import phase_outcome
 
 OPTION = "--confgate-replay-out"
 SELECT = "--confgate-replay-select"
@@ -59,20 +62,9 @@ def pytest_collectreport(report: Any) -> None:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
-    expected_failure = hasattr(report, "wasxfail")
-    if report.when == "call":
-        if report.passed:
-            outcome = "xpassed" if expected_failure else "passed"
-        elif report.skipped:
-            outcome = "xfailed" if expected_failure else "skipped"
-        else:
-            outcome = "failed"
-        if _RESULTS.get(report.nodeid, {}).get("outcome") != "error":
-            _record(report.nodeid, outcome, report)
-    elif report.failed:
-        _record(report.nodeid, "error", report)
-    elif report.skipped and report.when == "setup":
-        _record(report.nodeid, "xfailed" if expected_failure else "skipped", report)
+    outcome = phase_outcome(report, _RESULTS.get(report.nodeid, {}).get("outcome"))
+    if outcome is not None:
+        _record(report.nodeid, outcome, report)
 
 
 def pytest_sessionfinish(session: Any) -> None:

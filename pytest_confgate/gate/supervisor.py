@@ -1,0 +1,303 @@
+"""``confgate gate``: the tests run in a child process; the verdict is made outside it (issue 34).
+
+The change's code runs in the test process, and there it can do anything that process can:
+rewrite the report it wrote, print a digest of its own, silence the gate's output, end with
+``os._exit(0)``. So the evidence the verdict rests on is kept here, in a process the change's
+code never runs in:
+
+1. before the tests start: the configuration that judges, the tier, the provenance (a
+   ``GateRun`` of our own that starts no tool and runs no plugin), and a pipe (``gate.channel``)
+   whose write end the child inherits;
+2. the child (``child_command``: ``python -m pytest ... --confgate``, under ``subreaper``)
+   streams each test report as it happens; its output is passed on line by line;
+3. after the child *and every process it started* ended (the subreaper kills what is left):
+   a report file at the report path (only we write there), a missing session end, a closed
+   or flooded channel are each a failing condition;
+4. the child's report (written to a private path, never trusted) keeps its other evidence;
+   its test outcomes are replaced by our tally and the policy decides again
+   (``gate.supervised``); we write the report and return its digest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_confgate import subreaper
+from pytest_confgate.gate.child import ENV_FD, ENV_GO
+
+if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
+    from pytest_confgate.gate.channel import StreamTally
+    from pytest_confgate.gate.engine import GateRun
+    from pytest_confgate.models import GateReport
+
+DIGEST_ENV = "CONFGATE_REPORT_DIGEST"
+"""Removed from the child's environment: only the supervisor prints the report's digest."""
+_CHUNK = 65536
+_LONGEST_LINE = 65536
+_IDLE_S = 1.0
+"""How often a quiet run checks that the intermediary is still there (no cost while busy)."""
+_PR_SET_DUMPABLE = 4
+STATE_DIR = ".confgate"
+"""``gate.engine.STATE_DIR``, spelled here so nothing heavy is imported before the child."""
+
+
+def child_command(pytest_args: Sequence[str]) -> list[str]:
+    """How the test process is started: the one place to change it.
+
+    ``gate.child`` imports the gate's own modules, waits for the supervisor's go, then runs
+    pytest as ``python -m pytest`` would."""
+    return [sys.executable, "-m", "pytest_confgate.gate.child", *pytest_args]
+
+
+@dataclass
+class Supervised:
+    """What ``supervise`` made: the report (None when none could be built), its digest, the
+    test process's exit status and the problems seen."""
+
+    report: GateReport | None
+    digest: str | None
+    child_status: int
+    problems: list[str] = field(default_factory=list)
+
+
+def supervise(
+    root: Path,
+    pytest_args: Sequence[str],
+    environ: Mapping[str, str],
+    output: Callable[[bytes], None],
+    settle: Callable[[], tuple[GateRun, Path]],
+) -> Supervised:
+    """Run the tests in ``root``; ``settle`` gives the run and where its report goes.
+
+    The child starts first and imports what it needs; it waits (``gate.child``) until
+    ``settle`` has fixed the configuration, tier and provenance and removed any old report,
+    so both start-ups overlap and no test or conftest runs before that. ``output`` receives
+    the child's output one line at a time (a line that reads as our digest line comes with
+    ``| `` before it). An error in ``settle`` ends the child and is raised."""
+    private = root / STATE_DIR / "supervised" / f"{secrets.token_hex(8)}.json"
+    args = [*pytest_args, "--confgate", f"--confgate-report={private}"]
+    child = _Child(args, root, environ)
+    try:
+        run, report_path = settle()
+    except BaseException:
+        child.stop()
+        raise
+    try:
+        stream, status = child.follow(output)
+        return _finish(run, stream, status, private, report_path)
+    finally:
+        run.close()
+
+
+def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
+            report_path: Path) -> Supervised:
+    import hashlib
+
+    from pytest_confgate.report.json_report import working_tree, write_json_report
+
+    problems = list(stream.problems)
+    if status < 0:
+        problems.append(f"the test process (or the intermediary that watches it) was ended by "
+                        f"signal {-status}: the run is not whole")
+    if report_path.is_symlink() or report_path.exists():
+        problems.append(f"the test process left a file at the report path ({report_path.name}) "
+                        "that only the supervisor writes: code of the change wrote it")
+        with contextlib.suppress(OSError):
+            report_path.unlink()
+    report = _decide(run, _load_child(private, problems), stream, problems)
+    write_json_report(report, report_path, within=working_tree(run.root))
+    digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
+    return Supervised(report, digest, status, problems)
+
+
+class _Child:
+    """The test process under the subreaper: started at once, told to go, followed."""
+
+    def __init__(self, args: list[str], root: Path, environ: Mapping[str, str]) -> None:
+        self._read, write_end = os.pipe()
+        go_read, self._go = os.pipe()
+        env = {k: v for k, v in environ.items() if k != DIGEST_ENV}
+        env.update({ENV_FD: str(write_end), ENV_GO: str(go_read)})
+        _harden()
+        fds = (write_end, go_read)
+        try:
+            self.proc = subprocess.Popen(
+                subreaper.contained(child_command(args), pass_fds=fds),
+                cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                pass_fds=fds, start_new_session=True,
+            )
+        finally:
+            os.close(write_end)
+            os.close(go_read)
+        self._started = time.perf_counter()
+
+    def stop(self) -> None:
+        """The run was not settled: no test runs (the go pipe closes unsaid)."""
+        os.close(self._go)
+        os.close(self._read)
+        subreaper.stop(self.proc)
+        subreaper.end_descendants()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+    def follow(self, output: Callable[[bytes], None]) -> tuple[StreamTally, int]:
+        """Let the tests start; read until the child and all it started have ended."""
+        from pytest_confgate.gate.channel import StreamTally
+
+        stream = StreamTally()
+        os.write(self._go, b"g")
+        os.close(self._go)
+        try:
+            _pump(self.proc, self._read, stream, _Lines(output))
+            status = self.proc.wait()
+            subreaper.end_descendants()  # orphans of a killed intermediary came to us
+        except BaseException:
+            subreaper.stop(self.proc)
+            subreaper.end_descendants()
+            raise
+        finally:
+            os.close(self._read)
+        stream.close()
+        stream.duration_s = time.perf_counter() - self._started
+        return stream, status
+
+
+def _harden() -> None:
+    """Before the child exists (Linux): orphans of the run come to us, never to init, and
+    our memory and descriptors are closed to a process of the same user without
+    ``CAP_SYS_PTRACE`` (not dumpable: ``/proc/PID/mem`` and ``/proc/PID/fd`` refuse it).
+    See docs/security.md for what root or ``sudo`` on the runner still reaches."""
+    if not subreaper.become_subreaper():
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
+          lines: _Lines) -> None:
+    """Read the child's output and the channel until both reach end of file: O(bytes).
+
+    A flooded channel is closed at once: the child's writes then fail instead of blocking."""
+    assert proc.stdout is not None  # noqa: S101 - PIPE was asked for
+    out = proc.stdout.fileno()
+    with selectors.DefaultSelector() as selector:
+        selector.register(out, selectors.EVENT_READ)
+        selector.register(channel, selectors.EVENT_READ)
+        open_fds = {out, channel}
+        while open_fds:
+            ready = selector.select(_IDLE_S)
+            if not ready and proc.poll() is not None:
+                # The intermediary is gone (killed?) and something it left holds our pipes.
+                subreaper.end_descendants()
+            for key, _ in ready:
+                fd = int(key.fd)
+                data = os.read(fd, _CHUNK)
+                if fd == out and data:
+                    lines.feed(data)
+                    continue
+                if fd == channel and data and stream.feed(data):
+                    continue
+                selector.unregister(fd)
+                open_fds.discard(fd)
+                if fd == out:
+                    lines.flush()
+                elif data:  # flooded: the pipe's read end goes, so the child's writes fail
+                    null = os.open(os.devnull, os.O_RDONLY)
+                    os.dup2(null, channel)
+                    os.close(null)
+
+
+class _Lines:
+    """The child's output, passed on one whole line at a time (a long one in pieces)."""
+
+    def __init__(self, output: Callable[[bytes], None]) -> None:
+        from pytest_confgate.github.action_run import DIGEST_LINE
+
+        self._output = output
+        self._pending = b""
+        self._digest = DIGEST_LINE
+
+    def feed(self, data: bytes) -> None:
+        parts = (self._pending + data).split(b"\n")
+        self._pending = parts.pop()
+        for part in parts:
+            self._say(part + b"\n")
+        if len(self._pending) > _LONGEST_LINE:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self._say(self._pending + b"\n")
+            self._pending = b""
+
+    def _say(self, line: bytes) -> None:
+        self._output(b"| " + line if line.lstrip().startswith(self._digest) else line)
+
+
+def _load_child(path: Path, problems: list[str]) -> GateReport | None:
+    from pytest_confgate.exceptions import ReportError
+    from pytest_confgate.report.writers import load_report
+
+    try:
+        return load_report(path)
+    except ReportError as exc:
+        problems.append(f"the test process wrote no report the supervisor could read ({exc})")
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            path.unlink()
+            path.parent.rmdir()
+
+
+def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
+            problems: list[str]) -> GateReport:
+    from pytest_confgate.collect.signoffs import collect_signoffs
+    from pytest_confgate.collect.tests import pass_rate_metric
+    from pytest_confgate.gate.supervised import problem_conditions, supervised_report
+
+    tests = stream.tally.outcomes(stream.duration_s)
+    if child is None:
+        failed = run.failed_report(tests, "; ".join(problems))
+        return failed.model_copy(update={"conditions": [*problem_conditions(problems),
+                                                        *failed.conditions]})
+    signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
+    return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
+                             tier=(run.tier, run.tier_reason), signoffs=signoffs,
+                             provenance=run.provenance)
+
+
+def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: str | None,
+             report: str | None) -> tuple[GateRun, Path]:
+    """The supervisor's own ``GateRun`` and report path: configuration, change, tier and
+    provenance settled before any test runs; no tool started and no third-party plugin loaded
+    in this process; any old report removed.
+
+    ``config`` and ``base`` were typed on the supervisor's command line, which the change
+    cannot edit, so they count as pytest's real command line does."""
+    from pytest_confgate.config.loader import load_config
+    from pytest_confgate.gate.anchor import Requested, choose_config
+    from pytest_confgate.gate.engine import GateRun
+    from pytest_confgate.gate.plugin_host import PluginHost
+    from pytest_confgate.report.json_report import forget_report, resolve_report_path
+
+    report_path = resolve_report_path(root, report)
+    requested = Requested(base=base, base_on_command_line=base is not None,
+                          config=config, config_on_command_line=config is not None)
+    choice = choose_config(requested, environ)
+    loaded = load_config(root, choice.path)
+    run = GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
+                  config_choice=choice)
+    forget_report(report_path)
+    return run, report_path

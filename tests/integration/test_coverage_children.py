@@ -1,0 +1,206 @@
+"""Code run in child processes counts as under ``coverage run -m pytest`` + ``coverage combine``.
+
+Each project here sets coverage.py's own child-process settings (``patch``, ``concurrency``,
+``parallel``); the gate's figures must equal coverage.py's totals on the same project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+from conftest import metric, read_report
+
+SLOW = 300  # seconds: child interpreters start slowly on a loaded 2-core machine
+KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+
+CLI = '''\
+"""The command line, run by the tests as `python -m app`."""
+import os
+import sys
+
+from app.core import shout
+
+
+def main(argv):
+    if not argv:
+        print("usage: app WORD")
+        return 2
+    print(shout(argv[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    if os.environ.get("APP_EXEC"):
+        os.execv(sys.executable, [sys.executable, "-m", "app.after"])
+    os._exit(code)
+'''
+
+CORE = '''\
+def shout(word):
+    if word.endswith("!"):
+        return word.upper()
+    return word.upper() + "!"
+
+
+def square(x):
+    return x * x
+'''
+
+AFTER = '''\
+"""Run after an exec: counts only when coverage.py's execv patch saved and restarted."""
+import os
+import sys
+
+print("after")
+sys.stdout.flush()
+os._exit(0)
+'''
+
+TESTS = '''\
+import multiprocessing
+import os
+import subprocess
+import sys
+
+from app.core import square
+
+
+def test_cli_in_a_child_process():
+    env = dict(os.environ, APP_EXEC="1")
+    done = subprocess.run([sys.executable, "-m", "app", "hey"], capture_output=True,
+                          text=True, env=env, check=False)
+    assert "HEY!" in done.stdout
+
+
+def test_a_spawn_pool():
+    pool = multiprocessing.get_context("spawn").Pool(1)
+    try:
+        assert pool.map(square, [1, 2]) == [1, 4]
+    finally:
+        pool.close()
+        pool.join()
+'''
+
+
+def _project(pytester: pytest.Pytester, coverage_run: str) -> pytest.Pytester:
+    app = pytester.mkpydir("app")
+    app.joinpath("__main__.py").write_text(CLI, encoding="utf-8")
+    app.joinpath("core.py").write_text(CORE, encoding="utf-8")
+    app.joinpath("after.py").write_text(AFTER, encoding="utf-8")
+    pytester.path.joinpath("tests").mkdir()
+    pytester.path.joinpath("tests", "test_app.py").write_text(TESTS, encoding="utf-8")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        f"[tool.coverage.run]\nsource = [\"app\"]\n{textwrap.dedent(coverage_run)}",
+        encoding="utf-8",
+    )
+    return pytester
+
+
+def _coverage_py_totals(pytester: pytest.Pytester) -> dict[str, int]:
+    """``coverage run -m pytest`` + ``coverage combine`` + ``coverage json``."""
+    folder = pytester.path.parent / f"{pytester.path.name}-reference"
+    folder.mkdir()
+    # COVERAGE_FILE, not --data-file: multiprocessing children read only the environment.
+    env = {**os.environ, "COVERAGE_FILE": str(folder / ".coverage")}
+    out = folder / "reference.json"
+    base = [sys.executable, "-m", "coverage"]
+    for step in (
+        ["run", "-m", "pytest", "-q", "-p", "no:confgate"],
+        ["combine"],
+        ["json", "-o", str(out)],
+    ):
+        subprocess.run([*base, *step], cwd=pytester.path, env=env, check=False,
+                       capture_output=True, timeout=SLOW)
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    shutil.rmtree(folder)
+    return {key: report["totals"].get(key, 0) for key in KEYS}
+
+
+def _gate(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:xdist", timeout=SLOW)
+    return result, metric(read_report(pytester), "test_coverage")["details"]
+
+
+def _totals(details: dict[str, Any]) -> dict[str, int]:
+    return {key: details.get(key, 0) for key in KEYS}
+
+
+SETTINGS = {
+    "subprocess+multiprocessing": 'patch = ["subprocess"]\nconcurrency = ["multiprocessing"]\n',
+    "all-patches": 'patch = ["subprocess", "_exit", "execv"]\n'
+    'concurrency = ["multiprocessing"]\n',
+    "branch": 'branch = true\npatch = ["subprocess", "_exit", "execv"]\n'
+    'concurrency = ["multiprocessing"]\n',
+}
+
+
+@pytest.mark.parametrize("settings", sorted(SETTINGS))
+def test_code_run_in_child_processes_counts_as_coverage_py_counts_it(
+    pytester: pytest.Pytester, settings: str
+) -> None:
+    project = _project(pytester, SETTINGS[settings])
+    expected = _coverage_py_totals(project)
+    before = sorted(p.name for p in project.path.glob(".coverage*"))
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert _totals(details) == expected
+    assert details["child_processes"]["engine"] == "coverage.py (child processes)"
+    assert details["child_processes"]["data_files"] >= 1
+    assert sorted(p.name for p in project.path.glob(".coverage*")) == before
+
+
+FORK_TESTS = """\
+import os
+
+from app.core import shout, square
+
+
+def test_a_forked_child_that_ends_with_os_exit():
+    pid = os.fork()
+    if pid == 0:
+        shout("child!")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert square(3) == 9
+"""
+
+
+@pytest.mark.parametrize("parallel", ["true", "false"])
+def test_a_forked_child_ending_with_os_exit_counts_as_the_exit_patch_counts_it(
+    pytester: pytest.Pytester, parallel: str
+) -> None:
+    """coverage.py keeps the child's part only with parallel data files (else overwritten)."""
+    project = _project(pytester, f'parallel = {parallel}\npatch = ["_exit"]\n')
+    project.path.joinpath("tests", "test_app.py").write_text(FORK_TESTS, encoding="utf-8")
+    expected = _coverage_py_totals(project)
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert _totals(details) == expected
+    assert details["child_processes"]["data_files"] == (1 if parallel == "true" else 0)
+
+
+def test_parallel_leaves_no_data_file_and_never_reads_the_users_own(
+    pytester: pytest.Pytester,
+) -> None:
+    project = _project(pytester, 'parallel = true\npatch = ["subprocess"]\n')
+    from coverage import CoverageData
+
+    # The user's own data file from some earlier run: every line of core.py "ran".
+    stray = CoverageData(basename=str(project.path / ".coverage.user.1.2"))
+    stray.add_lines({str(project.path / "app" / "core.py"): list(range(1, 9))})
+    stray.write()
+    expected = _coverage_py_totals(project)
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert _totals(details) == expected
+    assert sorted(p.name for p in project.path.glob(".coverage*")) == [".coverage.user.1.2"]

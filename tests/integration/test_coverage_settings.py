@@ -1,0 +1,318 @@
+"""coverage.py's own settings give coverage.py's figures under the gate (issue 35, item 1).
+
+Each case is a small real project with one coverage.py setting; the gate runs with no
+configuration of its own, in a real ``pytest --confgate`` subprocess, and its totals are checked
+against ``coverage run -m pytest`` + ``coverage json`` on the same project, run in another
+subprocess: the oracle is coverage.py itself, never a number written here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import metric, read_report, write_config
+
+SLOW = 300  # seconds: a loaded 2-core machine is slow to start pytest twice
+KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+PYTEST_INI = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+
+
+def _gate(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:cacheprovider", *args,
+                                           timeout=SLOW)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    return result, metric(read_report(pytester), "test_coverage")
+
+
+def _oracle(pytester: pytest.Pytester) -> dict[str, Any]:
+    """``coverage run -m pytest`` (+ ``combine`` when it wrote parallel files) + ``coverage
+    json``: coverage.py's totals for the project and its own settings."""
+    base = [sys.executable, "-m", "coverage"]
+    run = {"cwd": pytester.path, "capture_output": True, "timeout": SLOW}
+    done = subprocess.run(
+        [*base, "run", "-m", "pytest", "-q", "-p", "no:confgate", "-p", "no:cacheprovider"],
+        check=False, **run,  # type: ignore[call-overload]
+    )
+    assert done.returncode == 0, done.stdout.decode()[-2000:] + done.stderr.decode()
+    if list(pytester.path.glob(".coverage.*")):
+        subprocess.run([*base, "combine", "-q"], check=True, **run)  # type: ignore[call-overload]
+    out = pytester.path / "oracle.json"
+    # Exit 2 is coverage.py's own fail_under verdict: the report is written all the same.
+    done = subprocess.run([*base, "json", "-q", "-o", str(out)], check=False, **run)  # type: ignore[call-overload]
+    assert done.returncode in (0, 2), done.stdout.decode() + done.stderr.decode()
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    out.unlink()
+    pytester.path.joinpath(".coverage").unlink(missing_ok=True)
+    return report
+
+
+def _totals(figures: dict[str, Any]) -> dict[str, int]:
+    return {key: figures.get(key, 0) for key in KEYS}
+
+
+def _same_as_coverage_py(pytester: pytest.Pytester) -> dict[str, Any]:
+    """The gate's coverage row, after checking its totals equal coverage.py's."""
+    result, row = _gate(pytester)
+    assert row["status"] == "ok", (row, result.stdout.str()[-3000:])
+    oracle = _oracle(pytester)
+    assert _totals(row["details"]) == _totals(oracle["totals"]), row["details"]
+    return row
+
+
+def _pyproject(pytester: pytest.Pytester, coverage: str) -> None:
+    pytester.path.joinpath("pyproject.toml").write_text(
+        PYTEST_INI + "\n" + coverage, encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_relative_files_gives_coverage_pys_figures(
+    project: pytest.Pytester, branch: bool
+) -> None:
+    """executing sets ``relative_files``: the gate recorded absolute names, coverage.py
+    reported relative ones, and the row read 0 lines covered (and still passed)."""
+    _pyproject(
+        project,
+        f'[tool.coverage.run]\nrelative_files = true\nsource = ["calc"]\n'
+        f"branch = {str(branch).lower()}\n",
+    )
+    row = _same_as_coverage_py(project)
+    assert row["details"]["covered_lines"] == 7
+
+
+def test_coverage_that_ran_nothing_it_reports_never_passes(project: pytest.Pytester) -> None:
+    """Measured files at 0 covered lines while the tests ran is no evidence: the gate must
+    not pass on a row that read 0 of N."""
+    project.path.joinpath("calc", "never.py").write_text("X = 1\n", encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\ninclude = ["calc/never.py"]\n')
+    result, row = _gate(project)
+    assert row["status"] != "ok", row
+    assert read_report(project)["decision"] != "pass"
+    assert result.ret != 0
+
+
+SAME_LINE_BODIES = '''\
+def f(): return 1
+
+
+class A: pass
+
+
+class B:
+    def g(self): return 2
+    def h(self): return 3
+
+
+square = lambda x: x * x
+total = sum(x for x in range(3))
+if total:
+    class C: pass
+for i in range(2):
+    def k(): return i
+    if i:
+        break
+while total < 5:
+    total += 1
+    class D: pass
+
+
+def dec(f):
+    return f
+
+
+@dec
+def decorated(): return 1
+
+
+@dec
+@dec
+def twice(): return 2
+
+
+class E(Exception): pass
+try:
+    class F: pass
+except E:
+    pass
+if f():
+    def h(): return 2
+else:
+    def h(): return 4
+class G: x = 1; y = 2
+def last(): pass; pass
+'''
+
+
+def test_a_def_or_class_with_its_body_on_the_same_line_keeps_its_arc(
+    project: pytest.Pytester,
+) -> None:
+    """boltons: ``def f(): return 1`` has two exits on one line (the function's end and the
+    next statement); sys.monitoring recorded neither of the module's, 2/4 against 4/4."""
+    project.path.joinpath("calc", "shapes.py").write_text(SAME_LINE_BODIES, encoding="utf-8")
+    project.path.joinpath("tests", "test_shapes.py").write_text(
+        "from calc.shapes import B, decorated, f\n\n\ndef test_shapes():\n"
+        "    assert f() == 1\n    assert B().g() == 2\n    assert decorated() == 1\n",
+        encoding="utf-8",
+    )
+    _pyproject(project, '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n')
+    row = _same_as_coverage_py(project)
+    assert row["details"]["num_branches"] > row["details"]["covered_branches"] > 0
+
+
+ONLY_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+"""Leaves ``scale`` unrun: 4 of calc's 7 statements, 57.14%."""
+
+FAIL_UNDER_FORMS = {
+    "pyproject": ("pyproject.toml", PYTEST_INI + '\n[tool.coverage.run]\nsource = ["calc"]\n'
+                  "\n[tool.coverage.report]\nfail_under = 90\n"),
+    "coveragerc": (".coveragerc", "[run]\nsource = calc\n\n[report]\nfail_under = 90\n"),
+    "setup.cfg": ("setup.cfg", "[coverage:run]\nsource = calc\n\n[coverage:report]\n"
+                  "fail_under = 90\n"),
+    "tox.ini": ("tox.ini", "[coverage:run]\nsource = calc\n\n[coverage:report]\n"
+                "fail_under = 90\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(FAIL_UNDER_FORMS))
+def test_coverage_pys_fail_under_is_the_floor_when_the_gate_sets_none(
+    project: pytest.Pytester, form: str
+) -> None:
+    """A project at 57% with ``fail_under = 90``: coverage.py fails it, the gate passed it."""
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    name, text = FAIL_UNDER_FORMS[form]
+    project.path.joinpath(name).write_text(text, encoding="utf-8")
+    result, row = _gate(project)
+    assert _totals(row["details"]) == _totals(_oracle(project)["totals"])
+    report = read_report(project)
+    assert report["decision"] == "fail"
+    assert result.ret != 0
+    assert (row["passed"], row["limit"]) == (False, "min 90.00%")
+    result.stdout.fnmatch_lines(["test_coverage*57.14%*min 90.00%*FAIL*"])
+    assert any("coverage.py fail_under" in reason for reason in report["reasons"])
+
+
+def test_a_fail_under_the_project_meets_passes_and_shows_as_the_limit(
+    project: pytest.Pytester,
+) -> None:
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\nsource = ["calc"]\n\n'
+                        "[tool.coverage.report]\nfail_under = 50\n")
+    result, row = _gate(project)
+    assert read_report(project)["decision"] == "pass"
+    assert (row["passed"], row["limit"]) == (True, "min 50.00%")
+    assert result.ret == 0
+
+
+def test_the_gates_own_minimum_wins_over_coverage_pys(project: pytest.Pytester) -> None:
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\nsource = ["calc"]\n\n'
+                        "[tool.coverage.report]\nfail_under = 90\n")
+    write_config(project, "gate:\n  metrics: [{type: test_pass_rate}, "
+                          "{type: test_coverage, min: 0.55}]\n")
+    _result, row = _gate(project)
+    assert read_report(project)["decision"] == "pass"
+    assert row["limit"] == "min 55.00%"
+
+
+@pytest.mark.parametrize("where", ["addopts", "command line"])
+def test_pytest_covs_fail_under_is_the_floor_too(project: pytest.Pytester, where: str) -> None:
+    """``--cov --cov-fail-under=96`` in addopts: pytest-cov failed the run, the gate said PASS."""
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    args = ["--cov=calc", "--cov-fail-under=96"]
+    ini = f'addopts = "{" ".join(args)}"\n' if where == "addopts" else ""
+    project.path.joinpath("pyproject.toml").write_text(PYTEST_INI + ini, encoding="utf-8")
+    result, row = _gate(project, *(args if where == "command line" else []))
+    assert read_report(project)["decision"] == "fail"
+    assert result.ret != 0
+    assert (row["passed"], row["limit"]) == (False, "min 96.00%")
+    assert row["details"]["fail_under_from"] == "pytest-cov --cov-fail-under"
+
+
+def test_precision_shapes_the_figure_as_coverage_py_shows_it(project: pytest.Pytester) -> None:
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\nsource = ["calc"]\n\n'
+                        "[tool.coverage.report]\nprecision = 1\n")
+    result, row = _gate(project)
+    assert row["details"]["precision"] == 1
+    result.stdout.fnmatch_lines(["test_coverage*57.1%*(coverage: 4/7 lines)*"])
+
+
+EXTRA = '''\
+def pick(flag, maybe=None):
+    if flag:
+        return "yes"
+    if maybe:  # pragma: maybe
+        return "maybe"
+    while flag:  # pragma: no branch
+        break
+    return "no"
+
+
+def debug():
+    raise NotImplementedError
+
+
+def unused():
+    return 1
+'''
+
+EXTRA_TESTS = '''\
+from calc.extra import pick
+
+
+def test_pick():
+    assert pick(True) == "yes"
+    assert pick(False, 1) == "maybe"
+'''
+
+CONFIGURER = '''\
+class Configurer:
+    def configure(self, config):
+        lines = config.get_option("report:exclude_lines")
+        config.set_option("report:exclude_lines", [*lines, "def unused"])
+
+
+def coverage_init(reg, options):
+    reg.add_configurer(Configurer())
+'''
+
+SETTINGS = {
+    "source": '[tool.coverage.run]\nsource = ["calc"]\n',
+    "source_pkgs": '[tool.coverage.run]\nsource_pkgs = ["calc"]\n',
+    "include": '[tool.coverage.run]\ninclude = ["calc/*"]\n',
+    "omit": '[tool.coverage.run]\nsource = ["calc"]\nomit = ["*/extra.py"]\n',
+    "paths": '[tool.coverage.run]\nsource = ["calc"]\n\n'
+             '[tool.coverage.paths]\nsource = ["calc", "*/calc"]\n',
+    "dynamic_context": '[tool.coverage.run]\nsource = ["calc"]\n'
+                       'dynamic_context = "test_function"\n',
+    "exclude_also": '[tool.coverage.run]\nsource = ["calc"]\n\n'
+                    '[tool.coverage.report]\nexclude_also = ["def debug", "raise Not"]\n',
+    "partial_branches": '[tool.coverage.run]\nsource = ["calc"]\n\n'
+                        '[tool.coverage.report]\npartial_branches = ["pragma: maybe"]\n',
+    "plugins": '[tool.coverage.run]\nsource = ["calc"]\nplugins = ["cov_configurer"]\n',
+    "relative_files": '[tool.coverage.run]\nsource = ["calc"]\nrelative_files = true\n',
+}
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+def test_each_coverage_py_setting_gives_coverage_pys_figures(
+    project: pytest.Pytester, setting: str, branch: bool
+) -> None:
+    project.path.joinpath("calc", "extra.py").write_text(EXTRA, encoding="utf-8")
+    project.path.joinpath("tests", "test_extra.py").write_text(EXTRA_TESTS, encoding="utf-8")
+    project.path.joinpath("cov_configurer.py").write_text(CONFIGURER, encoding="utf-8")
+    coverage = SETTINGS[setting].replace(
+        "[tool.coverage.run]\n", f"[tool.coverage.run]\nbranch = {str(branch).lower()}\n"
+    )
+    _pyproject(project, coverage)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(project.path))  # coverage.py imports its plugin early
+        row = _same_as_coverage_py(project)
+    if setting == "plugins":  # the configurer's exclusion counted; coverage.py traced the run
+        assert row["details"]["excluded_lines"] == 2
+        assert row["details"]["engine"] == "coverage.py"

@@ -1,0 +1,158 @@
+"""``python -m pytest_confgate`` measures from the process start, as ``coverage run -m pytest``.
+
+A package that pytest imports before the gate starts (a ``-p`` plugin, pluggy, a plugin's own
+imports) runs its import-time lines before ``pytest --confgate`` can see them. The module entry
+starts coverage before importing pytest; plain ``pytest --confgate`` names the modules instead,
+and says what to run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import metric, read_report
+
+SLOW = 300
+KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+
+APP = '''\
+"""A package a pytest plugin imports."""
+NAME = "app"
+
+
+def greet(who):
+    if not who:
+        return "hello"
+    return f"hello {who}"
+'''
+
+PLUGIN = '''\
+"""A pytest plugin of the project, loaded by `-p app.plugin` before any conftest."""
+from app import greet
+
+MARK = greet("plugin")
+
+
+def pytest_report_header(config):
+    return MARK
+'''
+
+TESTS = '''\
+from app import greet
+
+
+def test_greet():
+    assert greet("x") == "hello x"
+'''
+
+
+@pytest.fixture
+def plugin_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    app = pytester.mkpydir("app")
+    app.joinpath("__init__.py").write_text(APP, encoding="utf-8")
+    app.joinpath("plugin.py").write_text(PLUGIN, encoding="utf-8")
+    pytester.path.joinpath("tests").mkdir()
+    pytester.path.joinpath("tests", "test_app.py").write_text(TESTS, encoding="utf-8")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "-p app.plugin"\n\n'
+        '[tool.coverage.run]\nsource = ["app"]\n',
+        encoding="utf-8",
+    )
+    return pytester
+
+
+def _branch(pytester: pytest.Pytester) -> None:
+    path = pytester.path / "pyproject.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "branch = true\n", encoding="utf-8")
+
+
+def _coverage_py_totals(pytester: pytest.Pytester) -> dict[str, int]:
+    data, out = pytester.path / ".coverage-reference", pytester.path / "reference.json"
+    base = [sys.executable, "-m", "coverage"]
+    subprocess.run(
+        [*base, "run", f"--data-file={data}", "-m", "pytest", "-p", "no:confgate"],
+        cwd=pytester.path, check=True, capture_output=True, timeout=SLOW,
+    )
+    subprocess.run([*base, "json", f"--data-file={data}", "-o", str(out)],
+                   cwd=pytester.path, check=True, capture_output=True, timeout=SLOW)
+    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    data.unlink()
+    out.unlink()
+    return {key: report["totals"].get(key, 0) for key in KEYS}
+
+
+def _module_entry(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_confgate", "-p", "no:xdist", *args],
+        cwd=pytester.path, capture_output=True, text=True, timeout=SLOW, check=False,
+    )
+
+
+def _details(pytester: pytest.Pytester) -> dict[str, Any]:
+    found: dict[str, Any] = metric(read_report(pytester), "test_coverage")["details"]
+    return found
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_the_module_entry_counts_what_pytest_imported_first_as_coverage_run_does(
+    plugin_project: pytest.Pytester, branch: bool
+) -> None:
+    if branch:
+        _branch(plugin_project)
+    expected = _coverage_py_totals(plugin_project)
+    done = _module_entry(plugin_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    details = _details(plugin_project)
+    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert "imported_before_start" not in details
+    assert "confgate: PASS" in done.stdout
+
+
+def test_the_module_entry_takes_pytests_arguments_and_exit_code(
+    plugin_project: pytest.Pytester,
+) -> None:
+    plugin_project.path.joinpath("tests", "test_fails.py").write_text(
+        "def test_fails():\n    assert False\n", encoding="utf-8"
+    )
+    done = _module_entry(plugin_project, "tests/test_app.py", "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+    done = _module_entry(plugin_project, "--confgate", "tests")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "1 failed, 1 passed" in done.stdout
+
+
+def test_plain_pytest_names_the_modules_imported_before_it_started(
+    plugin_project: pytest.Pytester,
+) -> None:
+    result = plugin_project.runpytest_subprocess("--confgate", "-p", "no:xdist", timeout=SLOW)
+    assert result.ret == 0, result.stdout.str()
+    details = _details(plugin_project)
+    assert details["imported_before_start"] == ["app/__init__.py", "app/plugin.py"]
+    assert details["run_instead"].startswith("python -m pytest_confgate")
+    result.stdout.fnmatch_lines([
+        "imported before coverage started (import-time lines not counted): app/__init__.py, "
+        "app/plugin.py; run `python -m pytest_confgate *` to count them",
+    ])
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_confgate_gate_counts_what_pytest_imported_first_as_coverage_run_does(
+    plugin_project: pytest.Pytester, branch: bool
+) -> None:
+    """The supervisor owns its test process's start too: it measures from there."""
+    if branch:
+        _branch(plugin_project)
+    expected = _coverage_py_totals(plugin_project)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.cli", "gate", "--", "-p", "no:xdist"],
+        cwd=plugin_project.path, capture_output=True, text=True, timeout=SLOW, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    details = _details(plugin_project)
+    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert "imported_before_start" not in details

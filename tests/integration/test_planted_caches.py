@@ -1,0 +1,137 @@
+"""Caches nothing can plant (issue 34): what the change's code writes under ``.confgate/cache``
+while it runs is never read, in that run or a later one, and nothing it wrote is unpickled.
+
+Each test plants from inside a project's test, every name built at run time, as a hostile
+change would; the gate's figures must be those of an honest run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import metric, read_report, write_config
+
+UNTESTED = "def untested(x):\n    if x:\n        return 1\n    return 2\n"
+COVERAGE_ONLY = """\
+gate:
+  metrics:
+    - {type: test_pass_rate}
+    - {type: test_coverage}
+"""
+PLANT_PARSER = '''\
+import importlib, os, pathlib, pickle
+
+
+def test_plant():
+    mod = importlib.import_module
+    parser = mod("coverage." + "parser")
+    analysis = mod("pytest_confgate.collect." + "coverage_" + "analysis")
+    target = os.path.realpath(os.path.join("calc", "ex" + "tra.py"))
+    exclude = mod("coverage").Coverage()._exclude_regex("exclude")
+    empty = parser.PythonParser(text="\\n", filename=target, exclude=exclude)
+    empty.parse_source()
+    empty.arcs()
+    folder = pathlib.Path("." + "confgate", "cache", "probes", analysis.ANALYSES)
+    text = mod("coverage.python").get_python_source(target)
+    entry = analysis._entry(folder, text, exclude)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(pickle.dumps(empty))
+'''
+PLANT_PAYLOAD = '''\
+import importlib, os, pathlib, pickle
+
+
+class Payload:
+    def __reduce__(self):
+        return (exec, ("open('PWNED', 'w').write('ran')",))
+
+
+def test_plant():
+    mod = importlib.import_module
+    analysis = mod("pytest_confgate.collect." + "coverage_" + "analysis")
+    target = os.path.realpath(os.path.join("calc", "ex" + "tra.py"))
+    exclude = mod("coverage").Coverage()._exclude_regex("exclude")
+    folder = pathlib.Path("." + "confgate", "cache", "probes", analysis.ANALYSES)
+    text = mod("coverage.python").get_python_source(target)
+    entry = analysis._entry(folder, text, exclude)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_bytes(pickle.dumps(Payload()))
+'''
+EMPTY_BANDIT = '''\
+import json, os
+
+
+def test_plant():
+    path = os.path.join("." + "confgate", "cache", "ban" + "dit.json")
+    with open(path) as handle:
+        document = json.load(handle)
+    for entry in document["entries"].values():
+        entry["findings"] = []
+    with open(path, "w") as handle:
+        json.dump(document, handle)
+'''
+DANGER = "import hashlib\n\n\ndef digest(data):\n    return hashlib.md5(data).hexdigest()\n"
+
+
+def _coverage(project: pytest.Pytester) -> dict[str, object]:
+    project.runpytest("--confgate", "-p", "no:cacheprovider")
+    details: dict[str, object] = metric(read_report(project), "test_coverage")["details"]
+    return details
+
+
+def _analyses(project: pytest.Pytester) -> list[Path]:
+    return sorted((project.path / ".confgate" / "cache" / "probes" / "analysis").rglob("*.pickle"))
+
+
+def test_a_parser_a_test_plants_in_the_analysis_cache_counts_in_no_run(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, COVERAGE_ONLY)
+    (project.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    plant = project.path / "tests" / "test_plant.py"
+    plant.write_text(PLANT_PARSER, encoding="utf-8")
+
+    planted = _coverage(project)
+    assert planted["missing_lines"] == 4  # extra.py's statements, not zero of them
+    plant.unlink()
+    later = _coverage(project)
+    assert later["missing_lines"] == 4
+    assert planted["covered_lines"] == later["covered_lines"]
+
+
+def test_a_pickle_payload_a_test_plants_never_runs_in_this_run_or_the_next(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, COVERAGE_ONLY)
+    (project.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    plant = project.path / "tests" / "test_plant.py"
+    plant.write_text(PLANT_PAYLOAD, encoding="utf-8")
+
+    first = _coverage(project)
+    plant.unlink()
+    second = _coverage(project)
+    assert not (project.path / "PWNED").exists()
+    assert first["missing_lines"] == second["missing_lines"] == 4
+    assert all(b"PWNED" not in entry.read_bytes() for entry in _analyses(project))
+
+
+def test_an_emptied_bandit_entry_does_not_hide_a_high_finding_on_the_next_run(
+    project: pytest.Pytester,
+) -> None:
+    write_config(project, "gate:\n  metrics:\n    - {type: security_score}\n")
+    (project.path / "calc" / "danger.py").write_text(DANGER, encoding="utf-8")
+
+    def high() -> int:
+        project.runpytest("--confgate", "-p", "no:cacheprovider")
+        return int(metric(read_report(project), "security_score")["details"]["by_severity"]["HIGH"])
+
+    assert high() == 1  # cold: bandit itself, and its results cached
+    cached = json.loads((project.path / ".confgate/cache/bandit.json").read_text())
+    assert any(e["findings"] for e in cached["entries"].values())
+    plant = project.path / "tests" / "test_plant.py"
+    plant.write_text(EMPTY_BANDIT, encoding="utf-8")
+    assert high() == 1
+    plant.unlink()
+    assert high() == 1

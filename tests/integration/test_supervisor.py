@@ -1,0 +1,186 @@
+"""``confgate gate``: the tests in a child process, the verdict outside it (issue 34)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from pytest_confgate.models import GateReport
+from pytest_confgate.report.writers import load_report
+
+MORE_TESTS = """\
+import pytest
+
+from calc import add
+
+
+def test_more():
+    assert add(2, 2) == 4
+
+
+@pytest.mark.xfail(reason="known")
+def test_known_bug():
+    assert add(1, 1) == 3
+
+
+@pytest.mark.skip(reason="later")
+def test_later():
+    pass
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_many(n):
+    assert add(n, 0) == n
+"""
+
+
+def confgate_gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.cli", "gate", *args],
+        cwd=root, capture_output=True, text=True, check=False, timeout=240,
+    )
+
+
+def figures(report: GateReport) -> dict[str, object]:
+    """What a verdict rests on, without the clock and the run's identity."""
+    return {
+        "decision": report.decision, "tier": report.risk_tier, "reasons": report.reasons,
+        "tests": report.tests.model_dump(exclude={"duration_s"}),
+        "metrics": [(m.type, m.value, m.passed, m.status) for m in report.metrics],
+        "conditions": [(c.metric, c.name, c.passed, c.message) for c in report.conditions
+                       if c.metric != "supervisor"],
+    }
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["passing", "failing"])
+def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
+    repo: pytest.Pytester, broken: bool
+) -> None:
+    tests = MORE_TESTS + ("\n\ndef test_broken():\n    assert add(1, 1) == 3\n" if broken else "")
+    repo.path.joinpath("tests", "test_more.py").write_text(tests, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "more tests")
+
+    local = repo.runpytest_subprocess("--confgate", "--confgate-base", "main",
+                                      "-p", "no:cacheprovider")
+    alone = load_report(repo.path / "confgate-report.json")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    supervised = load_report(repo.path / "confgate-report.json")
+
+    assert figures(supervised) == figures(alone)
+    assert done.returncode == local.ret == 1, done.stdout + done.stderr  # a skip added: T2
+    assert supervised.decision.value == ("fail" if broken else "needs_signoff")
+    assert supervised.tests.passed == 6
+    assert supervised.tests.xfailed == 1
+    assert supervised.tests.skipped == 1
+    assert supervised.tests.failed == int(broken)
+    [stamp] = [c for c in supervised.conditions if c.metric == "supervisor"]
+    assert stamp.name == "attested"
+    assert stamp.passed
+    assert not stamp.blocking
+    lines = done.stdout.splitlines()
+    assert lines[-1].startswith("confgate: report sha256 ")
+    assert not list(repo.path.joinpath(".confgate").glob("supervised/*"))
+
+
+def test_a_run_that_never_starts_the_gate_plugin_is_a_fail(repo: pytest.Pytester) -> None:
+    """``-p no:confgate`` in the change's addopts: no channel, no outcomes, no pass."""
+    repo.path.joinpath("pytest.ini").write_text(
+        "[pytest]\npythonpath = .\naddopts = -p no:confgate\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "no gate")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "never opened the channel" in done.stdout
+    report = load_report(repo.path / "confgate-report.json")
+    assert report.decision.value == "fail"
+
+
+def test_a_daemon_the_tests_leave_behind_is_ended_before_the_report(
+    repo: pytest.Pytester,
+) -> None:
+    """A process a test started in a session of its own, waiting to rewrite the report once
+    the gate wrote it: it is ended before the supervisor writes anything."""
+    repo.path.joinpath("tests", "test_daemon.py").write_text(
+        "import pathlib, subprocess, sys\n\n\n"
+        "def test_starts_a_daemon():\n"
+        "    code = ('import os, pathlib, time\\n'\n"
+        "            'pathlib.Path(\"daemon.pid\").write_text(str(os.getpid()))\\n'\n"
+        "            'while True:\\n    time.sleep(0.05)\\n')\n"
+        "    subprocess.Popen([sys.executable, '-c', code], start_new_session=True)\n"
+        "    while not pathlib.Path('daemon.pid').exists():\n"
+        "        pass\n",
+        encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a daemon")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert "3 passed" in done.stdout, done.stdout + done.stderr
+    pid = int(repo.path.joinpath("daemon.pid").read_text(encoding="utf-8"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # ended (and reaped) before confgate gate returned
+
+
+KILLS_ITS_WATCHER = """\
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+
+DAEMON = '''\\
+import os, pathlib, time
+pathlib.Path("daemon.pid").write_text(str(os.getpid()))
+while True:  # would rewrite the report once the supervisor wrote it
+    time.sleep(0.05)
+'''
+
+
+def test_kills_the_intermediary_and_leaves_a_daemon():
+    subprocess.Popen([sys.executable, "-c", DAEMON], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not pathlib.Path("daemon.pid").exists():
+        pass
+    os.kill(os.getppid(), signal.SIGKILL)  # the subreaper between pytest and confgate gate
+"""
+
+
+def test_killing_the_intermediary_frees_no_daemon_and_is_a_fail(repo: pytest.Pytester) -> None:
+    """The watcher between the tests and the supervisor is killed, so it cannot end what the
+    tests left: the supervisor is a subreaper itself and ends it before writing."""
+    repo.path.joinpath("tests", "test_daemon.py").write_text(KILLS_ITS_WATCHER,
+                                                             encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a daemon and a killed watcher")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    pid = int(repo.path.joinpath("daemon.pid").read_text(encoding="utf-8"))
+    try:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "was ended by signal 9" in done.stdout
+    assert load_report(repo.path / "confgate-report.json").decision.value == "fail"
+
+
+def test_nothing_of_the_change_runs_when_the_supervisor_cannot_start(
+    repo: pytest.Pytester,
+) -> None:
+    """The test process starts beside the supervisor but waits for its go: with a broken
+    configuration no conftest is imported, no report is written, and the status is 2."""
+    repo.path.joinpath("conftest.py").write_text(
+        "import pathlib\npathlib.Path('conftest-ran').write_text('yes')\n", encoding="utf-8")
+    repo.path.joinpath("confgate.yml").write_text("gate: [unclosed\n", encoding="utf-8")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "confgate.yml:" in done.stderr
+    assert not repo.path.joinpath("conftest-ran").exists()
+    assert not repo.path.joinpath("confgate-report.json").exists()

@@ -1,0 +1,101 @@
+"""``gate.channel``: the test outcomes the test process streams to ``confgate gate``."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from pytest_confgate.collect.tests import TestTally
+from pytest_confgate.gate import channel
+from pytest_confgate.gate.channel import ENV_FD, Channel, StreamTally
+
+
+def line(event: str, **fields: object) -> bytes:
+    return json.dumps({"e": event, **fields}).encode() + b"\n"
+
+
+def report(category: str, nodeid: str = "t.py::t", when: str = "call",
+           **fields: object) -> bytes:
+    return line("report", cat=category, nodeid=nodeid, when=when, **fields)
+
+
+def test_a_whole_session_is_tallied_as_the_plugin_tallies_it() -> None:
+    events = [line("start"), line("collect_error", nodeid="bad.py"), line("collected", n=2),
+              report("", when="setup"), report("", "r.py::t", when="setup"), report("passed"),
+              report(""), report("failed"), report("skipped"), report("xfailed"),
+              report("passed", nodeid="r.py::t", passed=True, links=["REQ-1"]),
+              line("end", exitstatus=1)]
+    stream = StreamTally()
+    data = b"".join(events)
+    for start in range(0, len(data), 7):  # bytes arrive in any pieces
+        assert stream.feed(data[start:start + 7])
+    stream.close()
+    expected = TestTally()
+    for category in ("", "", "passed", "", "failed", "skipped", "xfailed", "passed"):
+        expected.add_category(category)
+    expected.add_collection_error()
+    expected.add_requirement_link(["REQ-1"], "r.py::t", True)
+    assert stream.problems == []
+    assert stream.tally.counts == expected.counts
+    assert stream.tally.links == expected.links
+    assert stream.exitstatus == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (line("start") + report("passed"), "ended without its own session end"),
+        (report("passed"), "never opened the channel"),
+        (line("start") + b"not json\n" + line("end"), "a line that is not an event"),
+        (line("start") + line("end") + report("passed"), "'report' after the session ended"),
+        (line("start") + line("end") + b'{"e": "end"', "in the middle of an event"),
+        (line("start") + line("start") + line("end"), "started twice"),
+        (line("start") + line("report") + line("end"), "without its category"),
+        (line("start") + line("collected", n=3) + report("", when="setup") + line("end"),
+         "2 of the 3 tests collected never reported"),
+    ],
+    ids=["no-end", "no-start", "garbage", "after-end", "half-line", "twice", "no-category",
+         "ended-early"],
+)
+def test_a_stream_that_is_not_a_whole_session_is_a_problem(data: bytes, problem: str) -> None:
+    stream = StreamTally()
+    stream.feed(data)
+    stream.close()
+    assert any(problem in text for text in stream.problems), stream.problems
+
+
+def test_a_flooded_channel_stops_being_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(channel, "MAX_CHANNEL_BYTES", 100)
+    stream = StreamTally()
+    assert stream.feed(line("start"))
+    assert not stream.feed(report("passed") * 10)
+    assert "flooded" in stream.problems[0]
+
+
+def test_the_test_process_takes_the_pipe_once_and_hides_it_from_what_it_starts() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        os.set_inheritable(write_end, True)
+        environ = {ENV_FD: str(write_end)}
+        taken = Channel.take(environ)
+        assert taken is not None
+        assert ENV_FD not in environ  # a nested pytest never finds it
+        assert not os.get_inheritable(write_end)
+        taken.send("start")
+        assert os.read(read_end, 100) == b'{"e":"start"}\n'
+        os.close(read_end)
+        taken.send("end", exitstatus=0)  # the reader is gone: no error, the channel ends
+        assert taken.broken
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [{}, {ENV_FD: "x"}, {ENV_FD: "0", "PYTEST_XDIST_WORKER": "gw0"}, {ENV_FD: "999"}],
+    ids=["unset", "not-a-number", "xdist-worker", "closed"],
+)
+def test_no_channel_without_a_pipe_from_the_supervisor(environ: dict[str, str]) -> None:
+    assert Channel.take(environ) is None
