@@ -103,6 +103,12 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
     """Start as early as pytest allows, so import-time lines of conftest-imported code count."""
+    if not hasattr(early_config, "workerinput"):  # the differential run's outcomes (issue 34)
+        from pytest_confgate.outcome_channel import OutcomeStream, claim
+
+        channel = claim()
+        if channel is not None:
+            early_config.pluginmanager.register(OutcomeStream(channel))
     options = early_config.known_args_namespace
     if not getattr(options, "confgate", False):
         return

@@ -90,6 +90,7 @@ def run_tool(
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     errors: str = "replace",
     env: Mapping[str, str] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ToolResult:
     """Run ``argv`` in ``cwd``; raise ``ToolMissing``, ``ToolTimeout`` or ``ToolOutputTooLarge``
     instead of hanging or reading without end.
@@ -112,6 +113,7 @@ def run_tool(
             stderr=subprocess.PIPE,
             start_new_session=True,
             env=dict(env) if env is not None else None,
+            pass_fds=tuple(pass_fds),
         )
     except (FileNotFoundError, NotADirectoryError) as exc:
         raise ToolMissing(f"{argv[0]} was not found") from exc

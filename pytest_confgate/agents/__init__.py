@@ -13,8 +13,10 @@ with the attempts it made and the kind of the last failure. Modules:
 
     command, openai_agent, anthropic_agent   the providers; _retry: bounded retries
     judge         the ``llm_judge`` metric: screen, ask ``repeats`` times, median and spread,
-                  then once more without the change's prose (its own ablation)
+                  then without the change's prose and new names, and without its task
+                  (its own ablation)
     ablation      pure: the diff with the comments and strings the change added blanked out
+                  and the names it added (identifiers, file names) renamed
     judge_prompt  pure: the fenced prompt with a fresh token and canary per call; strict parsing
     screen        pure: finds text aimed at an evaluator in what it reads (file:line hits)
     screen_rules  pure: what the screen looks for, and how text is normalised first

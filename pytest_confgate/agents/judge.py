@@ -13,10 +13,13 @@ the reason: conservative, never raised. The gate takes pass/fail from the score 
 metric's ``min``; a ``pass`` field in the answer is ignored.
 
 Then, unless ``ablation: false``, the judge's own ablation (``ablation``): one more call
-about the diff with the comments and string literals the change added blanked out. A score
-that falls by more than ``ablation_tolerance`` without them means the change's own prose moved
-the judge: ``injection_suspected`` (the tier rises to T2), and the score without the prose is
-the metric's. ``details.ablation`` says what it cost (0 calls when the change adds no prose).
+about the diff with the comments and string literals the change added blanked out and the
+names it added (identifiers, file names) renamed, and one more without the task the change's
+author wrote (the pull request's body or the commit messages; not made when the
+configuration gives the task). A score that falls by more than ``ablation_tolerance``
+without them means the change's own words moved the judge: ``injection_suspected`` (the tier
+rises to T2), and the lowest score is the metric's. ``details.ablation`` and
+``details.ablation_task`` say what each cost (0 calls when there was nothing to leave out).
 
 ``details`` always says ``injection_suspected`` (true or false), how long the diff was
 (``diff_chars``) and whether the judge saw only part of it (``diff_truncated``; the policy
@@ -101,9 +104,12 @@ def judge_change(
         return metric
     judged = metric.value if metric.value is not None else 0.0
     ablated = _ablation(agent, config, task, diff, metrics_summary, judged, details)
+    if ablated is None:
+        ablated = _task_ablation(agent, config, task, diff, metrics_summary, judged, details)
     if ablated is not None:
         return _failed(config, details, started, ablated, details["failure_kind"])
-    value = min(judged, details["ablation"].get("score", judged))
+    value = min(judged, details["ablation"].get("score", judged),
+                details["ablation_task"].get("score", judged))
     details["duration_s"] = round(time.perf_counter() - started, 6)
     return metric.model_copy(update={"value": value, "details": details})
 
@@ -117,33 +123,74 @@ def _ablation(
     judged: float,
     details: dict[str, Any],
 ) -> str | None:
-    """One more call without the change's prose; None, or why the metric is an error."""
+    """One more call without the change's prose and new names; None, or why the metric is
+    an error."""
     ablated = ablate_diff(diff)
     if ablated == diff:
-        details["ablation"] = {"calls": 0, "why": "the change adds no comments or strings"}
+        details["ablation"] = {"calls": 0, "why": "the change adds no comments, strings or "
+                                                  "names of two words or more"}
         return None
-    system, user, canary = _judge_prompt(config, task, ablated, metrics_summary)
+    where = "the change's comments, strings and new names (ablation)"
+    return _ablated_call(agent, config, (task, ablated, metrics_summary), judged, details,
+                         ("ablation", where))
+
+
+_NO_TASK = "(left out: the judge is asked once without the change's own description)"
+
+
+def _task_ablation(
+    agent: Agent,
+    config: LlmJudgeMetricConfig,
+    task: str,
+    diff: str,
+    metrics_summary: str,
+    judged: float,
+    details: dict[str, Any],
+) -> str | None:
+    """One more call without the task the change's author wrote (the pull request's body):
+    words there that move the judge are as much the change's as a comment in the diff."""
+    if config.task is not None or not task.strip():
+        why = "the configuration gives the task" if config.task is not None else "no task"
+        details["ablation_task"] = {"calls": 0, "why": why}
+        return None
+    where = "the change's description (ablation without it)"
+    return _ablated_call(agent, config, (_NO_TASK, diff, metrics_summary), judged, details,
+                         ("ablation_task", where))
+
+
+def _ablated_call(
+    agent: Agent,
+    config: LlmJudgeMetricConfig,
+    texts: tuple[str, str, str],
+    judged: float,
+    details: dict[str, Any],
+    names: tuple[str, str],
+) -> str | None:
+    """Ask about ``texts`` (task, diff, measurements); record under ``names[0]`` and count a
+    fall beyond the tolerance as a hit located at ``names[1]``."""
+    key, where = names
+    call = "the ablation call" if key == "ablation" else "the call without the task"
+    system, user, canary = _judge_prompt(config, *texts)
     try:
         reply = agent.ask(user, system=system)
     except AgentError as exc:
         details["attempts"] += exc.attempts
         details["failure_kind"] = exc.kind
-        return f"the judge failed (the ablation call): {exc}"
+        return f"the judge failed ({call}): {exc}"
     _add_usage(details, reply)
     answer = parse_judge_answer(reply.text, canary)
     if answer.score is None:
-        details["raw_answers"].append({"call": "ablation", "text": _clip(reply.text,
-                                                                          RAW_ANSWER_CHARS)})
+        details["raw_answers"].append({"call": key, "text": _clip(reply.text, RAW_ANSWER_CHARS)})
         details["failure_kind"] = answer.error_kind
-        return f"unusable judge answer (the ablation call): {answer.error}"
+        return f"unusable judge answer ({call}): {answer.error}"
     rise = judged - answer.score
     suspected = rise > config.ablation_tolerance
-    details["ablation"] = {
+    details[key] = {
         "calls": 1, "score": answer.score, "judged": judged, "rise": round(rise, 6),
         "tolerance": config.ablation_tolerance, "injection_suspected": suspected,
     }
     if suspected:
-        hit = {"where": "the change's comments and strings (ablation)", "kind": "ablation",
+        hit = {"where": where, "kind": "ablation",
                "text": f"score {judged:g} with them, {answer.score:g} without"}
         details["injection_suspected"] = True
         details["injection_hits"] = [*details.get("injection_hits", []), hit]

@@ -110,6 +110,24 @@ def collect_changes(root: Path, base_ref: str, *, committed_only: bool = False) 
     return ChangeSet(base_ref, merge_base, files, _prefix(root, top))
 
 
+def committed_paths(root: Path, merge_base: str) -> frozenset[str]:
+    """Every path some commit of ``merge_base..HEAD`` touched, repo-relative (issue 34).
+
+    The final diff hides a file a pull request added and removed again; its commits still
+    carried it (a reviewer of that commit saw it, CI ran it), so risk rules see it. Renames
+    count under both names. Merge commits add nothing of their own here (git lists no files
+    for them without ``-m``, and with it every file the merged base brought in).
+    """
+    top = _top_level(root)
+    result = _git(top, "log", "--format=", "--name-only", "--no-renames", "-z",
+                  f"{merge_base}..HEAD")
+    if result.returncode != 0:
+        raise EvidenceError(f"git could not list the commits since {merge_base[:12]}: "
+                            f"{tail(result.stderr)}")
+    return frozenset(normalize_path(name.strip("\n")) for name in result.stdout.split("\0")
+                     if name.strip("\n"))
+
+
 def read_at_ref(root: Path, ref: str, path: str) -> str | None:
     """The text of ``path`` at ``ref``, or None when no such file existed there.
 

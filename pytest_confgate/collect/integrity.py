@@ -17,10 +17,11 @@ from typing import Any
 
 from pytest_confgate.collect.runtime_audit import RuntimeFinding
 from pytest_confgate.collect.tamper import ChangeAnalysis
-from pytest_confgate.collect.tamper.replay import REPLAY_ENV, replay
+from pytest_confgate.collect.tamper.differential import DifferentialResult, differential_run
+from pytest_confgate.collect.tamper.replay import REPLAY_ENV, ReplayResult, replay
 from pytest_confgate.config import IntegrityMetricConfig
 from pytest_confgate.exceptions import EvidenceError
-from pytest_confgate.models import EvalMetric, MetricStatus
+from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
 from pytest_confgate.paths import glob_match
 
 MAX_ITEMS = 500
@@ -72,10 +73,13 @@ def with_replay(
     analysis: ChangeAnalysis | None,
     root: Path,
     environ: Mapping[str, str],
+    head: TestOutcomes | None = None,
 ) -> EvalMetric:
-    """``metric`` with the replay's findings (``tamper.replay``), run now that the main run is
-    over; ``details.replay`` says what it cost. A replay that cannot run makes the metric an
-    error: the gate fails closed."""
+    """``metric`` with what running the tests again found, now that the main run is over:
+    the differential run (``tamper.differential``: the base's tests with the base's
+    machinery on the head's code) and the replay of new tests without their ``skip``/``xfail``
+    marks (``tamper.replay``). ``details.differential`` and ``details.replay`` say what each
+    cost. One that cannot run makes the metric an error: the gate fails closed."""
     if not config.replay or analysis is None or not metric.available:
         return metric
     details = dict(metric.details)
@@ -84,19 +88,24 @@ def with_replay(
         return metric.model_copy(update={"details": details})
     try:
         report = analysis.report()
-        result = replay(root, report.reruns, analysis.versions(),
+        unmarked = tuple(r for r in report.reruns if r.kind == "unmarked")
+        result = replay(root, unmarked, analysis.versions(),
                         timeout_s=config.replay_timeout_s, environ=environ)
+        differential = DifferentialResult()
+        if analysis.changes is not None and analysis.changes.files:
+            differential = differential_run(
+                root, analysis.changes, analysis.versions(), head or TestOutcomes(),
+                timeout_s=config.replay_timeout_s, environ=environ)
     except EvidenceError as exc:
-        result_error: str | None = str(exc)
-    else:
-        result_error = result.error
-    if result_error is not None:
-        return _error(
-            f"the replay of the tests the change edited could not run: {result_error}; fix "
-            "it, or set `replay: false` under the test_integrity metric to go without it",
-            details,
-        )
-    found = [f for f in result.findings if not _excluded(f.file, config.exclude)]
+        result, differential = ReplayResult(error=str(exc)), DifferentialResult()
+    for what, error in (("the replay of the tests the change marked", result.error),
+                        ("the differential run of the base's tests", differential.error)):
+        if error is not None:
+            return _error(
+                f"{what} could not run: {error}; fix it, or set `replay: false` under the "
+                "test_integrity metric to go without it", details)
+    found = [f for f in (*result.findings, *differential.findings)
+             if not _excluded(f.file, config.exclude)]
     items = list(details.get("items") or [])
     count = int(details.get("findings", len(items))) + len(found)
     by_rule = Counter(details.get("by_rule") or {})
@@ -106,8 +115,9 @@ def with_replay(
         findings=count,
         by_rule=dict(sorted(by_rule.items())),
         items=items + [f.as_item() for f in found[:room]],
-        replay={"tests": result.tests, "reruns": len(report.reruns),
-                "duration_s": result.duration_s, "findings": len(found)},
+        replay={"tests": result.tests, "reruns": len(unmarked),
+                "duration_s": result.duration_s, "findings": len(result.findings)},
+        differential=differential.details(),
     )
     value = 0.0 if count else metric.value
     return metric.model_copy(update={"details": details, "value": value})

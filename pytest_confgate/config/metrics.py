@@ -146,10 +146,11 @@ class IntegrityMetricConfig(_MetricConfig):
     )
     """Which added suppression comments count as findings."""
     replay: bool = True
-    """After the main run, run the base's version of each test the change edited or removed
-    against the head's code, and each newly skip- or xfail-marked test without its mark."""
+    """After the main run, run the base's tests the change can affect with the base's
+    machinery against the head's code (the differential run), and each newly skip- or
+    xfail-marked test without its mark."""
     replay_timeout_s: Annotated[float, Field(gt=0, le=3600)] = 600.0
-    """How long the replay's pytest process may take; past it the metric is an error."""
+    """How long each of those pytest processes may take; past it the metric is an error."""
 
 
 DEFAULT_JUDGE_CRITERIA = (
@@ -177,7 +178,8 @@ class LlmJudgeMetricConfig(_MetricConfig):
     """A diff longer than ``max_diff_chars`` is judged from its start only, so the judge is
     then advisory (and the tier rises to T2); true lets such a partial judgement block."""
     ablation: bool = True
-    """Ask once more without the comments and strings the change added (issue 27)."""
+    """Ask once more without the comments, strings and names the change added, and once
+    without the task its author wrote (issues 27, 34)."""
     ablation_tolerance: Fraction = 0.1
     """How far the score may fall without the change's prose before ``injection_suspected``."""
 

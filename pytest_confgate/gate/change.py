@@ -19,8 +19,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from pytest_confgate.collect.changes import collect_changes, commit_of, is_ancestor, read_at_ref
-from pytest_confgate.config import ConfgateConfig
+from pytest_confgate.collect.changes import (
+    collect_changes,
+    commit_of,
+    committed_paths,
+    is_ancestor,
+    read_at_ref,
+)
+from pytest_confgate.config import ConfgateConfig, RiskRule
 from pytest_confgate.config.loader import YAML_NAMES, LoadedConfig, parse_config_text
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import ConfigError, EvidenceError
@@ -63,6 +69,9 @@ class ChangeView:
     base: BaseChoice = _NO_BASE_CHOICE
     """Where ``base_ref`` came from and what was not used instead (``gate.anchor``)."""
     base_commit: str | None = None
+    history: frozenset[str] = frozenset()
+    """Paths a commit of the change touched that the final diff does not show (a file added
+    and removed again): risk rules see them too (issue 34)."""
 
     @property
     def known(self) -> bool:
@@ -115,10 +124,24 @@ def _diff(root: Path, ref: str, choice: BaseChoice, committed_only: bool) -> Cha
     commit = commit_of(root, ref)
     try:
         changes = collect_changes(root, ref, committed_only=committed_only)
+        committed = committed_paths(root, changes.merge_base)
     except EvidenceError as exc:
         error = f"cannot tell what changed: {exc}"
         return ChangeView(ref, None, frozenset(), error, choice, commit)
-    return ChangeView(ref, changes.rooted(), changes.paths(), None, choice, commit)
+    rooted = changes.rooted()
+    return ChangeView(ref, rooted, changes.paths(), None, choice, commit,
+                      history_only(committed, changes.paths() | rooted.paths(),
+                                   changes.root_prefix))
+
+
+def history_only(committed: frozenset[str], final: frozenset[str], prefix: str
+                 ) -> frozenset[str]:
+    """The paths of ``committed`` (repo-relative) the final diff does not name, as written and
+    relative to the rootdir ``prefix``."""
+    names = set(committed)
+    if prefix:
+        names |= {p[len(prefix) + 1:] for p in committed if p.startswith(prefix + "/")}
+    return frozenset(names - final)
 
 
 def trusted_config(
@@ -244,6 +267,7 @@ def applied_tier(
         else:
             paths = set(view.changes.paths()) | set(view.top_paths)
             tier, reason = match_risk_rules(gate.risk_rules, paths, gate.risk_tier)
+            tier, reason = _history_tier(gate.risk_rules, view.history - paths, tier, reason)
     if trust.edits_config is not None:
         tier, reason = raised(tier, reason, "T2", trust.edits_config)
     if machinery:
@@ -251,6 +275,19 @@ def applied_tier(
             tier, reason, "T2", f"the change edits the gate's machinery: {'; '.join(machinery)}"
         )
     return cast(RiskTier, tier), reason
+
+
+def _history_tier(
+    rules: list[RiskRule], history: frozenset[str] | set[str], tier: str, reason: str
+) -> tuple[str, str]:
+    """``tier`` raised by the rules a path only the change's commits touched matches."""
+    if not history:
+        return tier, reason
+    demand, why = match_risk_rules(rules, history, "T0")
+    if tier_rank(demand) <= tier_rank(tier) or " matched " not in why:
+        return tier, reason
+    return raised(tier, reason, demand, f"{why} (a commit of the change touched it; the final "
+                  "diff does not show it)")
 
 
 def narrow_coverage(metric: EvalMetric, view: ChangeView, files: Mapping[str, Any]) -> EvalMetric:

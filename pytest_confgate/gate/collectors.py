@@ -229,8 +229,9 @@ def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
         metric = pending.result(config.type)  # the helper is done: no tool reads the tree now
     else:
         metric = integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside
-    # The replay runs the edited tests' base versions now that the main run is over.
-    metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ)
+    # The base's tests run again with the base's machinery now that the main run is over.
+    metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
+                         evidence.tests)
     changes = evidence.change.changes
     return with_audit(metric, config, evidence.audit,
                       changes.paths() if changes is not None else None)

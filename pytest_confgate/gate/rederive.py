@@ -3,7 +3,8 @@
 The report is written by the process that ran the change's code, so its ``risk_tier``, the
 sign-offs it asks for and the approvers it names are the change's own word (SECURITY.md). The
 publish step never runs that code and has no checkout; from GitHub it reads the pull request's
-file list and the base commit's configuration, and applies the gate's own rules to them:
+file list (and the paths each of its commits touched: a file added and removed again still
+counts) and the base commit's configuration, and applies the gate's own rules to them:
 ``risk_rules``, the config-change and machinery rules, ``protected_paths``. The report's tier
 can only rise to that floor, and the approvers and the number of sign-offs come from the base.
 
@@ -24,13 +25,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_confgate.config import GateConfig, PolicyConfig
-from pytest_confgate.gate.change import ChangeView, Trust, applied_tier, base_config
+from pytest_confgate.gate.change import (
+    ChangeView,
+    Trust,
+    applied_tier,
+    base_config,
+    history_only,
+)
 from pytest_confgate.gate.machinery import is_sectioned, machinery_changes
 from pytest_confgate.gate.scope import config_changed
 from pytest_confgate.gate.tiers import raised
 from pytest_confgate.github.api import GitHubClient
 from pytest_confgate.github.event import PullRequest
-from pytest_confgate.github.pulls import file_at, folder_entries, pull_request_files
+from pytest_confgate.github.pulls import (
+    file_at,
+    folder_entries,
+    pull_request_commit_paths,
+    pull_request_files,
+)
 from pytest_confgate.models import ChangeSet, FileChange, RiskTier
 from pytest_confgate.paths import normalize_path
 
@@ -86,7 +98,9 @@ def derive_floor(
     files = tuple(pull_request_files(client, repo, pull.number))
     whole = ChangeSet(base, base, files, prefix)
     changes = whole.rooted()
-    view = ChangeView(base, changes, whole.paths(), None)
+    history = history_only(pull_request_commit_paths(client, repo, pull.number),
+                           whole.paths() | changes.paths(), prefix)
+    view = ChangeView(base, changes, whole.paths(), None, history=history)
     note = None
     if config_changed(changes, in_use):
         note = f"the change edits the gate's configuration, so the base's ({where}) judges it"

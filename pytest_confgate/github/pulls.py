@@ -47,6 +47,52 @@ def pull_request_files(client: GitHubClient, repo: str, number: int) -> list[Fil
     return files
 
 
+MAX_COMMITS = 250
+"""GitHub lists at most 250 commits of a pull request; at that count the list may be cut."""
+_COMMIT_FILE_PAGES = 30
+
+
+def pull_request_commit_paths(client: GitHubClient, repo: str, number: int) -> frozenset[str]:
+    """Every path some commit of the pull request touched (both names of a rename): a file
+    added and removed again is not in the final file list, and risk rules still see it.
+
+    Raises ``GitHubError`` when GitHub cannot list them all (250 commits or more).
+    """
+    commits = client.paginate(f"/repos/{_path(repo)}/pulls/{number}/commits", max_pages=3)
+    if len(commits) >= MAX_COMMITS:
+        raise GitHubError(
+            f"pull request #{number} has {len(commits)} commits or more: GitHub lists no more, "
+            "so the files of the rest cannot be judged"
+        )
+    paths: set[str] = set()
+    for item in commits:
+        sha = item.get("sha") if isinstance(item, dict) else None
+        if not isinstance(sha, str) or not sha:
+            raise GitHubError(f"pull request #{number}: a commit entry without a sha")
+        paths |= _commit_paths(client, repo, sha)
+    return frozenset(paths)
+
+
+def _commit_paths(client: GitHubClient, repo: str, sha: str) -> set[str]:
+    """The files of one commit, page by page (GitHub gives 300 at most per page)."""
+    paths: set[str] = set()
+    for page in range(1, _COMMIT_FILE_PAGES + 1):
+        answer = client.get(f"/repos/{_path(repo)}/commits/{quote(sha, safe='')}"
+                            f"?per_page=100&page={page}")
+        files = answer.get("files") if isinstance(answer, dict) else None
+        if not isinstance(files, list):
+            raise GitHubError(f"commit {sha[:12]}: GitHub gave no file list")
+        for entry in files:
+            if isinstance(entry, dict):
+                paths.update(name for name in (entry.get("filename"),
+                                               entry.get("previous_filename"))
+                             if isinstance(name, str) and name)
+        if len(files) < 100:
+            return paths
+    raise GitHubError(f"commit {sha[:12]} changes more files than GitHub lists: the rest "
+                      "cannot be judged")
+
+
 def file_at(client: GitHubClient, repo: str, path: str, ref: str) -> str | None:
     """The text of ``path`` at commit ``ref``; None when no such file is there.
 

@@ -69,6 +69,7 @@ class FakeGitHubServer(LocalServer):
         self.reviews: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.teams: dict[tuple[str, str], set[str]] = collections.defaultdict(set)
         self.commits: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
+        self.commit_files: dict[tuple[str, str], list[str]] = {}
         self.files: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
         self.contents: dict[tuple[str, str, str], str] = {}
         self.comments: dict[tuple[str, int], list[dict[str, Any]]] = collections.defaultdict(list)
@@ -118,8 +119,10 @@ class FakeGitHubServer(LocalServer):
         message: str = "change",
         name: str = "Some One",
         email: str = "someone@example.invalid",
+        files: tuple[str, ...] = (),
     ) -> dict[str, Any]:
-        """Append a commit to the pull request; ``author`` None: an email GitHub cannot map."""
+        """Append a commit to the pull request; ``author`` None: an email GitHub cannot map.
+        ``files``: what ``GET /commits/SHA`` lists as the paths it touched."""
         sha = f"{next(self._ids):040x}"
         commit = {
             "sha": sha,
@@ -129,6 +132,7 @@ class FakeGitHubServer(LocalServer):
             "parents": [],
         }
         self.commits[repo, number].append(commit)
+        self.commit_files[repo, sha] = list(files)
         return commit
 
     def add_file(
@@ -211,6 +215,19 @@ class FakeGitHubServer(LocalServer):
         self, request: RecordedRequest, m: re.Match[str]
     ) -> tuple[int, Any, dict[str, str]]:
         return self._page(request, list(self.commits.get((m["repo"], int(m["n"])), [])))
+
+    def _commit(
+        self, request: RecordedRequest, m: re.Match[str]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """One commit with its files, paged like GitHub's (``per_page``, ``page``)."""
+        files = self.commit_files.get((m["repo"], m["sha"]))
+        if files is None:
+            return _not_found()
+        per_page = min(int(request.query.get("per_page", "300")), 300)
+        page = int(request.query.get("page", "1"))
+        shown = files[(page - 1) * per_page : page * per_page]
+        return 200, {"sha": m["sha"], "files": [{"filename": f, "status": "modified"}
+                                                 for f in shown]}, {}
 
     def _files(
         self, request: RecordedRequest, m: re.Match[str]
@@ -354,6 +371,7 @@ _ROUTES: list[tuple[str, re.Pattern[str], _Route]] = [
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/reviews"), FakeGitHubServer._reviews),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/commits"), FakeGitHubServer._commits),
     ("GET", re.compile(_REPO + r"/pulls/(?P<n>\d+)/files"), FakeGitHubServer._files),
+    ("GET", re.compile(_REPO + r"/commits/(?P<sha>[0-9a-f]+)"), FakeGitHubServer._commit),
     ("GET", re.compile(_REPO + r"/contents(?:/(?P<path>.*))?"), FakeGitHubServer._content),
     (
         "GET",

@@ -19,7 +19,8 @@ from fakes.llm_servers import FakeOpenAIServer, judge_answer
 JUDGE = """\
 import json, pathlib, re, sys
 prompt = sys.stdin.read()
-pathlib.Path({log!r}).write_text(prompt, encoding="utf-8")
+with open({log!r}, "a", encoding="utf-8") as log:  # every call's prompt, the ablation's too
+    log.write(prompt)
 answer = {answer}
 canary = re.search(r"^canary: ([0-9a-f]+)$", prompt, re.M)
 if canary:
@@ -130,7 +131,8 @@ def test_a_low_score_from_the_real_openai_sdk_fails_the_gate(
     change: pytest.Pytester, openai_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("JUDGE_KEY", "sk-test-secret-123")
-    openai_server.enqueue(respond=judge_answer(0.4, reasoning="no tests for double()"))
+    # the judgement, then the ablation's call without the task (the commit messages)
+    openai_server.enqueue(respond=judge_answer(0.4, reasoning="no tests for double()"), times=2)
     write_config(
         change,
         f"""\

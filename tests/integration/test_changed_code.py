@@ -213,3 +213,27 @@ def test_missing_changed_lines_show_as_ranges_in_the_terminal_and_the_markdown(
     markdown = render_markdown(report)
     assert "| calc/\\_\\_init\\_\\_.py | 17-19 |" in markdown  # underscores escaped for Markdown
     assert "### Missing changed lines" in markdown
+
+
+def test_a_risk_path_added_and_removed_again_in_the_pull_request_still_raises_the_tier(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The final diff does not show ``auth/token.py``, but one commit of the pull request
+    added it: a reviewer of that commit (or anything it ran in CI) saw it, so the rule holds."""
+    write_config(repo, "gate:\n  risk_rules:\n    - {paths: ['auth/**'], tier: T3}\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "rules on main")
+    git(repo.path, "branch", "-f", "main")
+    (repo.path / "auth").mkdir()
+    (repo.path / "auth" / "token.py").write_text("SECRET = 'x'\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "add a token")
+    git(repo.path, "rm", "-q", "auth/token.py")
+    _append(repo, "calc/__init__.py", "\n\nLIMIT = 3\n")
+    git(repo.path, "commit", "-q", "-am", "remove it again")
+    monkeypatch.setenv("GITHUB_BASE_REF", "main")
+    repo.runpytest("--confgate")
+    report = read_report(repo)
+    assert report["risk_tier"] == "T3"
+    assert "auth/token.py matched gate.risk_rules[0] (auth/**) -> T3" in report["risk_reason"]
+    assert "a commit of the change" in report["risk_reason"]

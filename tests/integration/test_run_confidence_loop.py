@@ -182,7 +182,7 @@ def test_llm_judge_asks_the_separate_evaluator_never_the_task_agent(
     config.write_text(text)
     code, report = project.run("fix")
     assert code == 0
-    assert (dev.calls, reviewer.calls) == (1, 1)
+    assert (dev.calls, reviewer.calls) == (1, 2)  # the judgement, the call without the task
     assert "Score the following output against these criteria" in reviewer.prompt(1)
     [only] = report["iterations"]
     assert only["confidence_score"] == pytest.approx(0.95)
@@ -206,7 +206,7 @@ def test_the_loops_own_judge_is_asked_though_gate_metrics_does_not_list_it(
         "        - {type: test_coverage, weight: 0.5}\n"
     )
     code, report = project.run("fix")
-    assert (dev.calls, reviewer.calls) == (1, 1)
+    assert (dev.calls, reviewer.calls) == (1, 2)  # the judgement, the call without the task
     [only] = report["iterations"]
     assert only["confidence_score"] == pytest.approx(0.65)  # 0.5 * 0.3 + 0.5 * 1.0
     assert only["decision"] == "pass"  # the loop's judge scores; the gate's metrics decide

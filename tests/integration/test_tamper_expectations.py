@@ -60,9 +60,10 @@ def test_an_expected_value_edited_to_the_new_answer(repo: pytest.Pytester) -> No
     assert "assert 4 == 3" in item["message"]
     assert report["tests"]["passed"] == 2
     assert (code, report["risk_tier"], report["decision"]) == (1, "T2", "needs_signoff")
-    replay = metric(report, "test_integrity")["details"]["replay"]
-    assert (replay["reruns"], replay["tests"], replay["findings"]) == (1, 2, 1)
-    assert not list(repo.path.glob("tests/confgate_replay_*")), "the copy is removed"
+    differential = metric(report, "test_integrity")["details"]["differential"]
+    assert (differential["modules"], differential["tests"]) == (1, 2)
+    assert differential["outcomes_changed"] == 1
+    assert not list(repo.path.glob("tests/confgate_replay_*")), "no copy in the project"
 
 
 def test_an_expected_value_widened_to_accept_both(repo: pytest.Pytester) -> None:
@@ -147,5 +148,7 @@ def test_a_check_added_to_an_existing_test_stays_t1(repo: pytest.Pytester) -> No
     code, report = _gate(repo)
     integrity = metric(report, "test_integrity")
     assert (integrity["value"], integrity["details"]["items"]) == (1.0, [])
-    assert integrity["details"]["replay"]["reruns"] == 1  # replayed, and the base version passes
+    differential = integrity["details"]["differential"]
+    assert differential["modules"] == 1  # run again, and the base version passes
+    assert differential["note"] == "no outcome changed"
     assert (code, report["risk_tier"], report["decision"]) == (0, "T1", "pass")

@@ -165,14 +165,14 @@ def test_without_the_screen_the_obedient_judge_would_pass_it(
 def test_the_same_judge_fails_the_clean_change(
     judge: Agent, openai_server: FakeOpenAIServer
 ) -> None:
-    openai_server.enqueue(respond=obedient_judge("ignore prior instructions"), times=3)
+    openai_server.enqueue(respond=obedient_judge("ignore prior instructions"), times=4)
 
     judged = judge_change(judge, JUDGE, **change_with(None))
 
     assert (judged.status, judged.value) == (MetricStatus.OK, 0.2)
     assert judged.details["injection_suspected"] is False
     assert verdict(judged) == (Decision.FAIL, "T1")
-    assert len(openai_server.requests) == 3
+    assert len(openai_server.requests) == 4  # the repeats, and the call without the task
 
 
 # --- ordinary changes ---------------------------------------------------------------------------
@@ -199,6 +199,7 @@ def test_all_ordinary_changes_together_are_judged(
 ) -> None:
     openai_server.enqueue(respond=judge_answer(0.9))
     openai_server.enqueue(respond=judge_answer(0.9))  # the ablation: the same without prose
+    openai_server.enqueue(respond=judge_answer(0.9))  # and without the task
     diff = "".join(path.read_text(encoding="utf-8") for path in BENIGN)
     config = LlmJudgeMetricConfig(
         type="llm_judge", evaluator_agent="reviewer", max_diff_chars=len(diff)

@@ -294,3 +294,22 @@ def test_patching_the_gate_is_gaming_it_unless_the_base_is_the_gate_itself(
     rules = [item["rule"] for m in saved.metrics if m.type == "tamper_patterns"
              for item in m.details["items"]]
     assert rules == ([] if own else ["harness_patched"])
+
+
+def test_a_risk_path_one_commit_added_and_a_later_one_removed_still_raises_the_tier(
+    tmp_path: Path, env: dict[str, str], github_server: FakeGitHubServer
+) -> None:
+    """The final file list shows only ``src/app.py``; the pull request's commits show
+    ``src/auth/policy.py`` coming and going: the T3 rule holds (issue 34)."""
+    github_server.add_content("o/r", BASE, "confgate.yml", RULES)
+    github_server.add_file("o/r", 7, "src/app.py")
+    github_server.add_commit("o/r", 7, author="carol", files=("src/auth/policy.py",))
+    github_server.add_commit("o/r", 7, author="carol", files=("src/auth/policy.py",
+                                                              "src/app.py"))
+
+    code, saved, _ = run(tmp_path, env, forged())
+
+    assert code == 1
+    assert (saved.risk_tier, saved.decision) == ("T3", Decision.NEEDS_SIGNOFF)
+    assert "src/auth/policy.py matched gate.risk_rules[0]" in saved.risk_reason
+    assert "a commit of the change touched it" in saved.risk_reason

@@ -28,9 +28,10 @@ front doors), and its pure parts: ``syntax`` (names, constant truths), ``checks`
 checks), ``shapes`` (the data read), ``suites`` (a module's tests and skips), ``compare``
 (base vs head tests), ``comments`` (suppression comments), ``settings`` (tool and pytest
 settings), ``patterns`` (static reward-hacking patterns in what a change adds, with
-``harness`` for test code and ``special`` for code under test); and, with IO, ``replay`` (the
-base's version of each edited test run on the head after the main run) and ``replay_plugin``
-(loaded into the replay's pytest process).
+``harness`` for test code and ``special`` for code under test); and, with IO,
+``differential`` (the base's tests run with the base's machinery on the head's code after the
+main run, in a process that carries no mark of the gate), ``replay`` (new tests run without
+their new ``skip``/``xfail`` marks) and ``replay_plugin`` (loaded into the replay's process).
 
 Code is read with ``ast`` and comments with ``tokenize``, never with regexes; what this cannot
 see (tests generated at run time, helpers in unchanged modules) is in ``docs/tamper.md``.

@@ -1,0 +1,356 @@
+"""The differential run (issue 34): the base's tests, with the base's machinery, on the head's
+code, in a pytest process that looks like any other.
+
+A change can move an expectation out of sight of a text comparison (into a golden file, a
+helper module, a conftest, pytest's settings) or make the code under test answer differently
+when it sees it is being checked again. So after the main run, this builds a copy of the
+project in a temporary folder: the head's files (tracked and untracked, not ignored), except
+the machinery, which is the base's (``is_machinery``: everything under ``tests/``, ``test/``
+or ``testing/``, every ``conftest.py`` and test module, the rootdir's pytest settings files,
+and the changed files a base test names by file name). Then it runs
+``python -m pytest MODULE...`` there, for the base's test modules the change can affect
+(``selected_modules``), with the gate's environment unchanged and nothing of ours on the
+command line; outcomes come back over an inherited socket (``outcome_channel``).
+
+A base test that fails or errors there while the main run (the head's machinery) had no
+failing test is a ``behaviour_change`` finding naming the test and both outcomes. A change
+that edits the machinery and changes no outcome says so (``no outcome changed``); the tier
+stays the policy's choice. What remains visible to the code it runs is in ``docs/tamper.md``.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import contextlib
+import json
+import shutil
+import socket
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_confgate.collect.tamper.compare import TamperFinding
+from pytest_confgate.collect.tamper.replay import BEHAVIOUR_CHANGE, checks_of, failure_line
+from pytest_confgate.collect.tamper.shapes import FileVersions
+from pytest_confgate.config.textfile import tomllib
+from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.models import ChangeSet, TestOutcomes
+from pytest_confgate.outcome_channel import MAGIC
+from pytest_confgate.processes import ToolMissing, ToolOutputTooLarge, ToolTimeout, run_tool, tail
+
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+SETTINGS_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+NO_OUTCOME_CHANGED = "no outcome changed"
+_FAILED = frozenset({"failed", "error"})
+_GIT_TIMEOUT_S = 120.0
+_READER_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class DifferentialResult:
+    findings: tuple[TamperFinding, ...] = ()
+    modules: int = 0
+    tests: int = 0
+    duration_s: float = 0.0
+    error: str | None = None
+
+    def details(self) -> dict[str, Any]:
+        """What ``details.differential`` says in the report."""
+        changed = len(self.findings)
+        note = f"{changed} outcome(s) changed" if changed else NO_OUTCOME_CHANGED
+        if not self.modules:
+            note = "no base test the change can affect"
+        return {"modules": self.modules, "tests": self.tests, "outcomes_changed": changed,
+                "duration_s": self.duration_s, "note": note}
+
+
+def is_machinery(path: str) -> bool:
+    """Whether ``path`` (rootdir-relative) belongs to how the tests judge, not to the code."""
+    parts = path.split("/")
+    name = parts[-1]
+    return (any(part in TEST_FOLDERS for part in parts[:-1]) or name == "conftest.py"
+            or (name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")))
+            or (len(parts) == 1 and name in SETTINGS_FILES))
+
+
+def _is_test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def differential_run(
+    root: Path,
+    changes: ChangeSet,
+    versions: Mapping[str, FileVersions],
+    head: TestOutcomes,
+    *,
+    timeout_s: float,
+    environ: Mapping[str, str],
+) -> DifferentialResult:
+    """Run the affected base tests on the head's code; ``changes`` rootdir-relative."""
+    started = time.perf_counter()
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        copy = scratch / root.name
+        base_files = _extract_base(root, changes.merge_base, scratch / "base")
+        modules = selected_modules(base_files, changes, versions)
+        if not modules:
+            return DifferentialResult(duration_s=_since(started))
+        named = _named_by_tests(base_files, changes)
+        _build_copy(root, copy, base_files, named)
+        results = _run(copy, modules, timeout_s, environ)
+    except EvidenceError as exc:
+        return DifferentialResult(duration_s=_since(started), error=str(exc))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    findings = _findings(results, head, versions, changes)
+    return DifferentialResult(tuple(findings), len(modules), len(results), _since(started))
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 6)
+
+
+def _git(root: Path, *args: str) -> str:
+    try:
+        result = run_tool(["git", *args], cwd=root, timeout_s=_GIT_TIMEOUT_S,
+                          errors="surrogateescape")
+    except ToolMissing as exc:
+        raise EvidenceError(f"git is needed for the differential run: {exc}") from exc
+    if result.returncode != 0:
+        raise EvidenceError(f"git {args[0]} failed in {root}: {tail(result.stderr)}")
+    return result.stdout
+
+
+def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
+    """The base's machinery files (rootdir-relative path -> extracted file)."""
+    prefix = _git(root, "rev-parse", "--show-prefix").strip()
+    archive = target.with_suffix(".tar")
+    _git(root, "archive", "--format=tar", "-o", str(archive), f"{commit}:{prefix}")
+    found: dict[str, Path] = {}
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/")
+            if not member.isfile() or member.name.startswith("/") or ".." in parts:
+                continue  # git archives one commit's tree: links and folders are not needed
+            source = tar.extractfile(member)
+            if source is None:
+                continue
+            path = target.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with source, path.open("wb") as out:
+                shutil.copyfileobj(source, out)
+            found[member.name] = path
+    return found
+
+
+def selected_modules(base_files: Mapping[str, Path], changes: ChangeSet,
+                     versions: Mapping[str, FileVersions]) -> list[str]:
+    """The base's test modules the change can affect: edited or removed, importing a changed
+    module, naming a changed file, under a changed conftest, or all when pytest's settings
+    changed."""
+    changed = changes.paths()
+    tests = sorted(p for p in base_files if _is_test_module(p) and is_machinery(p))
+    if any(name in changed and _settings_changed(versions.get(name)) for name in SETTINGS_FILES):
+        return tests
+    modules = _module_names(p for p in changed if p.endswith(".py"))
+    files = {p.rsplit("/", 1)[-1] for p in changed if not p.endswith(".py")}
+    folders = [p.rpartition("/")[0] for p in changed if p.rsplit("/", 1)[-1] == "conftest.py"]
+    chosen = []
+    for path in tests:
+        text = _text(base_files[path])
+        if (path in changed or any(path.startswith(f + "/") or not f for f in folders)
+                or _imports_any(text, modules) or any(name in text for name in files)):
+            chosen.append(path)
+    return chosen
+
+
+def _named_by_tests(base_files: Mapping[str, Path], changes: ChangeSet) -> set[str]:
+    """Changed files outside the machinery folders that a base test or conftest names: the
+    files the tests read, taken at the base too."""
+    candidates = {p for p in changes.paths() if not p.endswith(".py") and not is_machinery(p)}
+    if not candidates:
+        return set()
+    texts = [_text(f) for p, f in base_files.items() if is_machinery(p) and p.endswith(".py")]
+    return {p for p in candidates if any(p.rsplit("/", 1)[-1] in text for text in texts)}
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _settings_changed(version: FileVersions | None) -> bool:
+    if version is None:
+        return False
+    name = version.path.rsplit("/", 1)[-1]
+    return _pytest_settings(name, version.base) != _pytest_settings(name, version.head)
+
+
+def _pytest_settings(name: str, text: str | None) -> object:
+    """The pytest section of a settings file (what the rest of it says is not machinery)."""
+    if text is None:
+        return None
+    try:
+        if name == "pyproject.toml":
+            return tomllib.loads(text).get("tool", {}).get("pytest")
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read_string(text)
+    except (tomllib.TOMLDecodeError, configparser.Error, ValueError):
+        return text  # unreadable: compared as text
+    section = "tool:pytest" if name == "setup.cfg" else "pytest"
+    return dict(parser[section]) if parser.has_section(section) else None
+
+
+def _module_names(paths: Iterable[str]) -> set[str]:
+    """Every dotted name a changed file could be imported by (``src/calc/core.py``:
+    ``src.calc.core``, ``calc.core``, ``core``; a package's ``__init__`` by its folder)."""
+    names: set[str] = set()
+    for path in paths:
+        parts = path.removesuffix(".py").split("/")
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        names.update(".".join(parts[i:]) for i in range(len(parts)) if parts[i:])
+    return names
+
+
+def _imports_any(text: str, modules: set[str]) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return True  # cannot tell: run it
+    for node in ast.walk(tree):
+        imported: list[str] = []
+        if isinstance(node, ast.Import):
+            imported = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        for name in imported:
+            # ``from pkg import sub`` names ``pkg.sub``; importing ``pkg`` alone does not
+            # count as importing each of its submodules (that would be the whole suite)
+            if any(name == m or name.startswith(m + ".") for m in modules):
+                return True
+    return False
+
+
+def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Path], named: set[str]) -> None:
+    """The head's files without its machinery, then the base's machinery."""
+    listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    for path in sorted(set(filter(None, listed.split("\0")))):
+        if is_machinery(path) or path in named:
+            continue
+        source = root / path
+        if source.is_file() and not source.is_symlink():
+            _copy(source, copy / path)
+    for path, extracted in base_files.items():
+        if is_machinery(path) or path in named:
+            _copy(extracted, copy / path)
+
+
+def _copy(source: Path, target: Path) -> None:
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    except OSError as exc:
+        raise EvidenceError(f"cannot copy {source} for the differential run: {exc}") from exc
+
+
+@dataclass
+class _Reader:
+    sock: socket.socket
+    results: dict[str, dict[str, str]] = field(default_factory=dict)
+    ended: bool = False
+
+    def read(self) -> None:
+        buffer = b""
+        with contextlib.suppress(OSError):
+            while chunk := self.sock.recv(65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._take(line)
+
+    def _take(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        if message.get("end") is True:
+            self.ended = True
+        elif isinstance(message.get("node"), str):
+            self.results[message["node"]] = {"outcome": str(message.get("outcome")),
+                                             "failure": str(message.get("failure", ""))}
+
+
+def _run(copy: Path, modules: list[str], timeout_s: float, environ: Mapping[str, str]
+         ) -> dict[str, dict[str, str]]:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        ours.sendall(MAGIC)
+        reader = _Reader(ours)
+        thread = threading.Thread(target=reader.read, daemon=True)
+        thread.start()
+        argv = [sys.executable, "-m", "pytest", *modules]
+        try:
+            result = run_tool(argv, cwd=copy, timeout_s=timeout_s, env=dict(environ),
+                              pass_fds=(theirs.fileno(),))
+        except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
+            raise EvidenceError(f"the differential run's pytest process: {exc}") from exc
+        finally:
+            theirs.close()
+        thread.join(_READER_GRACE_S)
+        if not reader.ended:
+            raise EvidenceError(
+                f"the differential run's pytest process exited {result.returncode} without "
+                "reporting its session end (is the confgate plugin disabled with `-p "
+                f"no:confgate` in the base's settings?): {tail(result.stderr or result.stdout)}")
+        return reader.results
+    finally:
+        with contextlib.suppress(OSError):
+            ours.shutdown(socket.SHUT_RDWR)
+        ours.close()
+
+
+def _findings(results: Mapping[str, Mapping[str, str]], head: TestOutcomes,
+              versions: Mapping[str, FileVersions], changes: ChangeSet) -> list[TamperFinding]:
+    """Base tests that fail with the base's machinery while the head's all passed."""
+    if head.failed or head.errors:
+        return []  # the main run fails already: which outcome moved cannot be told apart
+    found = []
+    for node, result in sorted(results.items()):
+        outcome = result.get("outcome", "error")
+        if outcome not in _FAILED:
+            continue
+        module, _, qualname = node.partition("::")
+        name = qualname.rsplit("::", 1)[-1] or module
+        why = failure_line(result.get("failure", ""))
+        message = (f"{name}: passed with the change's tests and settings ({head.passed} "
+                   f"passed, 0 failed) and {outcome} with the base's, on the same code, so the "
+                   f"change changed what the tests expect ({why})")
+        version = versions.get(module)
+        base = checks_of(version.base, qualname) if version and qualname else None
+        now = checks_of(version.head, qualname) if version and qualname else None
+        found.append(TamperFinding(BEHAVIOUR_CHANGE, module, _line(version, qualname), message,
+                                   base, now, node.split("[", 1)[0]))
+    return found
+
+
+def _line(version: FileVersions | None, qualname: str) -> int:
+    if version is None or version.base is None or not qualname:
+        return 1
+    last = qualname.split("[", 1)[0].rsplit("::", 1)[-1]
+    for number, line in enumerate(version.base.split("\n"), start=1):
+        if line.lstrip().startswith((f"def {last}(", f"async def {last}(")):
+            return number
+    return 1

@@ -1,0 +1,72 @@
+"""Which files are the tests' machinery and which base tests a change can affect (issue 34)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytest_confgate.collect.tamper.differential import is_machinery, selected_modules
+from pytest_confgate.collect.tamper.shapes import FileVersions
+from pytest_confgate.models import ChangeSet, FileChange
+
+
+@pytest.mark.parametrize(
+    ("path", "machinery"),
+    [
+        ("tests/test_calc.py", True), ("tests/golden/add.txt", True),
+        ("tests/helpers.py", True), ("pkg/conftest.py", True), ("pkg/test_x.py", True),
+        ("pyproject.toml", True), ("pytest.ini", True), ("sub/pyproject.toml", False),
+        ("calc/__init__.py", False), ("calc/testing_utils.py", False), ("docs/tests.md", False),
+    ],
+)
+def test_what_is_machinery(path: str, machinery: bool) -> None:
+    assert is_machinery(path) is machinery
+
+
+def _base(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    found = {}
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        found[name] = path
+    return found
+
+
+BASE = {
+    "tests/test_calc.py": "from calc import add\n",
+    "tests/test_scale.py": "from calc.scale import scale\n",
+    "tests/test_golden.py": "open('golden/out.txt')\n",
+    "tests/test_other.py": "import json\n",
+    "tests/expected.py": "X = 1\n",
+    "tests/test_helper.py": "from expected import X\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("changed", "chosen"),
+    [
+        (["calc/scale.py"], ["tests/test_scale.py"]),
+        (["calc/__init__.py"], ["tests/test_calc.py", "tests/test_scale.py"]),
+        (["tests/golden/out.txt"], ["tests/test_golden.py"]),
+        (["tests/expected.py"], ["tests/test_helper.py"]),
+        (["tests/test_other.py"], ["tests/test_other.py"]),
+        (["tests/conftest.py"], sorted(p for p in BASE if "/test_" in p)),
+        (["README.md"], []),
+    ],
+)
+def test_the_base_tests_a_change_can_affect(tmp_path: Path, changed: list[str],
+                                            chosen: list[str]) -> None:
+    changes = ChangeSet("main", "0" * 40, tuple(FileChange(p, None, "modified") for p in changed))
+    assert selected_modules(_base(tmp_path, BASE), changes, {}) == chosen
+
+
+def test_pytest_settings_select_every_base_test_and_other_sections_none(tmp_path: Path) -> None:
+    changes = ChangeSet("main", "0" * 40, (FileChange("pyproject.toml", None, "modified"),))
+    deps = FileVersions("pyproject.toml", '[project]\nname = "a"\n', '[project]\nname = "b"\n')
+    assert selected_modules(_base(tmp_path, BASE), changes, {"pyproject.toml": deps}) == []
+    narrowed = FileVersions("pyproject.toml", "[tool.pytest.ini_options]\naddopts = ''\n",
+                            "[tool.pytest.ini_options]\naddopts = '-k add'\n")
+    chosen = selected_modules(_base(tmp_path, BASE), changes, {"pyproject.toml": narrowed})
+    assert chosen == sorted(p for p in BASE if "/test_" in p)
