@@ -30,6 +30,15 @@ _STDERR_TAIL_CHARS = 1500
 _CHUNK = 64 * 1024
 DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 """What a tool may print on stdout before it is killed (64 MiB; ``max_output_bytes``)."""
+INHERITED_PYTEST_STATE = frozenset({
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_XDIST_WORKER",
+    "PYTEST_XDIST_WORKER_COUNT",
+    "PYTEST_XDIST_TESTRUNUID",
+})
+"""An enclosing pytest's own bookkeeping, never passed to a gate run started inside it: a
+child that saw ``PYTEST_XDIST_WORKER`` would take itself for an xdist worker."""
+
 STDERR_KEEP_BYTES = 64 * 1024
 """How much of the end of stderr is kept: where tools put the actual error."""
 

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from pytest_confgate import subreaper
 from pytest_confgate.gate.child import ENV_FD, ENV_GO
+from pytest_confgate.processes import INHERITED_PYTEST_STATE
 
 if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
     from pytest_confgate.gate.channel import StreamTally
@@ -126,7 +127,8 @@ class _Child:
     def __init__(self, args: list[str], root: Path, environ: Mapping[str, str]) -> None:
         self._read, write_end = os.pipe()
         go_read, self._go = os.pipe()
-        env = {k: v for k, v in environ.items() if k != DIGEST_ENV}
+        env = {k: v for k, v in environ.items()
+               if k != DIGEST_ENV and k not in INHERITED_PYTEST_STATE}
         env.update({ENV_FD: str(write_end), ENV_GO: str(go_read)})
         _harden()
         fds = (write_end, go_read)

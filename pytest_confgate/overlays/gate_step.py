@@ -15,15 +15,12 @@ from pathlib import Path
 
 from pytest_confgate.exceptions import ReportError
 from pytest_confgate.models import GateReport
-from pytest_confgate.processes import STDERR_KEEP_BYTES, kill_process_group, tail
-
-_INHERITED_PYTEST_STATE = (
-    "PYTEST_CURRENT_TEST",
-    "PYTEST_XDIST_WORKER",
-    "PYTEST_XDIST_WORKER_COUNT",
-    "PYTEST_XDIST_TESTRUNUID",
+from pytest_confgate.processes import (
+    INHERITED_PYTEST_STATE,
+    STDERR_KEEP_BYTES,
+    kill_process_group,
+    tail,
 )
-"""An enclosing pytest's own bookkeeping: never the user's intent for the gate run."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,7 @@ def run_gate(
     The run has its own process group: an interrupt (Ctrl-C, SIGTERM) kills the whole group
     and re-raises, so no test process outlives ``confgate run``.
     """
-    env = {k: v for k, v in os.environ.items() if k not in _INHERITED_PYTEST_STATE}
+    env = {k: v for k, v in os.environ.items() if k not in INHERITED_PYTEST_STATE}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as log:
         proc = subprocess.Popen(  # an argv list, never a shell
