@@ -65,7 +65,20 @@ def coverage_reference(
     made = ws.run([*coverage, "json", "-q", "-o", str(report)], env=env)
     if made.returncode or not report.is_file():
         return None, f"coverage json failed (exit {made.returncode}): {made.stdout[-300:]}"
-    return json.loads(report.read_text(encoding="utf-8")), ""
+    result = json.loads(report.read_text(encoding="utf-8"))
+    # `coverage report` exits 2 below the project's fail_under, the floor the gate must keep.
+    floor = ws.run([*coverage, "report", "--format=total"], env=env)
+    result["below_fail_under"] = floor.returncode == 2
+    return result, ""
+
+
+def coverage_details(gate: dict[str, Any]) -> dict[str, Any]:
+    """The gate report's ``test_coverage`` details, with its status and reason."""
+    for metric in gate.get("metrics", []):
+        if metric["type"] == "test_coverage":
+            found: dict[str, Any] = metric.get("details", {})
+            return {**found, "status": metric.get("status"), "reason": metric.get("reason")}
+    return {}
 
 
 def gate_files(ws: rp.Workspace, data: Path, out: Path, tag: str) -> dict[str, Any] | None:
@@ -77,29 +90,32 @@ def gate_files(ws: rp.Workspace, data: Path, out: Path, tag: str) -> dict[str, A
     done = ws.run(argv)
     if done.returncode or not report.is_file():
         return None
-    return json.loads(report.read_text(encoding="utf-8"))
+    files: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
+    return files
 
 
 def compare(
     gate: dict[str, Any], files: dict[str, Any] | None, reference: dict[str, Any], root: Path
 ) -> dict[str, Any]:
     """Totals side by side, and one line for every file whose figures differ."""
-    metric = next((m for m in gate.get("metrics", []) if m["type"] == "test_coverage"), {})
-    details = metric.get("details", {})
+    details = coverage_details(gate)
     branch = bool(reference["meta"].get("branch_coverage"))
     keys = TOTALS if branch else TOTALS[:2]
     theirs = reference["totals"]
     totals = {key: [details.get(key), theirs.get(key)] for key in keys}
     differing = _files(details, files, reference, root)
     equal = all(ours == cov for ours, cov in totals.values()) and not differing
+    if reference.get("below_fail_under") and gate.get("decision") == "pass":
+        equal = False  # coverage.py fails the run on its floor: the gate must not pass it
     return {
         "equal": equal,
         "totals": totals,
         "files": differing,
-        "status": metric.get("status"),
-        "reason": (metric.get("reason") or "")[:300],
+        "status": details.get("status"),
+        "reason": (details.get("reason") or "")[:300],
         "engine": details.get("engine"),
         "decision": gate.get("decision"),
+        "below_fail_under": bool(reference.get("below_fail_under")),
     }
 
 

@@ -134,6 +134,10 @@ CORPUS: dict[str, Entry] = {
         _spec("structlog", "26.1.0", "pytest-asyncio", "simplejson", "time-machine", "freezegun"),
         "src layout, source, [paths], parallel, branch = true, report omit, async",
     ),
+    "exceptiongroup": Entry(
+        _spec("exceptiongroup", "1.3.2"),
+        "src layout, relative_files, source, exclude_also, code for older Pythons",
+    ),
     "pluggy": Entry(
         _spec("pluggy", "1.7.0", "pytest-benchmark"),
         "imported by pytest before any plugin: include (tests too), [paths], parallel, "
@@ -184,7 +188,7 @@ def main() -> int:
                 results += _run_here(args)
             else:
                 results += _run_child(python, args)
-        print("\n" + _table(results, args.variant))
+        print("\n" + _table(results, args.variant) + "\n\n" + _matrix(results, args.variant))
     out = args.json or args.cache / "compat_corpus.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([r.__dict__ for r in results], indent=2) + "\n", encoding="utf-8")
@@ -287,8 +291,7 @@ def _figures(
     gate = json.loads(report.read_text(encoding="utf-8"))
     source = None
     if not figures.chooses_source(ws):
-        metric = next((m for m in gate["metrics"] if m["type"] == "test_coverage"), {})
-        source = metric.get("details", {}).get("source") or None
+        source = figures.coverage_details(gate).get("source") or None
     if branch not in references:
         argv = ["-q", "-p", "no:cacheprovider", *ws.spec.pytest_args]
         argv.append(f"--junitxml={out / ('coverage-branch.xml' if branch else 'coverage.xml')}")
@@ -407,6 +410,8 @@ def _figures_cell(compared: dict[str, Any] | None) -> str:
         if ours and ours[0] is not None and (ours != compared["totals"][covered]
                                              or ours[0] != ours[1] or theirs[0] != theirs[1]):
             parts.append(f"{kind} {ours[0]}/{theirs[0]} vs {ours[1]}/{theirs[1]}")
+    if compared.get("below_fail_under") and compared.get("decision") == "pass":
+        parts.append("below coverage.py's fail_under, gate decision pass")
     if compared.get("status") not in (None, "ok"):
         parts.append(f"gate {compared['status']}: {compared.get('reason', '')[:100]}")
     files = len(compared.get("files", []))
@@ -427,6 +432,36 @@ def _table(results: list[Result], variants: list[str]) -> str:
         for variant, compared_figures in result.figures.items():
             lines += [f"  {tag} ({variant}): {f}" for f in compared_figures.get("files", [])]
     return "\n".join(lines)
+
+
+def _matrix(results: list[Result], variants: list[str]) -> str:
+    """Projects x Pythons: outcomes the same?, figures equal? (files that differ)."""
+    pythons = sorted({r.python for r in results}, key=lambda v: tuple(map(int, v.split("."))))
+    cells: dict[str, dict[str, str]] = {}
+    for result in results:
+        cells.setdefault(f"{result.name} {result.version}", {})[result.python] = _cell(
+            result, variants
+        )
+    compared = " / ".join(v for v in variants if v in FIGURES)
+    lines = [f"| project | {' | '.join(pythons)} |", "|---|" + "---|" * len(pythons),
+             *(f"| {name} | " + " | ".join(row.get(v, "-") for v in pythons) + " |"
+               for name, row in cells.items())]
+    return f"outcomes; figures ({compared})\n" + "\n".join(lines)
+
+
+def _cell(result: Result, variants: list[str]) -> str:
+    if result.problem:
+        return "not run"
+    differ = sum(len(result.differences.get(v, [])) for v in variants)
+    outcomes = "same" if not differ else f"{differ} differ"
+    figures = []
+    for variant in (v for v in variants if v in FIGURES):
+        compared = result.figures.get(variant, {})
+        files = len(compared.get("files", []))
+        figures.append("equal" if compared.get("equal") else
+                       f"differ ({files} file{'s' if files != 1 else ''})" if "totals" in compared
+                       else "not compared")
+    return f"{outcomes}; {' / '.join(figures)}"
 
 
 def _arguments() -> argparse.Namespace:
