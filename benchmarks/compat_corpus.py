@@ -1,26 +1,34 @@
-"""Issue 26 compatibility corpus: the gate must not change the outcome of any test it measures.
+"""Compatibility corpus: the gate changes no test's outcome, and its figures are coverage.py's.
 
     python benchmarks/compat_corpus.py                       # every project of the corpus
     python benchmarks/compat_corpus.py --project jinja2 click --json out.json
+    python benchmarks/compat_corpus.py --python 3.11 3.12 /opt/py314/bin/python3.14
 
 Each project is a pinned sdist from the package index, installed (editable) with this
-repository into a venv under ``.confgate/bench`` (``--cache`` to move it; git-ignored) and
-committed to a git repository of its own, as a user's checkout is. Its suite then runs three
-times, each with ``--junitxml``:
+repository into a venv under ``.confgate/bench`` (``--cache`` to move it; git-ignored), one venv
+per Python, and committed to a git repository of its own, as a user's checkout is. ``--python``
+names the interpreters (a version found on PATH or under pyenv, or a path); one that is not on
+this machine is skipped with a message. Per project and Python the suite runs, each time with
+``--junitxml``:
 
 - bare: ``pytest -p no:confgate`` (the plugin not even loaded);
+- ``coverage run -m pytest`` (+ ``coverage combine`` when it left parallel data files) and
+  ``coverage json`` on the project's own settings, and again with ``--branch``;
 - ``pytest --confgate`` with no configuration at all (zero config: the project's own coverage
-  settings, so branch coverage where the project turns it on);
-- ``pytest --confgate`` with a ``confgate.yml`` of ``{type: test_coverage, branch: false}``
-  (line probes for every measured module).
+  settings), compared with the first;
+- ``pytest --confgate`` with ``{type: test_coverage, branch: true}``, compared with the second
+  (reused when the project's own settings already measure branches);
+- ``pytest --confgate`` with ``{type: test_coverage, branch: false}`` (outcomes only).
 
 Every test's outcome (passed, failed, error, skipped) is compared with the bare run's. A test
 whose outcome differs is run again, bare and under the gate variant that differed: a difference
 that does not come back in both (a test that fails now and then on a loaded machine) is listed
-as flaky, not as a difference. The table gives, per project, the tests, the failures of the
-bare run, and the differences of each gate variant; exit status 1 when any difference remains.
-Which project stands for which style (src layout, doctests, plugins, ``filterwarnings =
-error``, async, C extensions) is listed in ``CORPUS`` and in docs/compatibility.md.
+as flaky, not as a difference. The figures compared are the totals (lines, branches) and, per
+file, the statements, branches and missing lines (``_corpus_figures.py``); every file that
+differs is listed. The table gives, per project and Python, the tests, the failures of the bare
+run, the outcome differences and whether the figures are equal; exit status 1 when any
+difference remains. Which project stands for which style or coverage setting is listed in
+``CORPUS`` and in docs/compatibility.md.
 """
 
 from __future__ import annotations
@@ -29,14 +37,17 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import xml.etree.ElementTree as ET  # our own pytest's junit file, not untrusted
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _realproject as rp  # siblings, found through the line above
+import _corpus_figures as figures  # siblings, found through the line above
+import _realproject as rp
 
 
 @dataclass(frozen=True)
@@ -93,11 +104,59 @@ CORPUS: dict[str, Entry] = {
     ),
     "toolz": Entry(_spec("toolz", "1.2.0"), "flat layout, doctests (--doctest-modules)"),
     "iniconfig": Entry(_spec("iniconfig", "2.3.1"), "src layout, small"),
+    # Projects that set the coverage.py options the figures must honour (issue 35).
+    "executing": Entry(
+        _spec("executing", "2.3.0", "asttokens", "littleutils", "pysource-minimize", "rich"),
+        "relative_files, include, parallel, branch = true; tests run pytest in pytest",
+    ),
+    "cloudpickle": Entry(
+        _spec("cloudpickle", "2.2.1", "psutil", "tests/cloudpickle_testpkg"),
+        "flat layout, no coverage settings, tests pickle in child processes",
+    ),
+    "typeguard": Entry(
+        _spec("typeguard", "4.6.1", "mypy", "typing_extensions"),
+        "src layout, source = typeguard, an import hook of its own (a pytest plugin)",
+    ),
+    "freezegun": Entry(_spec("freezegun", "1.5.5"), "flat layout, patches time modules"),
+    "wrapt": Entry(
+        _spec("wrapt", "2.5.2", "setuptools", args=("tests",)),
+        "src layout, C extension, decorators and proxies",
+    ),
+    "decorator": Entry(
+        _spec("decorator", "5.3.1", args=("tests/test.py",)),
+        "src layout, one module, generated signatures",
+    ),
+    "boltons": Entry(
+        _spec("boltons", "26.2.0", args=("tests",)),
+        "flat layout, many small modules, one-line defs and classes",
+    ),
+    "structlog": Entry(
+        _spec("structlog", "26.1.0", "pytest-asyncio", "simplejson", "time-machine", "freezegun"),
+        "src layout, source, [paths], parallel, branch = true, report omit, async",
+    ),
+    "exceptiongroup": Entry(
+        _spec("exceptiongroup", "1.3.2"),
+        "src layout, relative_files, source, exclude_also, code for older Pythons",
+    ),
+    "pluggy": Entry(
+        _spec("pluggy", "1.7.0", "pytest-benchmark"),
+        "imported by pytest before any plugin: include (tests too), [paths], parallel, "
+        "branch = 1, filterwarnings = error",
+    ),
 }
 
-BRANCH_OFF = "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage, branch: false}]\n"
-VARIANTS = ("zero config", "branch: false")
+def _gate(branch: bool) -> str:
+    coverage = f"{{type: test_coverage, branch: {'true' if branch else 'false'}}}"
+    return f"gate:\n  metrics: [{{type: test_pass_rate}}, {coverage}]\n"
+
+
+GATE_CONFIG = {"zero config": "", "branch: true": _gate(True), "branch: false": _gate(False)}
+VARIANTS = tuple(GATE_CONFIG)
+FIGURES = {"zero config": False, "branch: true": True}
+"""The variants whose figures are compared, and whether ``coverage run`` gets ``--branch``."""
 OUTCOMES = ("passed", "failed", "error", "skipped")
+DATA = ".confgate/corpus.coverage"
+"""The gate's coverage data in the project (git-ignored there), moved beside the results."""
 
 
 @dataclass
@@ -105,40 +164,93 @@ class Result:
     name: str
     version: str
     style: str
+    python: str = ""
     tests: int = 0
     bare_failed: int = 0
     differences: dict[str, list[str]] = field(default_factory=dict)
     flaky: dict[str, list[str]] = field(default_factory=dict)
+    figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     problem: str = ""
 
 
 def main() -> int:
     args = _arguments()
     args.cache = args.cache.resolve()  # the suites run in their own folders
-    results = []
-    with rp.exclusive(args.cache):
-        for name in args.project:
-            result = _project(CORPUS[name], args.cache)
-            results.append(result)
-            print(_row(result), flush=True)
-    print("\n" + _table(results))
+    if args.here:
+        results = _run_here(args)
+    else:
+        results = []
+        for wanted in args.python:
+            python = _interpreter(wanted)
+            if python is None:
+                print(f"Python {wanted}: not on this machine, skipped", flush=True)
+            elif Path(python).resolve() == Path(sys.executable).resolve():
+                results += _run_here(args)
+            else:
+                results += _run_child(python, args)
+        print("\n" + _table(results, args.variant) + "\n\n" + _matrix(results, args.variant))
     out = args.json or args.cache / "compat_corpus.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([r.__dict__ for r in results], indent=2) + "\n", encoding="utf-8")
-    failed = any(r.problem or any(r.differences.values()) for r in results)
+    failed = any(r.problem or any(r.differences.values())
+                 or not all(f.get("equal") for f in r.figures.values()) for r in results)
     return 1 if failed else 0
 
 
-def _project(entry: Entry, cache: Path) -> Result:
+def _run_here(args: argparse.Namespace) -> list[Result]:
+    results = []
+    with rp.exclusive(args.cache):
+        for name in args.project:
+            result = _project(CORPUS[name], args.cache, args.variant)
+            results.append(result)
+            print(_row(result, args.variant), flush=True)
+    return results
+
+
+def _run_child(python: str, args: argparse.Namespace) -> list[Result]:
+    """The corpus under another interpreter: this script again, run by it (stdlib only)."""
+    out = args.cache / f"compat_corpus-{Path(python).parent.parent.name}.json"
+    out.unlink(missing_ok=True)
+    argv = [python, __file__, "--here", "--cache", str(args.cache), "--json", str(out)]
+    argv += ["--project", *args.project, "--variant", *args.variant]
+    subprocess.run(argv, check=False)  # our own script, an argv list
+    if not out.is_file():
+        print(f"{python}: the corpus run wrote no results", flush=True)
+        return []
+    return [Result(**data) for data in json.loads(out.read_text(encoding="utf-8"))]
+
+
+def _interpreter(wanted: str) -> str | None:
+    """A path, or a version found under pyenv or on PATH; None when this machine lacks it."""
+    found: list[str] = []
+    if os.sep in wanted:
+        found = [wanted]
+    else:
+        pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+        found = [str(p) for p in sorted(pyenv.glob(f"{wanted}*/bin/python"))]
+        found += [w for w in [shutil.which(f"python{wanted}")] if w]
+    for python in found:
+        probe = subprocess.run(  # an interpreter path, an argv list
+            [python, "-c", "import sys; print(*sys.version_info[:2], sep='.')"],
+            capture_output=True, text=True, check=False,
+        )
+        version = probe.stdout.strip()
+        if probe.returncode == 0 and (os.sep in wanted or f"{wanted}.".startswith(f"{version}.")):
+            return python
+    return None
+
+
+def _project(entry: Entry, cache: Path, variants: list[str]) -> Result:
     spec = entry.spec
-    result = Result(spec.name, spec.version, entry.style)
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    result = Result(spec.name, spec.version, entry.style, python=sys.version.split()[0])
     try:
         ws = rp.prepare(spec, cache)
         _make_repository(ws)
     except (RuntimeError, OSError) as exc:
         result.problem = f"setup failed: {str(exc)[:2000]}"
         return result
-    out = cache / f"corpus-{spec.sdist_stem}"
+    out = cache / f"corpus-{spec.sdist_stem}-py{python}"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     bare = _outcomes(ws, out / "bare.xml", gate=None)
@@ -147,9 +259,11 @@ def _project(entry: Entry, cache: Path) -> Result:
     if not bare or "<run>" in bare:
         result.problem = f"the bare run reported no test or crashed: see {out / 'bare.log'}"
         return result
-    for variant in VARIANTS:
-        config = BRANCH_OFF if variant == "branch: false" else ""
-        gated = _outcomes(ws, out / f"{variant.replace(' ', '-').strip(':')}.xml", gate=config)
+    references: dict[bool, tuple[dict[str, Any] | None, str]] = {}
+    for variant in variants:
+        config = GATE_CONFIG[variant]
+        tag = variant.replace(" ", "-").replace(":", "")
+        gated = _outcomes(ws, out / f"{tag}.xml", gate=config, keep=out / f"gate-{tag}")
         differ = _differences(bare, gated)
         if differ:
             again_bare = _outcomes(ws, out / "bare-again.xml", gate=None)
@@ -161,7 +275,39 @@ def _project(entry: Entry, cache: Path) -> Result:
         result.differences[variant] = [
             f"{t}: bare {bare.get(t, 'absent')}, gate {gated.get(t, 'absent')}" for t in differ
         ]
+        if variant in FIGURES:
+            result.figures[variant] = _figures(ws, out, tag, FIGURES[variant], references)
     return result
+
+
+def _figures(
+    ws: rp.Workspace, out: Path, tag: str, branch: bool,
+    references: dict[bool, tuple[dict[str, Any] | None, str]],
+) -> dict[str, Any]:
+    """The gate run ``tag`` against ``coverage run`` (one run per setting, shared)."""
+    report = out / f"gate-{tag}.json"
+    if not report.is_file():
+        return {"equal": False, "reason": "the gate wrote no report"}
+    gate = json.loads(report.read_text(encoding="utf-8"))
+    source = None
+    if not figures.chooses_source(ws):
+        source = figures.coverage_details(gate).get("source") or None
+    if branch not in references:
+        argv = ["-q", "-p", "no:cacheprovider", *ws.spec.pytest_args]
+        argv.append(f"--junitxml={out / ('coverage-branch.xml' if branch else 'coverage.xml')}")
+        name = "branch" if branch else "own"
+        references[branch] = figures.coverage_reference(
+            ws, out, name, argv, branch=branch, source=source
+        )
+        reference = references[branch][0]
+        if not branch and reference and reference["meta"].get("branch_coverage"):
+            references[True] = references[branch]  # --branch would measure the same
+    reference, why = references[branch]
+    if reference is None:
+        return {"equal": False, "reason": why}
+    files = figures.gate_files(ws, out / f"gate-{tag}.coverage", out, tag)
+    compared = figures.compare(gate, files, reference, ws.project)
+    return {**compared, "source": f"--source={','.join(source)}" if source else "own settings"}
 
 
 def _make_repository(ws: rp.Workspace) -> None:
@@ -175,8 +321,13 @@ def _make_repository(ws: rp.Workspace) -> None:
             exclude.write_text("confgate.yml\nconfgate-report.json\n.confgate/\n")
 
 
-def _outcomes(ws: rp.Workspace, junit: Path, gate: str | None) -> dict[str, str]:
-    """Each test's outcome in one run of the suite (``gate``: None bare, "" zero config)."""
+def _outcomes(
+    ws: rp.Workspace, junit: Path, gate: str | None, keep: Path | None = None
+) -> dict[str, str]:
+    """Each test's outcome in one run of the suite (``gate``: None bare, "" zero config).
+
+    ``keep``: where the gate's report (``.json``) and coverage data (``.coverage``) go.
+    """
     config = ws.project / "confgate.yml"
     config.unlink(missing_ok=True)
     shutil.rmtree(ws.project / ".confgate", ignore_errors=True)
@@ -187,8 +338,19 @@ def _outcomes(ws: rp.Workspace, junit: Path, gate: str | None) -> dict[str, str]
         argv.append("--confgate")
         if gate:
             config.write_text(gate, encoding="utf-8")
+    # The gate writes inside the working tree only: its files are moved to ``keep`` after.
+    made = {ws.project / "confgate-report.json": ".json", ws.project / DATA: ".coverage"}
+    if gate is not None and keep is not None:
+        for written, suffix in made.items():
+            written.unlink(missing_ok=True)
+            keep.with_suffix(suffix).unlink(missing_ok=True)
+        argv.append(f"--confgate-coverage-data={DATA}")
     junit.unlink(missing_ok=True)
     done = ws.run([*argv, f"--junitxml={junit}"], timeout_s=3600)
+    if gate is not None and keep is not None:
+        for written, suffix in made.items():
+            if written.is_file():
+                shutil.move(written, keep.with_suffix(suffix))
     (junit.with_suffix(".log")).write_text(
         f"{' '.join(argv)}\nexit {done.returncode}, {done.seconds:.1f} s\n"
         f"{done.stdout[-20000:]}\n--- stderr\n{done.stderr[-20000:]}", encoding="utf-8"
@@ -221,31 +383,96 @@ def _differences(bare: dict[str, str], gated: dict[str, str]) -> list[str]:
     return sorted(t for t in bare.keys() | gated.keys() if bare.get(t) != gated.get(t))
 
 
-def _row(result: Result) -> str:
+def _row(result: Result, variants: list[str]) -> str:
+    head = f"| {result.name} {result.version} | {result.python} "
     if result.problem:
-        return f"| {result.name} {result.version} | - | - | {result.problem[:200]} |"
-    counts = " | ".join(str(len(result.differences.get(v, []))) for v in VARIANTS)
+        return head + f"| - | - | {result.problem[:200]} |"
+    counts = " / ".join(str(len(result.differences.get(v, []))) for v in variants)
     flaky = sum(len(v) for v in result.flaky.values())
     note = f" ({flaky} flaky, not counted)" if flaky else ""
-    return (f"| {result.name} {result.version} | {result.tests} | {result.bare_failed} | "
-            f"{counts}{note} |")
+    cells = [_figures_cell(result.figures.get(v)) for v in variants if v in FIGURES]
+    return (head + f"| {result.tests} | {result.bare_failed} | {counts}{note} | "
+            + " | ".join(cells) + " |")
 
 
-def _table(results: list[Result]) -> str:
-    head = ("| project | tests | failing bare | differences, zero config "
-            "| differences, branch: false |")
-    lines = [head, "|---|---|---|---|---|", *(_row(r) for r in results)]
+def _figures_cell(compared: dict[str, Any] | None) -> str:
+    """``equal``, or the totals that differ (gate vs coverage.py) and how many files."""
+    if compared is None:
+        return "-"
+    if compared.get("equal"):
+        return "equal"
+    if "totals" not in compared:
+        return f"not compared: {compared.get('reason', '')[:120]}"
+    parts = []
+    for kind, covered, total in (("lines", "covered_lines", "num_statements"),
+                                 ("branches", "covered_branches", "num_branches")):
+        ours, theirs = compared["totals"].get(covered), compared["totals"].get(total)
+        if ours and ours[0] is not None and (ours != compared["totals"][covered]
+                                             or ours[0] != ours[1] or theirs[0] != theirs[1]):
+            parts.append(f"{kind} {ours[0]}/{theirs[0]} vs {ours[1]}/{theirs[1]}")
+    if compared.get("below_fail_under") and compared.get("decision") == "pass":
+        parts.append("below coverage.py's fail_under, gate decision pass")
+    if compared.get("status") not in (None, "ok"):
+        parts.append(f"gate {compared['status']}: {compared.get('reason', '')[:100]}")
+    files = len(compared.get("files", []))
+    parts.append(f"{files} file{'s' if files != 1 else ''} differ")
+    return "; ".join(parts)
+
+
+def _table(results: list[Result], variants: list[str]) -> str:
+    compared = [v for v in variants if v in FIGURES]
+    head = (f"| project | Python | tests | failing bare | outcome differences "
+            f"({' / '.join(variants)}) | "
+            + " | ".join(f"figures, {v}" for v in compared) + " |")
+    lines = [head, "|" + "---|" * (5 + len(compared)), *(_row(r, variants) for r in results)]
     for result in results:
+        tag = f"{result.name} {result.python}"
         for variant, tests in result.differences.items():
-            lines += [f"  {result.name} ({variant}): {t}" for t in tests]
+            lines += [f"  {tag} ({variant}): {t}" for t in tests]
+        for variant, compared_figures in result.figures.items():
+            lines += [f"  {tag} ({variant}): {f}" for f in compared_figures.get("files", [])]
     return "\n".join(lines)
+
+
+def _matrix(results: list[Result], variants: list[str]) -> str:
+    """Projects x Pythons: outcomes the same?, figures equal? (files that differ)."""
+    pythons = sorted({r.python for r in results}, key=lambda v: tuple(map(int, v.split("."))))
+    cells: dict[str, dict[str, str]] = {}
+    for result in results:
+        cells.setdefault(f"{result.name} {result.version}", {})[result.python] = _cell(
+            result, variants
+        )
+    compared = " / ".join(v for v in variants if v in FIGURES)
+    lines = [f"| project | {' | '.join(pythons)} |", "|---|" + "---|" * len(pythons),
+             *(f"| {name} | " + " | ".join(row.get(v, "-") for v in pythons) + " |"
+               for name, row in cells.items())]
+    return f"outcomes; figures ({compared})\n" + "\n".join(lines)
+
+
+def _cell(result: Result, variants: list[str]) -> str:
+    if result.problem:
+        return "not run"
+    differ = sum(len(result.differences.get(v, [])) for v in variants)
+    outcomes = "same" if not differ else f"{differ} differ"
+    figures = []
+    for variant in (v for v in variants if v in FIGURES):
+        compared = result.figures.get(variant, {})
+        files = len(compared.get("files", []))
+        figures.append("equal" if compared.get("equal") else
+                       f"differ ({files} file{'s' if files != 1 else ''})" if "totals" in compared
+                       else "not compared")
+    return f"{outcomes}; {' / '.join(figures)}"
 
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", nargs="+", choices=list(CORPUS), default=list(CORPUS))
+    parser.add_argument("--python", nargs="+", default=[sys.executable],
+                        help="interpreters: versions (3.12) or paths; absent ones are skipped")
+    parser.add_argument("--variant", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--cache", type=Path, default=rp.REPO_CACHE, help="venvs and sdists")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
