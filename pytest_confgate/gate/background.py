@@ -89,6 +89,9 @@ class BackgroundTools:
             "cache_dir": str(self._cache_dir) if self._cache_dir is not None else None,
             "analysis": _analysis_request(self._analysis),
             "cache_threshold_ns": cache_trust.threshold(),
+            # What this process wrote or vouched for (an earlier session in it, say): the
+            # helper may read exactly those bytes, whenever they were written.
+            "cache_written": cache_trust.written(),
         }).encode()
         env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED}
         self._started_at = time.monotonic()
@@ -232,6 +235,7 @@ def run_request(request: Mapping[str, Any]) -> dict[str, Any]:
     cache = Path(request["cache_dir"]) if request.get("cache_dir") else None
     if isinstance(request.get("cache_threshold_ns"), int):  # the tests run beside us
         cache_trust.begin(request["cache_threshold_ns"])
+    cache_trust.trust(request.get("cache_written") or [])
     analysis = _analysis_from(root, request.get("analysis"))
     with ThreadPoolExecutor(max_workers=max(1, len(configs))) as pool:
         futures = {
