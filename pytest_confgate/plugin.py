@@ -118,7 +118,9 @@ def pytest_load_initial_conftests(
     from pytest_confgate.collect import cache_trust
 
     # Before any conftest: cache entries changed from here on must be the gate's own.
-    worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+    # An xdist worker (execnet starts it as `python -c`) runs after its controller imported the
+    # conftests; a pytest merely started inside a worker inherits the variable, not that past.
+    worker = bool(os.environ.get("PYTEST_XDIST_WORKER")) and sys.argv[:1] == ["-c"]
     cache_trust.begin(cache_trust.project_code_since_ns(parent_too=worker))
     from pytest_confgate.exceptions import ConfgateError
 
