@@ -9,7 +9,9 @@ every pytest run through its ordinary entry point; at startup, before any confte
 ``{"node": id, "outcome": ..., "failure": text}``, then ``{"end": true}``. Any other run finds
 no such socket and this costs a few ``fstat`` calls.
 
-Leaf module: imports nothing of pytest's or ours (``plugin.py`` registers ``OutcomeStream``).
+Leaf module: imports nothing of pytest's and of ours only the leaf ``outcomes``, so the base's
+tests are named exactly as a ranking or a replay names them (``plugin.py`` registers
+``OutcomeStream``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import os
 import socket
 import stat
 from typing import Any
+
+from pytest_confgate.outcomes import phase_outcome
 
 MAGIC = b"confgate-outcomes-1\n"
 _FAILURE_CHARS = 4000
@@ -75,20 +79,9 @@ class OutcomeStream:
             self._record(report.nodeid, "error", report)
 
     def pytest_runtest_logreport(self, report: Any) -> None:
-        expected_failure = hasattr(report, "wasxfail")
-        if report.when == "call":
-            if report.passed:
-                outcome = "xpassed" if expected_failure else "passed"
-            elif report.skipped:
-                outcome = "xfailed" if expected_failure else "skipped"
-            else:
-                outcome = "failed"
-            if self._outcomes.get(report.nodeid) != "error":
-                self._record(report.nodeid, outcome, report)
-        elif report.failed:
-            self._record(report.nodeid, "error", report)
-        elif report.skipped and report.when == "setup":
-            self._record(report.nodeid, "xfailed" if expected_failure else "skipped", report)
+        outcome = phase_outcome(report, self._outcomes.get(report.nodeid))
+        if outcome is not None:
+            self._record(report.nodeid, outcome, report)
 
     def pytest_sessionfinish(self, session: Any) -> None:
         self._send({"end": True})

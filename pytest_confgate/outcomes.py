@@ -1,8 +1,9 @@
 """One test's outcome from pytest's phase reports, for the plugins loaded into runs we start.
 
-``rank/outcomes_plugin`` (a candidate's tests) and ``collect/tamper/replay_plugin`` (the base's
-version of edited tests) both name outcomes this way, so a ranking and a replay never disagree
-on what a run did. Outcomes are ``passed``, ``failed``, ``error`` (setup or teardown failed),
+``rank/outcomes_plugin`` (a candidate's tests), ``collect/tamper/replay_plugin`` (the base's
+version of edited tests) and ``outcome_channel`` (the differential run's base tests) all name
+outcomes this way, so a ranking, a replay and a differential run never disagree on what a run
+did. Outcomes are ``passed``, ``failed``, ``error`` (setup or teardown failed),
 ``skipped``, ``xfailed`` and ``xpassed``. A leaf: takes pytest's report as a plain object and
 imports nothing, so a plugin that uses it stays light.
 """

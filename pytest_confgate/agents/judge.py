@@ -103,59 +103,49 @@ def judge_change(
     if not config.ablation:
         return metric
     judged = metric.value if metric.value is not None else 0.0
-    ablated = _ablation(agent, config, task, diff, metrics_summary, judged, details)
-    if ablated is None:
-        ablated = _task_ablation(agent, config, task, diff, metrics_summary, judged, details)
-    if ablated is not None:
-        return _failed(config, details, started, ablated, details["failure_kind"])
+    for key, texts in (("ablation", _diff_ablation(task, diff, metrics_summary)),
+                       ("ablation_task", _task_ablation(config, task, diff, metrics_summary))):
+        if isinstance(texts, str):
+            details[key] = {"calls": 0, "why": texts}
+            continue
+        problem = _ablated_call(agent, config, texts, judged, details, key)
+        if problem is not None:
+            return _failed(config, details, started, problem, details["failure_kind"])
     value = min(judged, details["ablation"].get("score", judged),
                 details["ablation_task"].get("score", judged))
     details["duration_s"] = round(time.perf_counter() - started, 6)
     return metric.model_copy(update={"value": value, "details": details})
 
 
-def _ablation(
-    agent: Agent,
-    config: LlmJudgeMetricConfig,
-    task: str,
-    diff: str,
-    metrics_summary: str,
-    judged: float,
-    details: dict[str, Any],
-) -> str | None:
-    """One more call without the change's prose and new names; None, or why the metric is
-    an error."""
+def _diff_ablation(task: str, diff: str, metrics_summary: str) -> tuple[str, str, str] | str:
+    """What to ask once more, without the change's prose and new names; or why not."""
     ablated = ablate_diff(diff)
     if ablated == diff:
-        details["ablation"] = {"calls": 0, "why": "the change adds no comments, strings or "
-                                                  "names of two words or more"}
-        return None
-    where = "the change's comments, strings and new names (ablation)"
-    return _ablated_call(agent, config, (task, ablated, metrics_summary), judged, details,
-                         ("ablation", where))
+        return "the change adds no comments, strings or names of two words or more"
+    return task, ablated, metrics_summary
 
 
 _NO_TASK = "(left out: the judge is asked once without the change's own description)"
 
 
 def _task_ablation(
-    agent: Agent,
-    config: LlmJudgeMetricConfig,
-    task: str,
-    diff: str,
-    metrics_summary: str,
-    judged: float,
-    details: dict[str, Any],
-) -> str | None:
-    """One more call without the task the change's author wrote (the pull request's body):
-    words there that move the judge are as much the change's as a comment in the diff."""
-    if config.task is not None or not task.strip():
-        why = "the configuration gives the task" if config.task is not None else "no task"
-        details["ablation_task"] = {"calls": 0, "why": why}
-        return None
-    where = "the change's description (ablation without it)"
-    return _ablated_call(agent, config, (_NO_TASK, diff, metrics_summary), judged, details,
-                         ("ablation_task", where))
+    config: LlmJudgeMetricConfig, task: str, diff: str, metrics_summary: str
+) -> tuple[str, str, str] | str:
+    """What to ask once more, without the task the change's author wrote (the pull request's
+    body): words there that move the judge are as much the change's as a comment in the diff.
+    Or why not."""
+    if config.task is not None:
+        return "the configuration gives the task"
+    if not task.strip():
+        return "no task"
+    return _NO_TASK, diff, metrics_summary
+
+
+_ABLATED = {
+    "ablation": ("the ablation call", "the change's comments, strings and new names (ablation)"),
+    "ablation_task": ("the call without the task",
+                      "the change's description (ablation without it)"),
+}
 
 
 def _ablated_call(
@@ -164,12 +154,11 @@ def _ablated_call(
     texts: tuple[str, str, str],
     judged: float,
     details: dict[str, Any],
-    names: tuple[str, str],
+    key: str,
 ) -> str | None:
-    """Ask about ``texts`` (task, diff, measurements); record under ``names[0]`` and count a
-    fall beyond the tolerance as a hit located at ``names[1]``."""
-    key, where = names
-    call = "the ablation call" if key == "ablation" else "the call without the task"
+    """Ask about ``texts`` (task, diff, measurements); record under ``key`` and count a fall
+    beyond the tolerance as a hit; None, or why the metric is an error."""
+    call, where = _ABLATED[key]
     system, user, canary = _judge_prompt(config, *texts)
     try:
         reply = agent.ask(user, system=system)

@@ -6,19 +6,13 @@ Each project here sets coverage.py's own child-process settings (``patch``, ``co
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 import textwrap
 from typing import Any
 
 import pytest
 from conftest import metric, read_report
-
-SLOW = 300  # seconds: child interpreters start slowly on a loaded 2-core machine
-KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+from coverage_oracle import SLOW, coverage_py_totals, totals
 
 CLI = '''\
 """The command line, run by the tests as `python -m app`."""
@@ -107,32 +101,19 @@ def _project(pytester: pytest.Pytester, coverage_run: str) -> pytest.Pytester:
 
 
 def _coverage_py_totals(pytester: pytest.Pytester) -> dict[str, int]:
-    """``coverage run -m pytest`` + ``coverage combine`` + ``coverage json``."""
+    """coverage.py's totals, its data kept outside the project (the gate must leave none there)."""
     folder = pytester.path.parent / f"{pytester.path.name}-reference"
     folder.mkdir()
     # COVERAGE_FILE, not --data-file: multiprocessing children read only the environment.
-    env = {**os.environ, "COVERAGE_FILE": str(folder / ".coverage")}
-    out = folder / "reference.json"
-    base = [sys.executable, "-m", "coverage"]
-    for step in (
-        ["run", "-m", "pytest", "-q", "-p", "no:confgate"],
-        ["combine"],
-        ["json", "-o", str(out)],
-    ):
-        subprocess.run([*base, *step], cwd=pytester.path, env=env, check=False,
-                       capture_output=True, timeout=SLOW)
-    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    found = coverage_py_totals(pytester.path, "-q", data_file=folder / ".coverage",
+                               environment=True)
     shutil.rmtree(folder)
-    return {key: report["totals"].get(key, 0) for key in KEYS}
+    return found
 
 
 def _gate(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]:
     result = pytester.runpytest_subprocess("--confgate", "-p", "no:xdist", timeout=SLOW)
     return result, metric(read_report(pytester), "test_coverage")["details"]
-
-
-def _totals(details: dict[str, Any]) -> dict[str, int]:
-    return {key: details.get(key, 0) for key in KEYS}
 
 
 SETTINGS = {
@@ -153,7 +134,7 @@ def test_code_run_in_child_processes_counts_as_coverage_py_counts_it(
     before = sorted(p.name for p in project.path.glob(".coverage*"))
     result, details = _gate(project)
     assert result.ret == 0, result.stdout.str()
-    assert _totals(details) == expected
+    assert totals(details) == expected
     assert details["child_processes"]["engine"] == "coverage.py (child processes)"
     assert details["child_processes"]["data_files"] >= 1
     assert sorted(p.name for p in project.path.glob(".coverage*")) == before
@@ -185,7 +166,7 @@ def test_a_forked_child_ending_with_os_exit_counts_as_the_exit_patch_counts_it(
     expected = _coverage_py_totals(project)
     result, details = _gate(project)
     assert result.ret == 0, result.stdout.str()
-    assert _totals(details) == expected
+    assert totals(details) == expected
     assert details["child_processes"]["data_files"] == (1 if parallel == "true" else 0)
 
 
@@ -202,5 +183,5 @@ def test_parallel_leaves_no_data_file_and_never_reads_the_users_own(
     expected = _coverage_py_totals(project)
     result, details = _gate(project)
     assert result.ret == 0, result.stdout.str()
-    assert _totals(details) == expected
+    assert totals(details) == expected
     assert sorted(p.name for p in project.path.glob(".coverage*")) == [".coverage.user.1.2"]

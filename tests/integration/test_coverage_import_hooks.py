@@ -9,16 +9,12 @@ own) runs the module unseen. The gate must measure it (coverage.py's tracer, nam
 from __future__ import annotations
 
 import importlib.util
-import json
-import subprocess
 import sys
 from typing import Any
 
 import pytest
 from conftest import metric, read_report
-
-SLOW = 300
-KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+from coverage_oracle import SLOW, coverage_py_totals, totals
 
 APP = '''\
 """Loaded by the project's own import hook."""
@@ -121,18 +117,8 @@ def _project(pytester: pytest.Pytester, coverage_run: str, *, hook: bool = True)
 
 
 def _coverage_py_totals(pytester: pytest.Pytester, *args: str) -> dict[str, int]:
-    data, out = pytester.path / ".coverage-reference", pytester.path / "reference.json"
-    base = [sys.executable, "-m", "coverage"]
-    subprocess.run(
-        [*base, "run", f"--data-file={data}", "-m", "pytest", "-q", "-p", "no:confgate", *args],
-        cwd=pytester.path, check=True, capture_output=True, timeout=SLOW,
-    )
-    subprocess.run([*base, "json", f"--data-file={data}", "-o", str(out)],
-                   cwd=pytester.path, check=True, capture_output=True, timeout=SLOW)
-    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    data.unlink()
-    out.unlink()
-    return {key: report["totals"].get(key, 0) for key in KEYS}
+    data_file = pytester.path / ".coverage-reference"
+    return coverage_py_totals(pytester.path, "-q", *args, data_file=data_file)
 
 
 def _gate(pytester: pytest.Pytester, *args: str) -> dict[str, Any]:
@@ -149,7 +135,7 @@ def test_a_module_another_import_hook_loads_is_measured_as_coverage_py_measures_
     _project(pytester, f"branch = {branch}\n")
     expected = _coverage_py_totals(pytester)
     details = _gate(pytester)
-    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert totals(details) == expected
     if sys.version_info < (3, 12):
         assert details["engine_by_file"]["app/__init__.py"] == "coverage.py"
         assert details["engine_by_file"]["late.py"] == "coverage.py"
@@ -187,7 +173,7 @@ def test_typeguards_import_hook_is_measured_as_coverage_py_measures_it(
     _project(pytester, "", hook=False)
     expected = _coverage_py_totals(pytester, "--typeguard-packages=app")
     details = _gate(pytester, "--typeguard-packages=app")
-    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert totals(details) == expected
 
 
 @pytest.mark.skipif(
@@ -203,4 +189,4 @@ def test_beartype_claws_loader_is_measured_as_coverage_py_measures_it(
     )
     expected = _coverage_py_totals(pytester)
     details = _gate(pytester)
-    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert totals(details) == expected

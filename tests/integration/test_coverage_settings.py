@@ -8,16 +8,12 @@ subprocess: the oracle is coverage.py itself, never a number written here.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
 from conftest import metric, read_report, write_config
+from coverage_oracle import SLOW, coverage_py_totals, totals
 
-SLOW = 300  # seconds: a loaded 2-core machine is slow to start pytest twice
-KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
 PYTEST_INI = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
 
 
@@ -28,38 +24,16 @@ def _gate(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict
     return result, metric(read_report(pytester), "test_coverage")
 
 
-def _oracle(pytester: pytest.Pytester) -> dict[str, Any]:
-    """``coverage run -m pytest`` (+ ``combine`` when it wrote parallel files) + ``coverage
-    json``: coverage.py's totals for the project and its own settings."""
-    base = [sys.executable, "-m", "coverage"]
-    run = {"cwd": pytester.path, "capture_output": True, "timeout": SLOW}
-    done = subprocess.run(
-        [*base, "run", "-m", "pytest", "-q", "-p", "no:confgate", "-p", "no:cacheprovider"],
-        check=False, **run,  # type: ignore[call-overload]
-    )
-    assert done.returncode == 0, done.stdout.decode()[-2000:] + done.stderr.decode()
-    if list(pytester.path.glob(".coverage.*")):
-        subprocess.run([*base, "combine", "-q"], check=True, **run)  # type: ignore[call-overload]
-    out = pytester.path / "oracle.json"
-    # Exit 2 is coverage.py's own fail_under verdict: the report is written all the same.
-    done = subprocess.run([*base, "json", "-q", "-o", str(out)], check=False, **run)  # type: ignore[call-overload]
-    assert done.returncode in (0, 2), done.stdout.decode() + done.stderr.decode()
-    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    out.unlink()
-    pytester.path.joinpath(".coverage").unlink(missing_ok=True)
-    return report
-
-
-def _totals(figures: dict[str, Any]) -> dict[str, int]:
-    return {key: figures.get(key, 0) for key in KEYS}
+def _oracle(pytester: pytest.Pytester) -> dict[str, int]:
+    """coverage.py's totals with the project's own data file setting, so its settings all apply."""
+    return coverage_py_totals(pytester.path, "-q", "-p", "no:cacheprovider")
 
 
 def _same_as_coverage_py(pytester: pytest.Pytester) -> dict[str, Any]:
     """The gate's coverage row, after checking its totals equal coverage.py's."""
     result, row = _gate(pytester)
     assert row["status"] == "ok", (row, result.stdout.str()[-3000:])
-    oracle = _oracle(pytester)
-    assert _totals(row["details"]) == _totals(oracle["totals"]), row["details"]
+    assert totals(row["details"]) == _oracle(pytester), row["details"]
     return row
 
 
@@ -186,7 +160,7 @@ def test_coverage_pys_fail_under_is_the_floor_when_the_gate_sets_none(
     name, text = FAIL_UNDER_FORMS[form]
     project.path.joinpath(name).write_text(text, encoding="utf-8")
     result, row = _gate(project)
-    assert _totals(row["details"]) == _totals(_oracle(project)["totals"])
+    assert totals(row["details"]) == _oracle(project)
     report = read_report(project)
     assert report["decision"] == "fail"
     assert result.ret != 0

@@ -8,16 +8,13 @@ and says what to run.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 from conftest import metric, read_report
-
-SLOW = 300
-KEYS = ("covered_lines", "num_statements", "covered_branches", "num_branches")
+from coverage_oracle import SLOW, coverage_py_totals, totals
 
 APP = '''\
 """A package a pytest plugin imports."""
@@ -71,18 +68,8 @@ def _branch(pytester: pytest.Pytester) -> None:
 
 
 def _coverage_py_totals(pytester: pytest.Pytester) -> dict[str, int]:
-    data, out = pytester.path / ".coverage-reference", pytester.path / "reference.json"
-    base = [sys.executable, "-m", "coverage"]
-    subprocess.run(
-        [*base, "run", f"--data-file={data}", "-m", "pytest", "-p", "no:confgate"],
-        cwd=pytester.path, check=True, capture_output=True, timeout=SLOW,
-    )
-    subprocess.run([*base, "json", f"--data-file={data}", "-o", str(out)],
-                   cwd=pytester.path, check=True, capture_output=True, timeout=SLOW)
-    report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    data.unlink()
-    out.unlink()
-    return {key: report["totals"].get(key, 0) for key in KEYS}
+    # No -q: the same pytest arguments as the gate's own runs below.
+    return coverage_py_totals(pytester.path, data_file=pytester.path / ".coverage-reference")
 
 
 def _module_entry(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
@@ -107,7 +94,7 @@ def test_the_module_entry_counts_what_pytest_imported_first_as_coverage_run_does
     done = _module_entry(plugin_project)
     assert done.returncode == 0, done.stdout + done.stderr
     details = _details(plugin_project)
-    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert totals(details) == expected
     assert "imported_before_start" not in details
     assert "confgate: PASS" in done.stdout
 
@@ -154,5 +141,5 @@ def test_confgate_gate_counts_what_pytest_imported_first_as_coverage_run_does(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     details = _details(plugin_project)
-    assert {key: details.get(key, 0) for key in KEYS} == expected
+    assert totals(details) == expected
     assert "imported_before_start" not in details
