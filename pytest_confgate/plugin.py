@@ -104,7 +104,7 @@ def pytest_load_initial_conftests(
 ) -> None:
     """Start as early as pytest allows, so import-time lines of conftest-imported code count."""
     if not hasattr(early_config, "workerinput"):  # the differential run's outcomes (issue 34)
-        from pytest_confgate.outcome_channel import OutcomeStream, claim
+        from pytest_confgate.outcomes import OutcomeStream, claim
 
         channel = claim()
         if channel is not None:

@@ -177,8 +177,7 @@ def test_the_run_carries_no_mark_of_the_gate(repo: pytest.Pytester, tmp_path_fac
     assert differential["plugins"] == ["confgate"]  # the entry point, as in any run
     # what any pytest run imports with pytest-confgate installed (and its editable finder)
     assert {m for m in differential["modules"] if not m.startswith("__editable__")} == {
-        "pytest_confgate", "pytest_confgate.plugin", "pytest_confgate.outcome_channel",
-        "pytest_confgate.outcomes"}
+        "pytest_confgate", "pytest_confgate.plugin", "pytest_confgate.outcomes"}
     assert differential["cwd_name"] == repo.path.name
     # pytest's own temporary folder, where the environment puts it for any run
     assert "confgate" not in differential["tmp"]

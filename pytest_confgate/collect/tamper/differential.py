@@ -10,7 +10,7 @@ or ``testing/``, every ``conftest.py`` and test module, the rootdir's pytest set
 and the changed files a base test names by file name). Then it runs
 ``python -m pytest MODULE...`` there, for the base's test modules the change can affect
 (``selected_modules``), with the gate's environment unchanged and nothing of ours on the
-command line; outcomes come back over an inherited socket (``outcome_channel``).
+command line; outcomes come back over an inherited socket (``outcomes``).
 
 A base test that fails or errors there while the main run (the head's machinery) had no
 failing test is a ``behaviour_change`` finding naming the test and both outcomes. A change
@@ -42,7 +42,7 @@ from pytest_confgate.collect.tamper.shapes import FileVersions
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, TestOutcomes
-from pytest_confgate.outcome_channel import MAGIC
+from pytest_confgate.outcomes import MAGIC
 from pytest_confgate.processes import ToolMissing, ToolOutputTooLarge, ToolTimeout, run_tool, tail
 
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})

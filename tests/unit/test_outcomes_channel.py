@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import socket
 
-from pytest_confgate.outcome_channel import MAGIC, OutcomeStream, claim
+from pytest_confgate.outcomes import MAGIC, OutcomeStream, claim
 
 
 class _Report:
