@@ -46,6 +46,10 @@ MON: Any = getattr(sys, "monitoring", None)
 DISABLE: Any = getattr(MON, "DISABLE", None)
 _END_ASYNC_FOR = dis.opmap.get("END_ASYNC_FOR", -1)
 
+_NO_BACKWARD_FALL_THROUGH = sys.version_info >= (3, 14)
+"""From 3.14 coverage.py records no arc from a same-line body back to its loop's head
+(``while n: class D: pass``, measured against ``coverage run``), so neither do we."""
+
 
 class NoToolId(RuntimeError):
     """Every ``sys.monitoring`` tool id the engine may use is taken."""
@@ -217,7 +221,7 @@ class MonitorProbes:
                 # its self-arc resolves to neither; the statement's own exit is the arc
                 # its code falls through to, as coverage.py's tracer records it.
                 arc = self._resolver(info, code).falls_through(*body)
-                if arc is not None:
+                if arc is not None and not (_NO_BACKWARD_FALL_THROUGH and arc[1] < arc[0]):
                     info.arcs.add(arc)
         return DISABLE
 
