@@ -16,16 +16,10 @@ The labels were written before any ranking of these groups.
 
 from __future__ import annotations
 
-import io
-import json
-import os
-import subprocess
-import sys
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from rank_task import commit_branch, commit_main, git
+from rank_task import commit_branch, commit_main, export_verdicts, git
 
 HEAD = '''"""Roman numerals.
 
@@ -318,16 +312,4 @@ def build_groups(repo: Path) -> None:
 
 def held_out_verdicts(repo: Path, scratch: Path) -> dict[str, str]:
     """Branch -> ``correct`` or why not, from the held-out tests on an export of each."""
-    roots = {}
-    for branch in CANDIDATES:
-        root = scratch / branch
-        root.mkdir(parents=True)
-        archive = subprocess.run(["git", "archive", "--format=tar", branch], cwd=repo,
-                                 check=True, capture_output=True).stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(root, filter="data")
-        roots[str(root)] = branch
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV"))}
-    done = subprocess.run([sys.executable, "-c", HELD_OUT, *roots], capture_output=True,
-                          text=True, check=True, env=env, timeout=120)
-    return {roots[root]: verdict for root, verdict in json.loads(done.stdout).items()}
+    return export_verdicts(repo, scratch, CANDIDATES, HELD_OUT)

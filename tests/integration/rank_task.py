@@ -8,8 +8,13 @@ but runs a shell command (bandit B602, HIGH). Each candidate adds its own test f
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
+import sys
+import tarfile
+from collections.abc import Iterable
 from pathlib import Path
 
 GIT_ENV = {
@@ -138,3 +143,22 @@ def build_task(repo: Path) -> dict[str, str]:
                                      f"tests/test_discount_{branch}.py": test})
     git(repo, "checkout", "-q", "main")
     return {"a": "clean", "b": "convoluted", "c": "failing", "d": "shell=True"}
+
+
+def export_verdicts(repo: Path, scratch: Path, branches: Iterable[str], held_out: str
+                    ) -> dict[str, str]:
+    """Branch -> ``correct`` or why not: ``held_out`` (a script that takes export folders and
+    prints a JSON verdict per folder) run on an export of each branch, as no candidate saw it."""
+    roots = {}
+    for branch in branches:
+        root = scratch / branch
+        root.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", "--format=tar", branch], cwd=repo,
+                                 check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
+        roots[str(root)] = branch
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "COV"))}
+    done = subprocess.run([sys.executable, "-c", held_out, *roots], capture_output=True,
+                          text=True, check=True, env=env, timeout=120)
+    return {roots[root]: verdict for root, verdict in json.loads(done.stdout).items()}
