@@ -14,6 +14,9 @@ from pytest_confgate.models import EvalMetric, GateReport
 from pytest_confgate.report.display import format_fraction
 from pytest_confgate.report.rows import metric_name
 
+SLOT = "<!-- confgate: the change against the base -->"
+"""Where an HTML report wants the comparison (``html.COMPARISON_SLOT``, kept equal by a test)."""
+
 
 @dataclass(frozen=True)
 class Delta:
@@ -112,6 +115,20 @@ def comparison_markdown(report: GateReport, base: GateReport | None, where: str)
     return [*lines, ""]
 
 
+def _file_table_html(report: GateReport, base: GateReport) -> str:
+    """The per-file change in missing lines, as the comment's table."""
+    from html import escape
+
+    files = file_deltas(report, base)
+    if not files:
+        return ""
+    rows = "".join(f"<tr><td>{escape(d.file)}</td><td class=num>{d.missing}</td><td class=num>"
+                   f"{'-' if d.base is None else d.base}</td><td>{escape(d.change())}</td></tr>"
+                   for d in files)
+    return ("<table><thead><tr><th>file</th><th>lines not run</th><th>base</th><th>change</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table>")
+
+
 def _key(metric: EvalMetric) -> tuple[str, str]:
     """Type and scope: a figure over the changed lines never meets one over the whole project
     (it set a changed-lines lint share against the base's project share, "-66.67 pts")."""
@@ -129,5 +146,8 @@ def with_comparison(text: str, fmt: str, report: GateReport, base: GateReport, n
         lines = comparison_lines(report, base, name)
         items = "".join(f"<li>{escape(line.strip())}</li>" for line in lines[1:])
         section = f"<h2>Compared with the base</h2><p>{escape(lines[0])}</p><ul>{items}</ul>"
+        section += _file_table_html(report, base)
+        if SLOT in text:  # after patch coverage, before the evidence (Codecov's order)
+            return text.replace(SLOT, section, 1)
         return text.replace("</body></html>", f"{section}\n</body></html>", 1)
     raise ReportError(f"--compare is shown in md and html reports, not in {fmt}")

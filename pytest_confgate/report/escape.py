@@ -23,3 +23,20 @@ def escape_markdown(text: object, limit: int = MAX_CELL) -> str:
     value = _MD_SPECIAL.sub(r"\\\1", value)
     value = _EMPHASIS_UNDERSCORE.sub(r"\\_", value)
     return value.replace("@", "@\u2060")  # a word joiner: no @mention, no ping
+
+
+_LONG_TOKEN = re.compile(r"\S{30,}")
+_BREAK_AFTER = re.compile(r"(::|(?<!;)/|\.(?=[A-Za-z])|(?<![\\_])_(?=[A-Za-z0-9]))")
+
+
+def with_break_points(escaped: str, *, markdown: bool = False) -> str:
+    """Already escaped text with ``<wbr>`` after ``/``, ``::``, ``.`` and ``_`` inside long
+    tokens (a test id, a path), so a table cell wraps there instead of widening the table past
+    the page (GitHub's tables then scroll) or cutting a word in two; GitHub keeps ``<wbr>``.
+    In Markdown such an underscore is escaped first: before a tag it could close emphasis."""
+
+    def breaks(match: re.Match[str]) -> str:
+        mark = match.group(0)
+        return ("\\_" if markdown and mark == "_" else mark) + "<wbr>"
+
+    return _LONG_TOKEN.sub(lambda m: _BREAK_AFTER.sub(breaks, m.group(0)), escaped)

@@ -11,8 +11,10 @@ import re
 from collections.abc import Callable
 from html import escape
 
-from pytest_confgate.models import Decision, GateReport
+from pytest_confgate.models import Decision, EvalMetric, GateReport
 from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.escape import with_break_points
+from pytest_confgate.report.first_screen import advisories, blockers, patch_coverage
 from pytest_confgate.report.markdown import count_findings, report_findings
 from pytest_confgate.report.rows import (
     coverage_gaps,
@@ -41,9 +43,16 @@ th{background:#f6f8fa;text-align:left}.num{text-align:right}
 .v-pass{color:#1a7f37;font-weight:600}.v-fail{color:#cf222e;font-weight:600}
 .v-advisory,.v-none{color:#57606a}.ranges{font-family:ui-monospace,monospace}
 .tamper{border-left:4px solid #cf222e;padding-left:1rem}
+.blocks{border-left:4px solid #cf222e;padding-left:1rem}.blocks li{margin:.3rem 0}
+.last{color:#57606a}
 pre{margin:0;white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:.85rem}
 """
 _VERDICT_CSS = {True: "v-pass", False: "v-fail", None: "v-advisory"}
+_COUNTED = frozenset({"max_high_severity", "max_lint_violations", "tests_failed",
+                      "max_test_tampering"})
+COMPARISON_SLOT = "<!-- confgate: the change against the base -->"
+"""Where ``compare.with_comparison`` puts the base comparison: after patch coverage."""
+MAX_PATCH_FILES = 5
 _ROW = 28
 _LABEL_W = 250  # room for "test_coverage (changed lines)"
 _BAR_W = 400
@@ -55,9 +64,10 @@ def render_html(
     max_findings: int = MAX_FINDINGS,
     diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
-    """The verdict, what blocks it (the reasons), an evidence table and chart, advisory
-    confidence and findings. ``diff_link``: the pull request's diff at a file and line
-    (``https://`` only), linked from the file names, as in the comment."""
+    """The verdict, what blocks it and what fixes it, patch coverage and the change against
+    the base, then an evidence table and chart, advisory confidence and findings.
+    ``diff_link``: the pull request's diff at a file and line (``https://`` only), linked
+    from the file names, as in the comment."""
     where = _linker(diff_link)
     word, css = _VERDICT[report.decision]
     title = f"confgate: {word} - {report.project}"
@@ -70,10 +80,12 @@ def render_html(
         f"(tier {escape(report.risk_tier)})</h1>",
         f"<p>Judged head <code>{escape(judged.head)}</code> against base "
         f"<code>{escape(judged.base)}</code>; may approve: {escape(judged.approvers)}.</p>",
+        _blocking(report),  # what blocks and what fixes it: the first screen
+        _patch(report),
+        COMPARISON_SLOT,  # the change against the base, when --compare gives one
         f"<p>Risk tier {escape(report.risk_tier)}: {escape(report.risk_reason)}. "
         f"Project {escape(report.project)}, confgate {escape(report.tool_version)}, "
         f"{escape(report.generated_at)}.</p>",
-        _list("Reasons", report.reasons),  # what blocks and what to do: the first screen
         _tamper(report, where),
         _evidence_table(report),
         evidence_chart(report),
@@ -87,33 +99,65 @@ def render_html(
 
 
 def evidence_chart(report: GateReport) -> str:
-    """One bar per metric (its value) with a tick at its threshold; titled for screen readers."""
+    """One row per metric in its own unit: a share as a bar with a tick at its floor, a count
+    as a bar against its max (scaled to the larger of the two), no bar where a bar would
+    mislead (no value, or a verdict that is no figure, as ``test_integrity``'s tier)."""
     height = _ROW * max(len(report.metrics), 1) + 10
-    width = _LABEL_W + _BAR_W + 160  # room for "100.00% advisory"
+    width = _LABEL_W + _BAR_W + 260  # room for "2 violations, max 5 PASS"
     rows = []
     for index, metric in enumerate(report.metrics):
         shown = metric_display(metric)
         y = index * _ROW + 5
         css = {True: "bar-ok", False: "bar-bad", None: "bar-na"}[shown.passed]
-        if metric.value is None:
-            css = "bar-na"
-        length = round((metric.value or 0.0) * _BAR_W, 2)
+        bar = _bar(report, metric)
+        if bar is None:
+            drawn = ""
+        else:
+            length, tick = bar
+            css = "bar-na" if metric.value is None else css
+            drawn = (f'<rect class="bar {css}" x="{_LABEL_W}" y="{y}" '
+                     f'width="{round(length * _BAR_W, 2)}" height="20"/>{_tick(tick, y)}')
         label = f"{shown.name}: {shown.value}, limit {shown.threshold}: {shown.verdict}"
         rows.append(
             f'<g class="metric"><title>{escape(label)}</title>'
-            f'<text x="0" y="{y + 16}">{escape(shown.name)}</text>'
-            f'<rect class="bar {css}" x="{_LABEL_W}" y="{y}" width="{length}" height="20"/>'
-            f'{_tick(metric.threshold, y)}'
+            f'<text x="0" y="{y + 16}">{escape(shown.name)}</text>{drawn}'
             f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 16}">'
             f"{escape(shown.value)} {escape(shown.verdict)}</text></g>"
         )
     return (
         f'<svg role="img" aria-labelledby="chart-title" '
         f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-        '<title id="chart-title">Each metric\'s value (bar) against its threshold (tick)</title>'
+        '<title id="chart-title">Each metric\'s value (bar) against its limit (tick): a share '
+        "against its floor, a count against its max</title>"
         + "".join(rows)
         + "</svg>"
     )
+
+
+def _bar(report: GateReport, metric: EvalMetric) -> tuple[float, float | None] | None:
+    """(bar length, tick) as fractions of the bar's width; None: draw no bar."""
+    if metric.type == "test_integrity" and not metric.limit:
+        return None  # its verdict is the tier it demands, not a figure against a limit
+    count = _count_condition(report, metric)
+    if count is not None:  # a limit that counts: the count against its max
+        value, limit = count
+        scale = max(value, limit, 1.0)
+        return value / scale, limit / scale
+    if not metric.available or metric.value is None:
+        return (0.0, metric.threshold) if metric.value is None and not metric.limit else None
+    return metric.value, metric.threshold
+
+
+def _count_condition(report: GateReport, metric: EvalMetric) -> tuple[float, float] | None:
+    """The figure and max of the metric's counting condition, when its only limit counts."""
+    limit = metric.limit or ""
+    if "max " not in limit or "min " in limit:
+        return None
+    for condition in report.conditions:
+        if (condition.metric == metric.type and condition.name in _COUNTED
+                and condition.value is not None and condition.threshold is not None):
+            return condition.value, condition.threshold
+    return None
 
 
 def _tick(threshold: float | None, y: int) -> str:
@@ -131,7 +175,8 @@ def _evidence_table(report: GateReport) -> str:
         rows.append(
             f"<tr><td>{escape(shown.name)}</td><td class=num>{escape(shown.value)}</td>"
             f"<td>{escape(shown.threshold)}</td>"
-            f'<td class="{css}">{escape(shown.verdict)}</td><td>{escape(shown.note)}</td></tr>'
+            f'<td class="{css}">{escape(shown.verdict)}</td>'
+            f"<td>{with_break_points(escape(shown.note))}</td></tr>"
         )
     return (
         "<h2>Evidence</h2><table><thead><tr><th>metric</th><th>value</th><th>limit</th>"
@@ -158,8 +203,8 @@ def _tamper(report: GateReport, where: Callable[[str, int], str]) -> str:
         return ""
     body = "".join(
         f"<tr><td>{where(r.file, r.line)}</td><td>{escape(r.rule)}</td>"
-        f"<td><pre>{escape(r.base) or '-'}</pre></td><td><pre>{escape(r.head) or '-'}</pre>"
-        f"</td><td>{escape(r.message)}</td></tr>"
+        f"<td><pre>{_breakable(r.base)}</pre></td><td><pre>{_breakable(r.head)}</pre>"
+        f"</td><td>{with_break_points(escape(r.message))}</td></tr>"
         for r in rows[:MAX_FINDINGS]
     )
     return (
@@ -167,6 +212,10 @@ def _tamper(report: GateReport, where: Callable[[str, int], str]) -> str:
         "<table><thead><tr><th>location</th><th>rule</th><th>base</th><th>head</th>"
         f"<th>what</th></tr></thead><tbody>{body}</tbody></table></section>"
     )
+
+
+def _breakable(code: str) -> str:
+    return with_break_points(escape(code)) if code else "-"
 
 
 def _gaps(report: GateReport, where: Callable[[str, int], str]) -> str:
@@ -184,6 +233,40 @@ def _gaps(report: GateReport, where: Callable[[str, int], str]) -> str:
             f"<th>missing {escape(gaps.label)}</th></tr></thead><tbody>{rows}</tbody></table>"
         )
     return "".join(parts)
+
+
+def _blocking(report: GateReport) -> str:
+    """Each blocker: its metric and figure in bold, the fix, a waiver only as a last resort."""
+    found = blockers(report)
+    items = []
+    for blocker in found:
+        head = ": ".join(part for part in (blocker.what, blocker.figure) if part)
+        lead = f"<strong>{escape(head)}.</strong> " if head else ""
+        fix = blocker.fix[:1].upper() + blocker.fix[1:] if head else blocker.fix
+        stop = "" if fix.endswith((".", "…")) else "."
+        last = (f'<br><small class="last">Last resort, {escape(blocker.last_resort)}.</small>'
+                if blocker.last_resort else "")
+        items.append(f"<li>{lead}{escape(fix)}{stop}{last}</li>")
+    part = (f'<section class="blocks"><h2>What blocks ({len(found)})</h2><ol>{"".join(items)}'
+            "</ol></section>") if found else ""
+    return part + _list("Does not block", advisories(report))
+
+
+def _patch(report: GateReport) -> str:
+    """Patch coverage: the measured figure, or the changed lines no test ran."""
+    patch = patch_coverage(report)
+    if patch is None:
+        return ""
+    where = "; ".join(f"{escape(f)} <span class=ranges>{escape(r)}</span>"
+                      for f, r in patch.files[:MAX_PATCH_FILES])
+    more = len(patch.files) - MAX_PATCH_FILES
+    where += f"; and {more} more files" if more > 0 else ""
+    text = f"<strong>{escape(patch.figure)}</strong>"
+    text += (f"; not run: {where}." if patch.measured else f": {where}.") if where else "."
+    if not patch.measured:
+        text += (" (From the project figure; a <code>scope: changed</code> coverage metric "
+                 "gates on it.)")
+    return f"<h2>Patch coverage</h2><p>{text}</p>"
 
 
 def _signoffs(report: GateReport) -> str:
@@ -222,7 +305,7 @@ def _findings(report: GateReport, max_findings: int, where: Callable[[str, int],
     rows = "".join(
         f"<tr><td>{where(f.file, f.line)}</td><td>{escape(f.tool)}</td>"
         f"<td>{escape(f.rule)}</td><td>{escape(f.severity or '')}</td>"
-        f"<td>{escape(f.message)}</td></tr>"
+        f"<td>{with_break_points(escape(f.message))}</td></tr>"
         for f in found
     )
     return (

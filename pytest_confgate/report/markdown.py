@@ -18,6 +18,8 @@ from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
 from pytest_confgate.report.escape import MAX_CELL as MAX_CELL
 from pytest_confgate.report.escape import escape_markdown as escape_markdown
+from pytest_confgate.report.escape import with_break_points
+from pytest_confgate.report.first_screen import advisories, blockers, patch_coverage
 from pytest_confgate.report.rows import FINDING_METRICS as FINDING_METRICS  # sarif reads it here
 from pytest_confgate.report.rows import (
     coverage_gaps,
@@ -36,6 +38,7 @@ MAX_FINDINGS = 50
 MAX_GAP_FILES = 50
 MAX_TAMPER = 30
 MAX_CODE = 200
+MAX_PATCH_FILES = 5
 
 _VERDICT = {
     Decision.PASS: "✅ confgate: PASS",
@@ -77,8 +80,9 @@ def render_markdown(
     diff_link: Callable[[str, int], str | None] | None = None,
 ) -> str:
     """The verdict first, then what blocks it and what to do (each failed condition with its
-    figure against its limit, the fix before any waiver), then evidence, the change against
-    the base, missing lines, sign-offs, advisory confidence, findings.
+    figure in the unit of its limit, the fix before any waiver), then the change's own lines no
+    test ran and the change against the base, then the tier's reason, tampering, evidence,
+    missing lines, sign-offs, advisory confidence, findings.
 
     ``artifacts``: the run's artifacts page (an ``https://`` URL), linked for the HTML report
     and SARIF. ``against``: the base branch's report (None: there is none) and where it came
@@ -91,11 +95,13 @@ def render_markdown(
         raise ValueError(f"limit_bytes must be at least 1024, got {limit_bytes}")
     lines = chain(
         _header(report),
-        _reasons(report),  # what blocks and what to do, on the first screen
+        _blocking(report),  # what blocks and what fixes it, on the first screen
+        _patch(report),  # then the change's own lines, and against the base (Codecov's lead)
+        _against(report, against),
+        _context(report),
         _artifacts(artifacts),
         _tamper(report, where),
         _evidence(report),
-        _against(report, against),
         _gaps(report, where),
         _signoffs(report),
         _confidence(report),
@@ -129,11 +135,62 @@ def _header(report: GateReport) -> list[str]:
         f"Judged head {escape_markdown(judged.head)} against base "
         f"{escape_markdown(judged.base)}; may approve: {escape_markdown(judged.approvers)}.",
         "",
-        f"Risk tier {tier}: {escape_markdown(report.risk_reason)}. "
+    ]
+
+
+def _context(report: GateReport) -> list[str]:
+    """Why this tier, and what produced the report: below what blocks, which names the
+    tier's cause when it matters (``test_integrity`` raised it)."""
+    tier = escape_markdown(report.risk_tier)
+    return [
+        f"Risk tier {tier}: {escape_markdown(report.risk_reason, 1000)}. "
         f"Project {escape_markdown(report.project)}, "
         f"confgate {escape_markdown(report.tool_version)}, {escape_markdown(report.generated_at)}.",
         "",
     ]
+
+
+def _blocking(report: GateReport) -> list[str]:
+    """Each blocker as ``**metric: figure.** fix``, a waiver only as a nested last resort;
+    then what does not block, in one line each."""
+    found = blockers(report)
+    lines = [f"### What blocks ({len(found)})", ""] if found else []
+    for number, blocker in enumerate(found, 1):
+        head = ": ".join(part for part in (blocker.what, blocker.figure) if part)
+        lead = f"**{escape_markdown(head, 300)}.** " if head else ""
+        fix = _sentence(escape_markdown(blocker.fix, 1000), capital=bool(head))
+        lines.append(f"{number}. {lead}{fix}")
+        if blocker.last_resort:
+            lines.append(f"   - Last resort, {escape_markdown(blocker.last_resort, 1000)}.")
+    lines += [""] if found else []
+    advisory = advisories(report)
+    if advisory:
+        lines += ["Does not block:", "", *(f"- {escape_markdown(a, 1000)}" for a in advisory), ""]
+    return lines
+
+
+def _sentence(text: str, *, capital: bool) -> str:
+    text = text[:1].upper() + text[1:] if capital else text
+    return text if text.endswith((".", "…")) else f"{text}."
+
+
+def _patch(report: GateReport) -> list[str]:
+    """Patch coverage: the figure when the gate measured one, else the changed lines no test
+    ran (from the project figure), with where they are."""
+    patch = patch_coverage(report)
+    if patch is None:
+        return []
+    where = "; ".join(f"{escape_markdown(f)} {escape_markdown(r, 500)}"
+                      for f, r in patch.files[:MAX_PATCH_FILES])
+    more = len(patch.files) - MAX_PATCH_FILES
+    where += f"; and {more} more files" if more > 0 else ""
+    text = f"**{escape_markdown(patch.figure)}**"
+    if patch.measured:
+        text += f"; not run: {where}." if where else "."
+    else:
+        text += f": {where}." if where else "."
+        text += " (From the project figure; a `scope: changed` coverage metric gates on it.)"
+    return ["### Patch coverage", "", text, ""]
 
 
 def _linker(diff_link: Callable[[str, int], str | None] | None) -> Callable[[str, int], str]:
@@ -158,7 +215,8 @@ def _tamper(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
     for row in rows[:MAX_TAMPER]:
         lines.append(
             f"| {where(row.file, row.line)} | {escape_markdown(row.rule)} | "
-            f"{_code(row.base)} | {_code(row.head)} | {escape_markdown(row.message)} |"
+            f"{_code(row.base)} | {_code(row.head)} | "
+            f"{with_break_points(escape_markdown(row.message), markdown=True)} |"
         )
     if len(rows) > MAX_TAMPER:
         lines.append(f"\n{len(rows) - MAX_TAMPER} more in the JSON report.")
@@ -169,7 +227,7 @@ def _code(text: str) -> str:
     """Code from the change, inert: escaped like any cell, then set in a code span."""
     if not text:
         return "-"
-    shown = escape_markdown(text, MAX_CODE)
+    shown = with_break_points(escape_markdown(text, MAX_CODE), markdown=True)
     return f"<code>{shown}</code>"
 
 
@@ -187,7 +245,8 @@ def _evidence(report: GateReport) -> list[str]:
         mark = {True: "✅ ", False: "❌ ", None: ""}[shown.passed]
         lines.append(
             f"| {escape_markdown(shown.name)} | {shown.value} | {escape_markdown(shown.threshold)}"
-            f" | {mark}{shown.verdict} | {escape_markdown(shown.note)} |"
+            f" | {mark}{shown.verdict} | "
+            f"{with_break_points(escape_markdown(shown.note), markdown=True)} |"
         )
     t = report.tests
     lines += ["", f"Tests: {t.passed} passed, {t.failed} failed, {t.errors} errors, "
@@ -217,12 +276,6 @@ def _gaps(report: GateReport, where: Callable[[str, int], str]) -> list[str]:
                   for g in shown]
         lines.append("")
     return lines
-
-
-def _reasons(report: GateReport) -> list[str]:
-    if not report.reasons:
-        return []
-    return ["### Reasons", "", *(f"- {escape_markdown(r, 1000)}" for r in report.reasons), ""]
 
 
 def _signoffs(report: GateReport) -> list[str]:
@@ -272,7 +325,7 @@ def _findings(
         severity = f" ({escape_markdown(finding.severity)})" if finding.severity else ""
         yield (
             f"| {where} | {escape_markdown(finding.tool)} | {escape_markdown(finding.rule)}"
-            f"{severity} | {escape_markdown(finding.message)} |"
+            f"{severity} | {with_break_points(escape_markdown(finding.message), markdown=True)} |"
         )
     yield ""
 

@@ -8,7 +8,7 @@ forged or old, so every detail read here is checked for shape and a bad one is s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,8 @@ TAMPER_METRICS = ("test_integrity", "tamper_patterns")
 """Metrics whose items are signs of gaming the evidence: the test changes the gate found
 (``test_integrity``), and the static patterns the publish step found in the change's code."""
 VERDICT_WORDS = {True: "PASS", False: "FAIL"}
+MAX_LISTED = 3
+"""Findings named in one line of text; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,9 @@ def metric_display(metric: EvalMetric) -> MetricDisplay:
     if metric.limit:
         threshold = metric.limit
         value = _in_limit_units(metric, value)
+    integrity = ""
+    if metric.type == "test_integrity" and metric.available:
+        value, threshold, integrity = integrity_words(metric)
     status = ""
     if not metric.available:
         state = metric.status.value if metric.status else "unavailable"
@@ -74,7 +79,7 @@ def metric_display(metric: EvalMetric) -> MetricDisplay:
         status = f"{state}: {reason}" if reason else state
     verdict = VERDICT_WORDS.get(metric.passed) if metric.passed is not None else None
     if verdict is None:
-        verdict = "advisory" if metric.limit or not metric.available else "-"
+        verdict = integrity or ("advisory" if metric.limit or not metric.available else "-")
     note = status or metric_note(metric)
     return MetricDisplay(
         metric_name(metric), value, threshold, verdict, status, metric.passed, note
@@ -126,8 +131,7 @@ def metric_note(metric: EvalMetric) -> str:
     if metric.type == "tamper_patterns":
         return f"{_count(d, 'findings', 'finding')} in the change's code (publish step)"
     if metric.type == "test_integrity":
-        found = _count(d, "findings", "finding")
-        return f"{found} in {_count(d, 'files_compared', 'changed file')}"
+        return integrity_note(metric)
     if metric.type == "checklist_completion":
         missing = [str(item) for item in d.get("required_missing") or [] if item]
         return f"required, not checked: {', '.join(missing)}" if missing else ""
@@ -136,6 +140,67 @@ def metric_note(metric: EvalMetric) -> str:
         spread_text = f"{spread:.2f}" if isinstance(spread, (int, float)) else "?"
         return f"judged by {d.get('evaluator_agent')}, spread {spread_text}"
     return ""
+
+
+def integrity_words(metric: EvalMetric) -> tuple[str, str, str]:
+    """``test_integrity``'s value, limit and verdict in its own unit: the signs found, that any
+    sign raises the tier (or its ``max_test_tampering``), and what happened to the tier."""
+    count = finding_count(metric)
+    floor = metric.details.get("tier_floor")
+    value = f"{plural(count, 'sign')} of tampering"
+    if metric.limit or not isinstance(floor, str):
+        return value, metric.limit or "-", ""
+    return value, f"max 0, else tier {floor}", f"tier {floor}" if count else "PASS"
+
+
+def integrity_note(metric: EvalMetric) -> str:
+    """What the integrity checks looked at, and whether the base's tests run on the head's
+    code changed any outcome (the findings themselves have their own table)."""
+    d = metric.details
+    compared = plural(int(d.get("files_compared", 0) or 0), "changed file")
+    parts = [f"{plural(finding_count(metric), 'sign')} in {compared}"]
+    differential = d.get("differential")
+    if isinstance(differential, Mapping) and differential.get("note"):
+        parts.append(f"base's tests on the head: {differential.get('note')}")
+    return "; ".join(str(p) for p in parts)
+
+
+def tamper_items(details: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A metric's ``items`` that have the shape of a finding (a saved report can be forged)."""
+    items = details.get("items")
+    return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+
+
+def finding_count(metric: EvalMetric) -> int:
+    """``details.findings``, else how many items it lists."""
+    count = metric.details.get("findings")
+    if isinstance(count, int) and not isinstance(count, bool):
+        return count
+    return len(tamper_items(metric.details))
+
+
+def finding_text(item: Mapping[str, Any]) -> str:
+    """``B602 at src/app.py:21 (subprocess call with shell=True ...)``: one finding, one line."""
+    message = " ".join(str(item.get("message") or "").split())[:160].rstrip(". ")
+    what = f" ({message})" if message else ""
+    return f"{item.get('rule')} at {item.get('file')}:{item.get('line')}{what}"
+
+
+def tamper_text(details: Mapping[str, Any]) -> str:
+    """The first ``MAX_LISTED`` findings of a metric as ``finding_text``, and how many more."""
+    items = tamper_items(details)
+    listed = "; ".join(finding_text(i) for i in items[:MAX_LISTED]) or "the change it found"
+    return listed + more_words(len(items))
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 sign``, ``2 signs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def more_words(total: int) -> str:
+    """``; and 2 more`` when ``total`` exceeds what a line lists."""
+    return f"; and {total - MAX_LISTED} more" if total > MAX_LISTED else ""
 
 
 def _count(details: Mapping[str, object], key: str, noun: str) -> str:
@@ -163,8 +228,13 @@ class CoverageGaps:
 
 def coverage_gaps(report: GateReport) -> list[CoverageGaps]:
     """Per coverage metric, each file's missing lines as ranges, most missing lines first."""
+    return metric_gaps(report.metrics)
+
+
+def metric_gaps(metrics: Iterable[EvalMetric]) -> list[CoverageGaps]:
+    """``coverage_gaps`` of just these metrics."""
     found = []
-    for metric in report.metrics:
+    for metric in metrics:
         if metric.type != "test_coverage":
             continue
         changed = metric.details.get("scope") == "changed"

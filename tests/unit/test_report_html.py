@@ -25,7 +25,7 @@ from pytest_confgate.models import (
 from pytest_confgate.report.html import render_html
 
 HOSTILE = 'x | y\n::error::pwned `z` <script>alert(1)</script><img src="https://evil.invalid/a">'
-VOID = {"meta", "img", "br", "hr", "link", "input", "rect", "line"}
+VOID = {"meta", "img", "br", "hr", "link", "input", "rect", "line", "wbr"}
 
 
 class _Tree(HTMLParser):
@@ -134,13 +134,13 @@ def test_the_chart_has_one_bar_and_one_label_per_metric() -> None:
     assert len(ticks) == 3  # llm_judge has no threshold
     text = "".join(tree.text)
     assert "test_coverage: 69.96%, limit min 70.00%: FAIL" in text  # the <title> of the bar
-    assert "Each metric's value (bar) against its threshold (tick)" in text
+    assert "Each metric's value (bar) against its limit (tick)" in text
 
 
 def test_evidence_reasons_confidence_and_findings_are_shown() -> None:
     text = "".join(_parse(render_html(_report())).text)
     for expected in ("69.96%", "min 70.00%", "FAIL", "PASS", "max 0 HIGH", "max 0 violations",
-                     "advisoryunavailable: no agent", "Reasons",
+                     "advisoryunavailable: no agent", "What blocks (2)",
                      "needs 1 more sign-off", "Confidence (advisory only)", "60.00% against 80.00%",
                      "Findings (1 of 1)", "B602"):
         assert expected in text

@@ -108,8 +108,8 @@ def test_reasons_signoffs_confidence_findings_and_waivers_are_reported() -> None
     confidence = ConfidenceResult(method="formula", mode="composite", score=0.81, scores={},
                                   threshold=0.8, advisory="confidence threshold met")
     text = render_markdown(_report(confidence=confidence))
-    assert "### Reasons" in text
-    assert "- lint_score 69.96% is below 70.00%" in text
+    assert "### What blocks (2)" in text
+    assert "1. lint_score 69.96% is below 70.00%." in text
     assert "1/2 approved (alice)" in text
     assert "**Missing 1 sign-off(s)** for tier T2." in text
     assert "### Confidence (advisory only)" in text
@@ -229,11 +229,11 @@ def test_what_blocks_comes_right_after_the_verdict() -> None:
                          reasons=["security_score: 1 HIGH-severity finding (max_high_severity: 0)"])
     text = render_comment(report)
     heading = text.index("## ❌ confgate: FAIL")
-    assert heading < text.index("### Reasons") < text.index("### Evidence")
+    assert heading < text.index("### What blocks (1)") < text.index("### Evidence")
     from pytest_confgate.report.html import render_html
 
     page = render_html(report)
-    assert page.index("<h2>Reasons</h2>") < page.index("<h2>Evidence</h2>")
+    assert page.index("<h2>What blocks (1)</h2>") < page.index("<h2>Evidence</h2>")
 
 
 def test_modules_imported_before_coverage_started_are_named_with_what_to_run() -> None:
