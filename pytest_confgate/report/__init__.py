@@ -13,6 +13,10 @@
 - ``rows``        -- what every writer shows alike: a metric's row (the policy's ``passed`` and
   ``limit``), missing lines as ranges per file, findings most severe first, sign-offs in words;
 - ``compare``     -- each metric against a saved report of the base branch (``--compare``).
+- ``first_screen`` -- what a reviewer needs first, alike in every writer: what blocks (each
+  failed condition's figure in the unit of its limit, the fix before any waiver), what
+  ``test_integrity`` did to the tier, patch coverage;
+- ``escape``      -- Markdown made inert, and break points for long ids in table cells.
 
 Any saved report renders again: writers read only the ``GateReport``.
 """

@@ -89,7 +89,11 @@ def _blocker(report: GateReport, condition: Condition) -> Blocker:
                        f"fix at least {count - int(condition.threshold or 0)}{first}; "
                        "`ruff check --fix` fixes some", _waiver(items, "it must stay"))
     if name == "tests_failed":
-        return Blocker(condition.metric, f"{plural(count, 'failed test')}, max {limit}",
+        tests = report.tests
+        counts = [f"{plural(tests.failed, 'test')} failed"] if tests.failed else []
+        counts += [plural(tests.errors, "error")] if tests.errors else []
+        figure = " and ".join(counts) or f"{plural(count, 'test')} failed"
+        return Blocker(condition.metric, f"{figure}, max {limit}",
                        "make them pass: pytest's output names each one")
     if name == "tests_ran":
         return Blocker(condition.metric, f"{plural(count, 'test')} ran, min {limit}",

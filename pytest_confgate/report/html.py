@@ -17,6 +17,7 @@ from pytest_confgate.report.escape import with_break_points
 from pytest_confgate.report.first_screen import advisories, blockers, patch_coverage
 from pytest_confgate.report.markdown import count_findings, report_findings
 from pytest_confgate.report.rows import (
+    MetricDisplay,
     coverage_gaps,
     judged_words,
     metric_display,
@@ -103,7 +104,7 @@ def evidence_chart(report: GateReport) -> str:
     as a bar against its max (scaled to the larger of the two), no bar where a bar would
     mislead (no value, or a verdict that is no figure, as ``test_integrity``'s tier)."""
     height = _ROW * max(len(report.metrics), 1) + 10
-    width = _LABEL_W + _BAR_W + 260  # room for "2 violations, max 5 PASS"
+    width = _LABEL_W + _BAR_W + 380  # room for "2 violations (max 5 violations) PASS"
     rows = []
     for index, metric in enumerate(report.metrics):
         shown = metric_display(metric)
@@ -122,7 +123,7 @@ def evidence_chart(report: GateReport) -> str:
             f'<g class="metric"><title>{escape(label)}</title>'
             f'<text x="0" y="{y + 16}">{escape(shown.name)}</text>{drawn}'
             f'<text x="{_LABEL_W + _BAR_W + 8}" y="{y + 16}">'
-            f"{escape(shown.value)} {escape(shown.verdict)}</text></g>"
+            f"{escape(_beside(shown))}</text></g>"
         )
     return (
         f'<svg role="img" aria-labelledby="chart-title" '
@@ -132,6 +133,13 @@ def evidence_chart(report: GateReport) -> str:
         + "".join(rows)
         + "</svg>"
     )
+
+
+def _beside(shown: MetricDisplay) -> str:
+    """The figure, its limit and the verdict as words beside the bar: the bar alone never
+    says which unit it is drawn in."""
+    limit = f" ({shown.threshold})" if shown.threshold != "-" else ""
+    return f"{shown.value}{limit} {shown.verdict}"
 
 
 def _bar(report: GateReport, metric: EvalMetric) -> tuple[float, float | None] | None:
@@ -247,8 +255,10 @@ def _blocking(report: GateReport) -> str:
         last = (f'<br><small class="last">Last resort, {escape(blocker.last_resort)}.</small>'
                 if blocker.last_resort else "")
         items.append(f"<li>{lead}{escape(fix)}{stop}{last}</li>")
+    words = "".join(f"<li>{escape(reason)}</li>" for reason in report.reasons)
     part = (f'<section class="blocks"><h2>What blocks ({len(found)})</h2><ol>{"".join(items)}'
-            "</ol></section>") if found else ""
+            "</ol><details><summary>The policy's reasons, word for word</summary>"
+            f"<ul>{words}</ul></details></section>") if found else ""
     return part + _list("Does not block", advisories(report))
 
 

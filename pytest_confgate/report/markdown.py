@@ -162,6 +162,10 @@ def _blocking(report: GateReport) -> list[str]:
         lines.append(f"{number}. {lead}{fix}")
         if blocker.last_resort:
             lines.append(f"   - Last resort, {escape_markdown(blocker.last_resort, 1000)}.")
+    if found:  # word for word too, folded: what scripts and agents read in the JSON
+        lines += ["", "<details><summary>The policy's reasons, word for word</summary>", ""]
+        lines += [f"- {escape_markdown(r, 1000)}" for r in report.reasons]
+        lines += ["", "</details>"]
     lines += [""] if found else []
     advisory = advisories(report)
     if advisory:

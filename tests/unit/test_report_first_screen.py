@@ -140,6 +140,7 @@ def test_the_chart_draws_a_count_against_its_max_and_no_bar_for_a_tier(
     assert "<rect" not in drawn["test_integrity"]
     assert "66.67%" not in chart  # the share of files is no figure of a count's limit
     assert "lint_score: 2 violations, limit max 5 violations: PASS" in chart
+    assert ">2 violations (max 5 violations) PASS</text>" in chart
 
 
 def test_the_html_comparison_lands_after_patch_coverage(failing: GateReport) -> None:
