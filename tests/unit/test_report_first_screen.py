@@ -277,3 +277,42 @@ def test_long_test_ids_get_break_points_and_no_emphasis_or_entity_is_split() -> 
     assert "test_<wbr>take_<wbr>of" in rendered
     assert with_break_points("skip('&lt;b&gt;later&lt;/b&gt;')xxxxxxxxxx") == (
         "skip('&lt;b&gt;later&lt;/b&gt;')xxxxxxxxxx")
+
+
+def _decided(gate: dict[str, Any], metrics: list[EvalMetric], tests: Any) -> GateReport:
+    """A report whose verdict the real policy gave (conditions, reasons, judged metrics)."""
+    from pytest_confgate.config import GateConfig
+    from pytest_confgate.gate.policy import decide
+    from pytest_confgate.models import Signoffs
+
+    verdict = decide(GateConfig.model_validate(gate), "T1", metrics, tests, Signoffs())
+    return gate_report(decision=verdict.decision, reasons=verdict.reasons,
+                       conditions=verdict.conditions, metrics=verdict.metrics, tests=tests)
+
+
+def test_every_kind_of_failed_condition_reads_figure_then_fix_then_waiver() -> None:
+    from pytest_confgate.models import TestOutcomes
+
+    lint_items = [{"tool": "ruff", "rule": "F401", "file": "app/core.py", "line": n,
+                   "message": "`os` imported but unused"} for n in (3, 9, 12)]
+    metrics = [
+        EvalMetric(type="test_pass_rate", value=0.5),
+        EvalMetric(type="test_coverage", value=0.7273, details={
+            "scope": "all", "missing": {"app/core.py": [5, 6, 7], "app/io.py": [2]}}),
+        EvalMetric(type="lint_score", value=0.5, details={"violations": 3, "items": lint_items}),
+    ]
+    gate = {"risk_tier": "T1", "metrics": [
+        {"type": "test_pass_rate"}, {"type": "test_coverage", "min": 0.8},
+        {"type": "lint_score", "max_lint_violations": 2}]}
+    report = _decided(gate, metrics, TestOutcomes(passed=3, failed=1, errors=1))
+    found = {b.what: b for b in blockers(report)}
+    assert found["test_pass_rate"].figure == "1 test failed and 1 error, max 0"
+    assert found["test_coverage"].figure == "72.73%, min 80.00%"
+    assert found["test_coverage"].fix == (
+        "add tests that run the missing lines: app/core.py 5-7; app/io.py 2")
+    assert found["lint_score"].figure == "3 violations, max 2"
+    assert found["lint_score"].fix.startswith("fix at least 1, first F401 at app/core.py:3")
+    assert found["lint_score"].last_resort.startswith("only if it must stay: waive it")
+    text = render_comment(report)
+    assert text.index("1 test failed and 1 error, max 0") < text.index("72.73%, min 80.00%")
+    assert text.index("Fix at least 1") < text.index("Last resort, only if it must stay")
