@@ -20,30 +20,85 @@ SLOT = "<!-- confgate: the change against the base -->"
 
 @dataclass(frozen=True)
 class Delta:
-    """One metric here and in the base report; ``None`` where it was not measured."""
+    """One metric here and in the base report; ``None`` where it was not measured. A metric
+    whose limit counts (violations, HIGH findings, failed tests, signs of tampering) is
+    compared in that count (``unit``), never as the share of files it also has."""
 
     name: str
     value: float | None
     base: float | None
+    unit: tuple[str, str] | None = None
+    """(singular, plural) of the count compared, or None for a share."""
 
     def text(self) -> str:
-        """``test_coverage: 72.73% (base 80.00%, -7.27 pts)``."""
-        now = format_fraction(self.value) if self.value is not None else "not measured"
+        """``test_coverage: 72.73% (base 80.00%, -7.27 pts)``; ``lint_score: 3 violations
+        (base 1, +2)``."""
+        shown = self._shown
+        now = shown(self.value) if self.value is not None else "not measured"
         if self.base is None:
             return f"{self.name}: {now} (not in the base report)"
-        then = format_fraction(self.base)
+        then = f"{self.base:g}" if self.unit else shown(self.base)
         if self.value is None:
             return f"{self.name}: {now} (base {then})"
+        if self.unit:
+            diff = self.value - self.base
+            return f"{self.name}: {now} (base {then}, {'unchanged' if not diff else f'{diff:+g}'})"
         points = (self.value - self.base) * 100
         change = "unchanged" if abs(points) < 0.005 else f"{points:+.2f} pts"
         return f"{self.name}: {now} (base {then}, {change})"
 
+    def _shown(self, value: float) -> str:
+        if self.unit is None:
+            return format_fraction(value)
+        return f"{value:g} {self.unit[0] if value == 1 else self.unit[1]}"
+
 
 def compare(report: GateReport, base: GateReport) -> list[Delta]:
-    """One ``Delta`` per metric of ``report``, in its order."""
-    before = {_key(m): m.value for m in base.metrics if m.available}
-    return [Delta(metric_name(m), m.value if m.available else None, before.get(_key(m)))
-            for m in report.metrics]
+    """One ``Delta`` per metric of ``report``, in its order, matched by type and scope."""
+    before = {_key(m): m for m in base.metrics if m.available}
+    deltas = []
+    for metric in report.metrics:
+        then = before.get(_key(metric))
+        unit = _unit(metric)
+        if unit is not None:
+            now = _count(metric) if metric.available else None
+            deltas.append(Delta(metric_name(metric), now,
+                                _count(then) if then is not None else None, unit))
+        else:
+            deltas.append(Delta(metric_name(metric), metric.value if metric.available else None,
+                                then.value if then is not None else None))
+    return deltas
+
+
+_UNITS = {"lint_score": ("violation", "violations"),
+          "security_score": ("HIGH finding", "HIGH findings"),
+          "test_pass_rate": ("failed test", "failed tests"),
+          "test_integrity": ("sign of tampering", "signs of tampering")}
+
+
+def _unit(metric: EvalMetric) -> tuple[str, str] | None:
+    """The count a metric is compared in: its limit's, when its only limit counts;
+    ``test_integrity`` always (its share means nothing to a reader)."""
+    limit = metric.limit or ""
+    counts = "max " in limit and "min " not in limit
+    if metric.type == "test_integrity" or (counts and metric.type in _UNITS):
+        return _UNITS[metric.type]
+    return None
+
+
+def _count(metric: EvalMetric) -> float | None:
+    d = metric.details
+    if metric.type == "lint_score":
+        found: object = d.get("violations")
+    elif metric.type == "security_score":
+        found = dict(d.get("by_severity") or {}).get("HIGH", 0)
+    elif metric.type == "test_pass_rate":
+        found = int(d.get("failed", 0) or 0) + int(d.get("errors", 0) or 0)
+    else:
+        found = d.get("findings")
+    if isinstance(found, bool) or not isinstance(found, (int, float)):
+        return None
+    return float(found)
 
 
 def comparison_lines(report: GateReport, base: GateReport, base_name: str) -> list[str]:

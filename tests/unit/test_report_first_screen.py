@@ -316,3 +316,25 @@ def test_every_kind_of_failed_condition_reads_figure_then_fix_then_waiver() -> N
     text = render_comment(report)
     assert text.index("1 test failed and 1 error, max 0") < text.index("72.73%, min 80.00%")
     assert text.index("Fix at least 1") < text.index("Last resort, only if it must stay")
+
+
+def test_the_base_comparison_counts_what_the_limit_counts() -> None:
+    """``lint_score 50.00% ... -16.67 pts`` beside ``max 5 violations`` explained nothing."""
+    from pytest_confgate.report.compare import comparison_lines
+
+    def report(violations: int, high: int, signs: int) -> GateReport:
+        return gate_report(metrics=[
+            EvalMetric(type="lint_score", value=0.5, passed=True, limit="max 5 violations",
+                       details={"violations": violations}),
+            EvalMetric(type="security_score", value=0.5, passed=True, limit="max 0 HIGH",
+                       details={"by_severity": {"HIGH": high}}),
+            EvalMetric(type="test_integrity", value=0.0, details={"findings": signs}),
+            EvalMetric(type="test_coverage", value=0.8, threshold=0.8, passed=True,
+                       limit="min 80.00%"),
+        ])
+
+    lines = comparison_lines(report(3, 1, 2), report(1, 0, 0), "main")
+    assert lines[1:] == ["  lint_score: 3 violations (base 1, +2)",
+                         "  security_score: 1 HIGH finding (base 0, +1)",
+                         "  test_integrity: 2 signs of tampering (base 0, +2)",
+                         "  test_coverage: 80.00% (base 80.00%, unchanged)"]
