@@ -21,7 +21,7 @@ SLOT = "<!-- confgate: the change against the base -->"
 @dataclass(frozen=True)
 class Delta:
     """One metric here and in the base report; ``None`` where it was not measured. A metric
-    whose limit counts (violations, HIGH findings, failed tests, signs of tampering) is
+    whose limit counts (violations, HIGH findings, signs of tampering) is
     compared in that count (``unit``), never as the share of files it also has."""
 
     name: str
@@ -72,13 +72,13 @@ def compare(report: GateReport, base: GateReport) -> list[Delta]:
 
 _UNITS = {"lint_score": ("violation", "violations"),
           "security_score": ("HIGH finding", "HIGH findings"),
-          "test_pass_rate": ("failed test", "failed tests"),
           "test_integrity": ("sign of tampering", "signs of tampering")}
 
 
 def _unit(metric: EvalMetric) -> tuple[str, str] | None:
-    """The count a metric is compared in: its limit's, when its only limit counts;
-    ``test_integrity`` always (its share means nothing to a reader)."""
+    """The count a metric is compared in: lint's and security's limit's, when their only
+    limit counts (their value is a share of files); ``test_integrity`` always (its share means
+    nothing to a reader). A pass rate stays a share: it is one of tests."""
     limit = metric.limit or ""
     counts = "max " in limit and "min " not in limit
     if metric.type == "test_integrity" or (counts and metric.type in _UNITS):
@@ -92,8 +92,6 @@ def _count(metric: EvalMetric) -> float | None:
         found: object = d.get("violations")
     elif metric.type == "security_score":
         found = dict(d.get("by_severity") or {}).get("HIGH", 0)
-    elif metric.type == "test_pass_rate":
-        found = int(d.get("failed", 0) or 0) + int(d.get("errors", 0) or 0)
     else:
         found = d.get("findings")
     if isinstance(found, bool) or not isinstance(found, (int, float)):
