@@ -72,14 +72,15 @@ def advisories(report: GateReport) -> list[str]:
 
 
 def _blocker(report: GateReport, condition: Condition) -> Blocker:
-    metric = _metric(report, condition.metric)
+    metric = _judged_metric(report, condition)
     details: Mapping[str, Any] = metric.details if metric else {}
     count = int(condition.value) if condition.value is not None else 0
     limit = _number(condition.threshold)
     name = condition.name
     if name == "max_high_severity":
         items = [i for i in tamper_items(details) if str(i.get("severity", "")).upper() == "HIGH"]
-        fix = "fix " + "; ".join(finding_text(i) for i in items[:MAX_LISTED])
+        listed = "; ".join(finding_text(i) for i in items[:MAX_LISTED])
+        fix = f"fix {listed}" if listed else "fix the HIGH findings bandit reported"
         return Blocker(condition.metric, f"{plural(count, 'HIGH finding')}, max {limit}",
                        fix + more_words(len(items)), _waiver(items, "it is a false positive"))
     if name == "max_lint_violations":
@@ -108,7 +109,8 @@ def _blocker(report: GateReport, condition: Condition) -> Blocker:
                        "author and wrote none of its commits")
     if name == "min" and condition.value is not None and condition.threshold is not None:
         shown, floor = format_pair(condition.value, condition.threshold)
-        label = metric_name(metric) if metric else condition.metric
+        label = condition.message.split(": ", 1)[0] if ": " in condition.message else (
+            metric_name(metric) if metric else condition.metric)
         return Blocker(label, f"{shown}, min {floor}", _min_fix(metric, condition))
     return _own_words(condition)
 
@@ -124,6 +126,16 @@ def _min_fix(metric: EvalMetric | None, condition: Condition) -> str:
             return f"add tests that run {what}: {listed}{more_words(len(report_gaps))}"
         return f"add tests that run {what}"
     return _own_words(condition).fix
+
+
+def _judged_metric(report: GateReport, condition: Condition) -> EvalMetric | None:
+    """The metric a condition judged: for coverage, the patch figure when the condition's
+    message names the changed lines (a condition carries no scope of its own)."""
+    if condition.metric != "test_coverage":
+        return _metric(report, condition.metric)
+    changed = condition.message.startswith("test_coverage (changed lines)")
+    return next((m for m in report.metrics if m.type == "test_coverage"
+                 and (m.details.get("scope") == "changed") == changed), None)
 
 
 def _gaps_of(metric: EvalMetric) -> list[FileGap]:

@@ -338,3 +338,25 @@ def test_the_base_comparison_counts_what_the_limit_counts() -> None:
                          "  security_score: 1 HIGH finding (base 0, +1)",
                          "  test_integrity: 2 signs of tampering (base 0, +2)",
                          "  test_coverage: 80.00% (base 80.00%, unchanged)"]
+
+
+def test_a_patch_and_a_project_floor_each_name_their_own_lines() -> None:
+    from pytest_confgate.models import TestOutcomes
+
+    metrics = [
+        EvalMetric(type="test_pass_rate", value=1.0),
+        EvalMetric(type="test_coverage", value=0.7, details={
+            "scope": "all", "missing": {"app/old.py": [40, 41, 42]}}),
+        EvalMetric(type="test_coverage", value=0.5, details={
+            "scope": "changed", "covered_lines": 1, "num_statements": 2,
+            "missing": {"app/new.py": [7]}}),
+    ]
+    gate = {"risk_tier": "T1", "metrics": [
+        {"type": "test_pass_rate"}, {"type": "test_coverage", "min": 0.8},
+        {"type": "test_coverage", "scope": "changed", "min": 0.9}]}
+    report = _decided(gate, metrics, TestOutcomes(passed=3))
+    found = {b.what: b for b in blockers(report)}
+    assert found["test_coverage"].fix == "add tests that run the missing lines: app/old.py 40-42"
+    patch = found["test_coverage (changed lines)"]
+    assert (patch.figure, patch.fix) == (
+        "50.00%, min 90.00%", "add tests that run the changed lines: app/new.py 7")
