@@ -360,3 +360,23 @@ def test_a_patch_and_a_project_floor_each_name_their_own_lines() -> None:
     patch = found["test_coverage (changed lines)"]
     assert (patch.figure, patch.fix) == (
         "50.00%, min 90.00%", "add tests that run the changed lines: app/new.py 7")
+
+
+def test_a_hostile_finding_stays_inert_on_the_first_screen(failing: GateReport) -> None:
+    hostile = "x | y\n::error::pwned <script>alert(1)</script> @octocat [a](https://evil.invalid)"
+    security = next(m for m in failing.metrics if m.type == "security_score")
+    items = [{**security.details["items"][0], "message": hostile, "file": "a<b>.py"}]
+    metrics = [m.model_copy(update={"details": {**m.details, "items": items}})
+               if m is security else m for m in failing.metrics]
+    report = failing.model_copy(update={"metrics": metrics})
+    text = render_comment(report)
+    block = text.split("### What blocks")[1].split("### Patch coverage")[0]
+    assert "<script>" not in block
+    assert "&lt;script&gt;" in block
+    assert " [a](https" not in block
+    assert "\\[a\\](https" in block
+    assert "@\u2060octocat" in block
+    assert "\n::error::" not in text
+    page = render_html(report)
+    assert "<script>" not in page
+    assert "a&lt;b&gt;.py" in page
