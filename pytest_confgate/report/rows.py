@@ -154,14 +154,18 @@ def integrity_words(metric: EvalMetric) -> tuple[str, str, str]:
 
 
 def integrity_note(metric: EvalMetric) -> str:
-    """What the integrity checks looked at, and whether the base's tests run on the head's
-    code changed any outcome (the findings themselves have their own table)."""
+    """What the integrity checks looked at, whether the base's tests run on the head's code
+    changed any outcome, and what that did to the tier (the findings have their own table)."""
     d = metric.details
     compared = plural(int(d.get("files_compared", 0) or 0), "changed file")
     parts = [f"{plural(finding_count(metric), 'sign')} in {compared}"]
     differential = d.get("differential")
     if isinstance(differential, Mapping) and differential.get("note"):
         parts.append(f"base's tests on the head: {differential.get('note')}")
+    floor = d.get("tier_floor")
+    if isinstance(floor, str) and not metric.limit:  # what it means for the tier
+        parts.append(f"tier raised to at least {floor}" if finding_count(metric)
+                     else "tier not raised")
     return "; ".join(str(p) for p in parts)
 
 

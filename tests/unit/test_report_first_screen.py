@@ -84,13 +84,15 @@ def test_test_integrity_has_a_verdict_in_its_own_unit(failing: GateReport) -> No
     shown = metric_display(integrity)
     assert (shown.value, shown.threshold, shown.verdict) == (
         "1 sign of tampering", "max 0, else tier T2", "tier T2")
-    assert shown.note == "1 sign in 2 changed files; base's tests on the head: no outcome changed"
+    assert shown.note == ("1 sign in 2 changed files; base's tests on the head: no outcome "
+                          "changed; tier raised to at least T2")
 
     clean = integrity.model_copy(update={"details": {
         **integrity.details, "findings": 0, "items": []}})
     shown = metric_display(clean)
     assert (shown.value, shown.verdict) == ("0 signs of tampering", "PASS")
-    assert shown.note == "0 signs in 2 changed files; base's tests on the head: no outcome changed"
+    assert shown.note == ("0 signs in 2 changed files; base's tests on the head: no outcome "
+                          "changed; tier not raised")
 
 
 def test_a_measured_patch_figure_comes_first_with_the_lines_to_cover() -> None:
