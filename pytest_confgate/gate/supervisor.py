@@ -39,7 +39,7 @@ from pytest_confgate.processes import INHERITED_PYTEST_STATE
 if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
     from pytest_confgate.gate.channel import StreamTally
     from pytest_confgate.gate.engine import GateRun
-    from pytest_confgate.models import GateReport
+    from pytest_confgate.models import EvalMetric, GateReport
 
 DIGEST_ENV = "CONFGATE_REPORT_DIGEST"
 """Removed from the child's environment: only the supervisor prints the report's digest."""
@@ -85,22 +85,62 @@ def supervise(
     so both start-ups overlap and no test or conftest runs before that. ``output`` receives
     the child's output one line at a time (a line that reads as our digest line comes with
     ``| `` before it). An error in ``settle`` ends the child and is raised."""
-    private = root / STATE_DIR / "supervised" / f"{secrets.token_hex(8)}.json"
-    args = [*pytest_args, "--confgate", f"--confgate-report={private}"]
+    private = _Private(root / STATE_DIR / "supervised" / secrets.token_hex(8))
+    args = [*pytest_args, "--confgate", f"--confgate-report={private.report}",
+            f"--confgate-coverage-data={private.coverage}"]
+    with contextlib.suppress(OSError):
+        private.folder.parent.mkdir(parents=True, exist_ok=True)
     child = _Child(args, root, environ)
     try:
         run, report_path = settle()
     except BaseException:
         child.stop()
         raise
+    from pytest_confgate.collect import cache_trust
+
+    # Entries changed once this process started are read only if it (or its helper) wrote them.
+    cache_trust.begin()
     try:
-        stream, status = child.follow(output)
+        # ruff and bandit run here, beside the tests, with caches only this process vouches for
+        stream, status = child.follow(output, then=lambda: run.start_tools(TOOL_KINDS))
         return _finish(run, stream, status, private, report_path)
     finally:
         run.close()
+        private.discard()
+        run.sweep_evidence_caches()
+        cache_trust.end()
 
 
-def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
+TOOL_KINDS = ("lint_score", "security_score")
+"""The background tools ``confgate gate`` runs itself (the test process runs none of them)."""
+CHILD_PART = "the test process"
+"""How the coverage data the test process handed over is named (``combine_coverage``)."""
+
+
+@dataclass(frozen=True)
+class _Private:
+    """Where the test process leaves its report and its coverage data: a folder of the
+    supervisor's choosing, read once and removed."""
+
+    folder: Path
+
+    @property
+    def report(self) -> Path:
+        return self.folder.with_suffix(".json")
+
+    @property
+    def coverage(self) -> Path:
+        return self.folder.with_suffix(".coverage")
+
+    def discard(self) -> None:
+        for path in (self.report, self.coverage):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.folder.parent.rmdir()
+
+
+def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
             report_path: Path) -> Supervised:
     import hashlib
 
@@ -115,7 +155,7 @@ def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
                         "that only the supervisor writes: code of the change wrote it")
         with contextlib.suppress(OSError):
             report_path.unlink()
-    report = _decide(run, _load_child(private, problems), stream, problems)
+    report = _decide(run, _load_child(private.report, problems), stream, private, problems)
     write_json_report(report, report_path, within=working_tree(run.root))
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
     return Supervised(report, digest, status, problems)
@@ -152,14 +192,17 @@ class _Child:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
-    def follow(self, output: Callable[[bytes], None]) -> tuple[StreamTally, int]:
-        """Let the tests start; read until the child and all it started have ended."""
+    def follow(self, output: Callable[[bytes], None],
+               then: Callable[[], None] = lambda: None) -> tuple[StreamTally, int]:
+        """Let the tests start, then call ``then``; read until the child and all it started
+        have ended."""
         from pytest_confgate.gate.channel import StreamTally
 
         stream = StreamTally()
         os.write(self._go, b"g")
         os.close(self._go)
         try:
+            then()
             _pump(self.proc, self._read, stream, _Lines(output))
             status = self.proc.wait()
             subreaper.end_descendants()  # orphans of a killed intermediary came to us
@@ -257,27 +300,68 @@ def _load_child(path: Path, problems: list[str]) -> GateReport | None:
     except ReportError as exc:
         problems.append(f"the test process wrote no report the supervisor could read ({exc})")
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
-            path.parent.rmdir()
 
 
-def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
+def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private: _Private,
             problems: list[str]) -> GateReport:
     from pytest_confgate.collect.signoffs import collect_signoffs
     from pytest_confgate.collect.tests import pass_rate_metric
+    from pytest_confgate.exceptions import EvidenceError
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
-    if child is None:
+    measured = None
+    if child is not None:
+        _combine_coverage(run, child, private.coverage)
+        try:
+            measured = run.supervisor_metrics(child.metrics, tests, stream.tally.links,
+                                              stream.tally.by_test)
+        except EvidenceError as exc:
+            problems.append(str(exc))
+    if child is None or measured is None:
         failed = run.failed_report(tests, "; ".join(problems))
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
                                                         *failed.conditions]})
+    metrics, waivers, confidence = measured
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
                              tier=(run.tier, run.tier_reason), signoffs=signoffs,
-                             provenance=run.provenance)
+                             provenance=run.provenance,
+                             measured=([_without_part(m) for m in metrics], waivers, confidence))
+
+
+def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> None:
+    """The test process's raw coverage data (lines and arcs it ran) -> this process's own
+    coverage.py analysis of the sources: statements, branches, exclusions and the figures
+    are computed here, never read from the test process's report."""
+    from coverage import CoverageData
+
+    stand_in = next((m for m in child.metrics if m.type == "test_coverage"), None)
+    if stand_in is None:
+        return
+    floor = stand_in.details.get("cov_fail_under")
+    if isinstance(floor, int | float) and not isinstance(floor, bool):
+        run.coverage_fail_under = float(floor)
+    note = stand_in.details.get("engine_note")
+    engines = {CHILD_PART: note} if isinstance(note, dict) else None
+    try:
+        if not data.is_file() or data.stat().st_size == 0:
+            raise ValueError("no data file")
+        saved = CoverageData(basename=str(data))
+        saved.read()
+        payload: bytes = saved.dumps()
+    except Exception:  # coverage.py raises plain exceptions for a bad file: none is handed over
+        run.combine_coverage({}, [CHILD_PART])
+        return
+    run.combine_coverage({CHILD_PART: payload}, [], engines)
+
+
+def _without_part(metric: EvalMetric) -> EvalMetric:
+    """The figures name no xdist worker for the test process's one part."""
+    if metric.type != "test_coverage" or metric.details.get("workers") != [CHILD_PART]:
+        return metric
+    details = {k: v for k, v in metric.details.items() if k != "workers"}
+    return metric.model_copy(update={"details": details})
 
 
 def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: str | None,

@@ -48,23 +48,59 @@ def confgate_gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+COUNTS = ("covered_lines", "num_statements", "covered_branches", "num_branches", "missing",
+          "excluded_lines", "findings", "items", "violations")
+
+
 def figures(report: GateReport) -> dict[str, object]:
     """What a verdict rests on, without the clock and the run's identity."""
     return {
         "decision": report.decision, "tier": report.risk_tier, "reasons": report.reasons,
         "tests": report.tests.model_dump(exclude={"duration_s"}),
         "metrics": [(m.type, m.value, m.passed, m.status) for m in report.metrics],
+        "counts": [(m.type, {k: m.details.get(k) for k in COUNTS}) for m in report.metrics],
         "conditions": [(c.metric, c.name, c.passed, c.message) for c in report.conditions
                        if c.metric != "supervisor"],
+        "waivers": report.waivers,
     }
+
+
+UNTESTED = """\
+import subprocess
+
+
+def run(cmd, check=False):
+    if check:
+        return subprocess.check_call(cmd)
+    return subprocess.call(cmd)
+
+
+def pick(n):
+    return "big" if n > 10 else "small"
+"""
 
 
 @pytest.mark.parametrize("broken", [False, True], ids=["passing", "failing"])
 def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
     repo: pytest.Pytester, broken: bool
 ) -> None:
+    git(repo.path, "checkout", "-q", "main")  # the base's configuration judges: branches too
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: test_coverage, min: 0.5, branch: true}\n"
+        "    - {type: lint_score, min: 0.0}\n    - {type: security_score, min: 0.0}\n",
+        encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "configuration")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
     tests = MORE_TESTS + ("\n\ndef test_broken():\n    assert add(1, 1) == 3\n" if broken else "")
     repo.path.joinpath("tests", "test_more.py").write_text(tests, encoding="utf-8")
+    # partly covered, with branches, a ruff finding and a bandit finding: figures to agree on
+    repo.path.joinpath("calc", "tools.py").write_text(UNTESTED + "import os\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_tools.py").write_text(
+        "from calc.tools import pick\n\n\ndef test_pick():\n    assert pick(1) == 'small'\n",
+        encoding="utf-8")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "more tests")
 
@@ -77,7 +113,12 @@ def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
     assert figures(supervised) == figures(alone)
     assert done.returncode == local.ret == 1, done.stdout + done.stderr  # a skip added: T2
     assert supervised.decision.value == ("fail" if broken else "needs_signoff")
-    assert supervised.tests.passed == 6
+    assert supervised.tests.passed == 7
+    coverage = next(m for m in supervised.metrics if m.type == "test_coverage")
+    assert coverage.details["num_branches"] > coverage.details["covered_branches"] > 0
+    assert coverage.details["num_statements"] > coverage.details["covered_lines"] > 0
+    assert all(m.details.get("items") for m in supervised.metrics
+               if m.type in ("lint_score", "security_score"))
     assert supervised.tests.xfailed == 1
     assert supervised.tests.skipped == 1
     assert supervised.tests.failed == int(broken)
