@@ -225,3 +225,56 @@ def test_nothing_of_the_change_runs_when_the_supervisor_cannot_start(
     assert "confgate.yml:" in done.stderr
     assert not repo.path.joinpath("conftest-ran").exists()
     assert not repo.path.joinpath("confgate-report.json").exists()
+
+
+FORGES_COVERAGE = """\
+import atexit
+import json
+import sys
+
+from calc import add
+
+
+def _forge():
+    path = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--confgate-" + "report="))
+    with open(path, encoding="utf-8") as handle:
+        report = json.load(handle)
+    for metric in report["metrics"]:
+        if metric["type"] in ("test_coverage", "lint_score", "security_score"):
+            metric.update(value=1.0, status="ok", reason=None, passed=True)
+            metric["details"].update(covered_lines=99, num_statements=99, missing={},
+                                     items=[], findings=0)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(report, handle)
+
+
+atexit.register(_forge)
+
+
+def test_add():
+    assert add(1, 1) == 2
+"""
+
+
+def test_a_test_process_that_forges_its_coverage_figures_changes_no_published_figure(
+    repo: pytest.Pytester,
+) -> None:
+    """The test process's report says 99/99 lines, no ruff or bandit finding: the figures the
+    supervisor publishes are its own analysis of the raw data, and its own tools' findings."""
+    repo.path.joinpath("calc", "untested.py").write_text(
+        "import subprocess\n\n\ndef run(cmd):\n    return subprocess.call(cmd)\n\n\n"
+        "def other(x):\n    y = x + 1\n    return y * 2\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_forge.py").write_text(FORGES_COVERAGE, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a forger")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    report = load_report(repo.path / "confgate-report.json")
+    by_type = {m.type: m for m in report.metrics}
+    coverage = by_type["test_coverage"]
+    assert coverage.details["num_statements"] != 99, done.stdout
+    assert coverage.details["covered_lines"] < coverage.details["num_statements"]
+    assert coverage.value is not None
+    assert coverage.value < 1.0
+    assert coverage.details["missing"]["calc/untested.py"]
+    assert by_type["security_score"].details["items"], done.stdout
+    assert by_type["lint_score"].value == 1.0  # ruff found nothing to forge away here
