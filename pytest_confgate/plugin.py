@@ -388,12 +388,13 @@ class _GatePlugin:
         outcomes = self.tally.outcomes(time.perf_counter() - self._started)
         tree = working_tree(self.run.root)  # folders below it are never followed as symlinks
         try:
+            data_path = self.config.getoption("confgate_coverage_data")
+            if data_path and self.run.supervised:  # the raw data confgate gate analyses
+                self.run.hand_over_coverage(self.config.rootpath / data_path)
             self.report = self.run.finish(outcomes, self.tally.links, self.tally.by_test)
             write_json_report(self.report, self.report_path, within=tree)
-            data_path = self.config.getoption("confgate_coverage_data")
-            if data_path:
-                self.run.write_coverage_data(self.config.rootpath / data_path,
-                                             required=self.channel is None)
+            if data_path and not self.run.supervised:
+                self.run.write_coverage_data(self.config.rootpath / data_path)
         except ReportError as exc:  # the report cannot be written: nothing to fall back to
             self.error = str(exc)
         except ConfgateError as exc:

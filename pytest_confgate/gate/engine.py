@@ -7,7 +7,6 @@ in a helper process while the tests run, so their cost hides behind the tests.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import typing
 from collections.abc import Collection, Mapping, Sequence
@@ -148,6 +147,8 @@ class GateRun:
         configuration sets none, as coverage.py's ``fail_under`` is."""
         self.audit: list[RuntimeFinding] = []
         """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
+        self.coverage_unsaved: str | None = None
+        """Supervised: why this process had no coverage data to hand over (its error)."""
         self.supervised = False
         """``confgate gate`` started this test process (the plugin says so): coverage figures,
         ruff, bandit, the judge, the confidence and the differential run are the supervisor's
@@ -263,16 +264,22 @@ class GateRun:
         cache = self._cache_dir()
         return cache / "probes" if cache is not None else None
 
-    def write_coverage_data(self, path: Path, *, required: bool = True) -> None:
-        """Save what this run measured as a coverage.py data file (``confgate merge``).
-
-        Not ``required`` (for ``confgate gate``): a run that measured nothing writes no file,
-        and the supervisor says why."""
-        if not required:
+    def hand_over_coverage(self, path: Path) -> None:
+        """Supervised: write what this run measured (coverage.py's serialized data, lines and
+        arcs only) for ``confgate gate`` to analyse; when nothing was measured, remember why
+        (``coverage_unsaved``) for the stand-in metric."""
+        payload = self.coverage_payload()
+        if payload is None:
             if self._coverage is not None:
-                with contextlib.suppress(EvidenceError):
-                    self._coverage.save(path)
+                self.coverage_unsaved = self._coverage.metric().reason
             return
+        try:
+            path.write_bytes(payload)
+        except OSError as exc:
+            self.coverage_unsaved = f"the test process could not write its coverage data: {exc}"
+
+    def write_coverage_data(self, path: Path) -> None:
+        """Save what this run measured as a coverage.py data file (``confgate merge``)."""
         if self._coverage is None:
             raise EvidenceError(
                 f"--confgate-coverage-data {path}: this run measured no coverage; add a "
@@ -319,7 +326,8 @@ class GateRun:
         details: dict[str, Any] = {"measured_by": "confgate gate"}
         if config.type == "test_coverage":
             details.update(engine_note=self.coverage_engine(),
-                           cov_fail_under=self.coverage_fail_under)
+                           cov_fail_under=self.coverage_fail_under,
+                           unsaved=self.coverage_unsaved)
         return EvalMetric(type=config.type, status=MetricStatus.UNAVAILABLE, reason=_ELSEWHERE,
                           details=details, weight=config.weight, threshold=config.min)
 

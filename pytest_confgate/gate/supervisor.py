@@ -310,9 +310,9 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
-    measured = None
+    measured, unsaved = None, None
     if child is not None:
-        _combine_coverage(run, child, private.coverage)
+        unsaved = _combine_coverage(run, child, private.coverage)
         try:
             measured = run.supervisor_metrics(child.metrics, tests, stream.tally.links,
                                               stream.tally.by_test)
@@ -327,38 +327,49 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
                              tier=(run.tier, run.tier_reason), signoffs=signoffs,
                              provenance=run.provenance,
-                             measured=([_without_part(m) for m in metrics], waivers, confidence))
+                             measured=([_without_part(m, unsaved) for m in metrics], waivers,
+                                       confidence))
 
 
-def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> None:
+def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> str | None:
     """The test process's raw coverage data (lines and arcs it ran) -> this process's own
     coverage.py analysis of the sources: statements, branches, exclusions and the figures
-    are computed here, never read from the test process's report."""
-    from coverage import CoverageData
+    are computed here, never read from the test process's report.
 
+    Returns why the test process had no data to hand over, when it said (its coverage
+    error, e.g. pytest-cov measured no branches): the metric then fails with that reason."""
     stand_in = next((m for m in child.metrics if m.type == "test_coverage"), None)
     if stand_in is None:
-        return
+        return None
+    unsaved = stand_in.details.get("unsaved")
     floor = stand_in.details.get("cov_fail_under")
     if isinstance(floor, int | float) and not isinstance(floor, bool):
         run.coverage_fail_under = float(floor)
     note = stand_in.details.get("engine_note")
     engines = {CHILD_PART: note} if isinstance(note, dict) else None
     try:
-        if not data.is_file() or data.stat().st_size == 0:
-            raise ValueError("no data file")
-        saved = CoverageData(basename=str(data))
-        saved.read()
-        payload: bytes = saved.dumps()
-    except Exception:  # coverage.py raises plain exceptions for a bad file: none is handed over
+        payload = data.read_bytes()
+    except OSError:
+        payload = b""
+    if not payload:  # none handed over: the figures would be too small, so none are given
         run.combine_coverage({}, [CHILD_PART])
-        return
-    run.combine_coverage({CHILD_PART: payload}, [], engines)
+        return unsaved if isinstance(unsaved, str) and unsaved else None
+    try:
+        run.combine_coverage({CHILD_PART: payload}, [], engines)
+    except Exception as exc:  # coverage.py raises plain exceptions for data it cannot read
+        run.combine_coverage({}, [CHILD_PART])
+        return f"the test process handed over coverage data coverage.py cannot read ({exc})"
+    return None
 
 
-def _without_part(metric: EvalMetric) -> EvalMetric:
-    """The figures name no xdist worker for the test process's one part."""
-    if metric.type != "test_coverage" or metric.details.get("workers") != [CHILD_PART]:
+def _without_part(metric: EvalMetric, unsaved: str | None) -> EvalMetric:
+    """The figures name no xdist worker for the test process's one part; a failure for want of
+    data says why the test process had none."""
+    if metric.type != "test_coverage":
+        return metric
+    if unsaved is not None and not metric.available:
+        return metric.model_copy(update={"reason": unsaved})
+    if metric.details.get("workers") != [CHILD_PART]:
         return metric
     details = {k: v for k, v in metric.details.items() if k != "workers"}
     return metric.model_copy(update={"details": details})

@@ -80,9 +80,13 @@ def pick(n):
 """
 
 
-@pytest.mark.parametrize("broken", [False, True], ids=["passing", "failing"])
+@pytest.mark.parametrize(
+    ("broken", "extra"),
+    [(False, ()), (True, ()), (False, ("--cov=calc", "--cov-branch"))],
+    ids=["passing", "failing", "pytest-cov"],
+)
 def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
-    repo: pytest.Pytester, broken: bool
+    repo: pytest.Pytester, broken: bool, extra: tuple[str, ...]
 ) -> None:
     git(repo.path, "checkout", "-q", "main")  # the base's configuration judges: branches too
     repo.path.joinpath("confgate.yml").write_text(
@@ -105,9 +109,9 @@ def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
     git(repo.path, "commit", "-q", "-m", "more tests")
 
     local = repo.runpytest_subprocess("--confgate", "--confgate-base", "main",
-                                      "-p", "no:cacheprovider")
+                                      "-p", "no:cacheprovider", *extra)
     alone = load_report(repo.path / "confgate-report.json")
-    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider", *extra)
     supervised = load_report(repo.path / "confgate-report.json")
 
     assert figures(supervised) == figures(alone)
