@@ -102,13 +102,24 @@ def supervise(
     cache_trust.begin()
     try:
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
-        stream, status = child.follow(output, then=lambda: run.start_tools(TOOL_KINDS))
+        stream, status = child.follow(output, then=lambda: _beside_the_tests(run))
         return _finish(run, stream, status, private, report_path)
     finally:
         run.close()
         private.discard()
         run.sweep_evidence_caches()
         cache_trust.end()
+
+
+def _beside_the_tests(run: GateRun) -> None:
+    """While the tests run: start ruff and bandit, and import what the report needs after
+    them (coverage.py's analysis, the report writers), off the path that follows the run."""
+    run.start_tools(TOOL_KINDS)
+    import coverage.jsonreport  # noqa: F401 - warmed, see above
+
+    import pytest_confgate.collect.coverage
+    import pytest_confgate.report.json_report
+    import pytest_confgate.report.writers  # noqa: F401
 
 
 TOOL_KINDS = ("lint_score", "security_score")

@@ -282,3 +282,38 @@ def test_a_test_process_that_forges_its_coverage_figures_changes_no_published_fi
     assert coverage.details["missing"]["calc/untested.py"]
     assert by_type["security_score"].details["items"], done.stdout
     assert by_type["lint_score"].value == 1.0  # ruff found nothing to forge away here
+
+
+SPOILS_ITS_DATA = """\
+import atexit
+import sys
+
+
+def _spoil():
+    flag = "--confgate-coverage" + "-data="
+    path = next(a.split("=", 1)[1] for a in sys.argv if a.startswith(flag))
+    with open(path, "wb") as handle:
+        handle.write(b"not coverage data")
+
+
+atexit.register(_spoil)
+
+
+def test_nothing():
+    pass
+"""
+
+
+def test_coverage_data_the_supervisor_cannot_read_is_an_error_not_a_figure(
+    repo: pytest.Pytester,
+) -> None:
+    repo.path.joinpath("tests", "test_spoil.py").write_text(SPOILS_ITS_DATA, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "spoils its data")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert coverage.status.value == "error", done.stdout
+    assert "coverage.py cannot read" in (coverage.reason or "")
+    assert report.decision.value == "fail"
+    assert done.returncode == 1
