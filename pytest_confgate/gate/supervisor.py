@@ -6,16 +6,21 @@ rewrite the report it wrote, print a digest of its own, silence the gate's outpu
 code never runs in:
 
 1. before the tests start: the configuration that judges, the tier, the provenance (a
-   ``GateRun`` of our own that starts no tool and runs no plugin), and a pipe (``gate.channel``)
-   whose write end the child inherits;
+   ``GateRun`` of our own that runs no plugin), and a pipe (``gate.channel``) whose write end
+   the child inherits;
 2. the child (``child_command``: ``python -m pytest ... --confgate``, under ``subreaper``)
-   streams each test report as it happens; its output is passed on line by line;
+   streams each test report as it happens; its output is passed on line by line. Beside it,
+   ruff and bandit run in our own helper (``gate.background``), with caches only this
+   process reads and vouches for (``collect.cache_trust``); the child runs neither;
 3. after the child *and every process it started* ended (the subreaper kills what is left):
    a report file at the report path (only we write there), a missing session end, a closed
    or flooded channel are each a failing condition;
-4. the child's report (written to a private path, never trusted) keeps its other evidence;
-   its test outcomes are replaced by our tally and the policy decides again
-   (``gate.supervised``); we write the report and return its digest.
+4. the child leaves its report and its raw coverage data (the lines and arcs it ran) at
+   private paths of our choosing. We analyse the data with coverage.py here (statements,
+   branches, exclusions, figures: ``GateRun.supervisor_metrics``), ask the judge, run the
+   differential run against our own per-test tally, replace the child's outcomes and those
+   metrics, and let the policy decide again (``gate.supervised``); we write the report and
+   return its digest.
 """
 
 from __future__ import annotations
@@ -124,6 +129,8 @@ def _beside_the_tests(run: GateRun) -> None:
 
 TOOL_KINDS = ("lint_score", "security_score")
 """The background tools ``confgate gate`` runs itself (the test process runs none of them)."""
+MAX_COVERAGE_BYTES = 1024 * 1024 * 1024
+"""coverage.py's compressed data of a very large suite is tens of MiB: past this it is a flood."""
 CHILD_PART = "the test process"
 """How the coverage data the test process handed over is named (``combine_coverage``)."""
 
@@ -329,6 +336,8 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
                                               stream.tally.by_test)
         except EvidenceError as exc:
             problems.append(str(exc))
+        except Exception as exc:  # a bug of ours must still fail closed, with a report
+            problems.append(f"the supervisor could not measure ({type(exc).__name__}: {exc})")
     if child is None or measured is None:
         failed = run.failed_report(tests, "; ".join(problems))
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
@@ -353,15 +362,20 @@ def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> str | None
     if stand_in is None:
         return None
     unsaved = stand_in.details.get("unsaved")
+    too_big = False
     floor = stand_in.details.get("cov_fail_under")
     if isinstance(floor, int | float) and not isinstance(floor, bool):
         run.coverage_fail_under = float(floor)
     note = stand_in.details.get("engine_note")
     engines = {CHILD_PART: note} if isinstance(note, dict) else None
     try:
-        payload = data.read_bytes()
+        too_big = data.stat().st_size > MAX_COVERAGE_BYTES
+        payload = b"" if too_big else data.read_bytes()
     except OSError:
         payload = b""
+    if not payload and too_big:
+        run.combine_coverage({}, [CHILD_PART])
+        return f"the test process handed over more than {MAX_COVERAGE_BYTES} bytes of coverage data"
     if not payload:  # none handed over: the figures would be too small, so none are given
         run.combine_coverage({}, [CHILD_PART])
         return unsaved if isinstance(unsaved, str) and unsaved else None
