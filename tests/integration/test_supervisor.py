@@ -82,8 +82,8 @@ def pick(n):
 
 @pytest.mark.parametrize(
     ("broken", "extra"),
-    [(False, ()), (True, ()), (False, ("--cov=calc", "--cov-branch"))],
-    ids=["passing", "failing", "pytest-cov"],
+    [(False, ()), (True, ()), (False, ("--cov=calc", "--cov-branch")), (True, ("-n", "2"))],
+    ids=["passing", "failing", "pytest-cov", "xdist"],
 )
 def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
     repo: pytest.Pytester, broken: bool, extra: tuple[str, ...]
