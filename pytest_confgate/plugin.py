@@ -234,6 +234,7 @@ class _GatePlugin:
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
+        run.supervised = channel is not None  # confgate gate measures the rest (issue 34)
         plugin.audit = audit
         return plugin
 
@@ -321,7 +322,7 @@ class _GatePlugin:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.tally.add_collection_error()
+            self.tally.add_collection_error(report.nodeid)
             if self.channel is not None:
                 self.channel.send("collect_error", nodeid=report.nodeid)
 
@@ -343,13 +344,15 @@ class _GatePlugin:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
         category = str(status[0]) if status else ""
         self.tally.add_category(category)
+        self.tally.add_phase(report.nodeid, report)
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
         linked = isinstance(ids, list) and (report.when == "call" or report.outcome != "passed")
         if isinstance(ids, list) and linked:
             self.tally.add_requirement_link([str(i) for i in ids], report.nodeid, report.passed)
         if self.channel is not None:
             self.channel.send("report", cat=category, nodeid=report.nodeid, when=report.when,
-                              passed=report.passed,
+                              passed=report.passed, o=report.outcome,
+                              xf=hasattr(report, "wasxfail"),
                               links=[str(i) for i in ids] if isinstance(ids, list) and linked
                               else [])
 
@@ -374,7 +377,8 @@ class _GatePlugin:
             reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
         self._decide()
         self._say_digest()
-        if not self._passed() and session.exitstatus == pytest.ExitCode.OK:
+        supervised = self.run.supervised and self.error is None  # confgate gate decides
+        if not supervised and not self._passed() and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _decide(self) -> None:
@@ -384,10 +388,12 @@ class _GatePlugin:
         outcomes = self.tally.outcomes(time.perf_counter() - self._started)
         tree = working_tree(self.run.root)  # folders below it are never followed as symlinks
         try:
-            self.report = self.run.finish(outcomes, self.tally.links)
-            write_json_report(self.report, self.report_path, within=tree)
             data_path = self.config.getoption("confgate_coverage_data")
-            if data_path:
+            if data_path and self.run.supervised:  # the raw data confgate gate analyses
+                self.run.hand_over_coverage(self.config.rootpath / data_path)
+            self.report = self.run.finish(outcomes, self.tally.links, self.tally.by_test)
+            write_json_report(self.report, self.report_path, within=tree)
+            if data_path and not self.run.supervised:
                 self.run.write_coverage_data(self.config.rootpath / data_path)
         except ReportError as exc:  # the report cannot be written: nothing to fall back to
             self.error = str(exc)
@@ -444,6 +450,10 @@ class _GatePlugin:
         if not self.role.decides:
             return
         terminalreporter.write_sep("-", "confgate")
+        if self.run.supervised and self.error is None:  # the verdict is confgate gate's
+            terminalreporter.write_line("confgate: measured; confgate gate decides once every "
+                                        "process of the run has ended")
+            return
         verbosity = int(self.config.getoption("verbose", 0) or 0)
         path = _display_path(self.report_path)
         lines = summary_lines(self.report, path, verbosity=verbosity) if self.report else []
@@ -471,6 +481,8 @@ class _GatePlugin:
             self.run.sweep_caches()
         cache_trust.end()
         if not self.role.decides or not self.tests_passed or self._passed():
+            return
+        if self.run.supervised and self.error is None:
             return
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:

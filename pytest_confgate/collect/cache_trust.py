@@ -156,7 +156,8 @@ def trust(entries: Iterable[object]) -> None:
 
 
 def sweep(folder: Path) -> list[str]:
-    """Delete what changed under ``folder`` since project code could run and is not ours.
+    """Delete what changed under ``folder`` (or the file ``folder``) since project code could
+    run and is not ours.
 
     Returns the deleted paths. Lock files hold no data and are kept (a concurrent run's lock).
     """
@@ -195,6 +196,9 @@ def unpickle(data: bytes) -> Any:
 
 
 def _files(folder: Path) -> Iterable[Path]:
+    if folder.is_file():  # one entry (a tool's cache file)
+        yield folder
+        return
     for dirpath, _dirs, names in os.walk(folder):
         for name in names:
             yield Path(dirpath, name)

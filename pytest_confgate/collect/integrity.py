@@ -74,6 +74,8 @@ def with_replay(
     root: Path,
     environ: Mapping[str, str],
     head: TestOutcomes | None = None,
+    by_test: Mapping[str, str] | None = None,
+    failing_before: Sequence[str] = (),
 ) -> EvalMetric:
     """``metric`` with what running the tests again found, now that the main run is over:
     the differential run (``tamper.differential``: the base's tests with the base's
@@ -95,7 +97,8 @@ def with_replay(
         if analysis.changes is not None and analysis.changes.files:
             differential = differential_run(
                 root, analysis.changes, analysis.versions(), head or TestOutcomes(),
-                timeout_s=config.replay_timeout_s, environ=environ)
+                timeout_s=config.replay_timeout_s, environ=environ, by_test=by_test or {},
+                failing_before=failing_before)
     except EvidenceError as exc:
         result, differential = ReplayResult(error=str(exc)), DifferentialResult()
     for what, error in (("the replay of the tests the change marked", result.error),

@@ -7,8 +7,10 @@ import and the same tally serves ``confgate merge``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
+from pytest_confgate.outcomes import phase_outcome
 
 _CATEGORIES = {
     "passed": "passed",
@@ -54,9 +56,22 @@ class TestTally:
             tests[:] = [entry for entry in tests if entry[0] != nodeid]
             tests.append((nodeid, passed))
 
-    def add_collection_error(self) -> None:
+    by_test: dict[str, str] = field(default_factory=dict)
+    """Test id (or module, for a collection error) -> its outcome so far
+    (``outcomes.phase_outcome``): the differential run compares test by test."""
+
+    def add_phase(self, nodeid: str, report: Any) -> None:
+        """Record what one phase report (``when``, ``passed``/``failed``/``skipped``, maybe
+        ``wasxfail``) makes of its test's outcome."""
+        outcome = phase_outcome(report, self.by_test.get(nodeid))
+        if outcome is not None:
+            self.by_test[nodeid] = outcome
+
+    def add_collection_error(self, nodeid: str | None = None) -> None:
         """A module that failed to import or collect counts as an error, as pytest says."""
         self.counts["errors"] += 1
+        if nodeid is not None:
+            self.by_test[nodeid] = "error"
 
     def outcomes(self, duration_s: float) -> TestOutcomes:
         """Freeze the counts."""

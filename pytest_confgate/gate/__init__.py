@@ -30,8 +30,11 @@ One evaluation flows one way::
     channel     the test outcomes streamed from the test process to ``confgate gate`` (the
                 plugin's end and the supervisor's tally)
     supervisor  ``confgate gate``: pytest as a child process, its outcomes counted outside
-                it, the report written after every process of the run ended
-    supervised  pure: the test process's report with the supervisor's outcomes, decided again
+                it; ruff, bandit, the coverage analysis (from the child's raw data), the
+                judge and the differential run done in the supervisor; the report written
+                after every process of the run ended
+    supervised  pure: the test process's report with the supervisor's outcomes and metrics,
+                decided again
     child       the test process's entry: ``python -m pytest`` once the supervisor says go
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors

@@ -5,10 +5,11 @@ its write end down by number (``ENV_FD``). The plugin takes it before any confte
 (``Channel.take``), forgets the variable and makes the descriptor non-inheritable, then writes
 one JSON line per event: ``start``; ``collect_error`` for each module that failed to collect;
 ``collected`` with the number of tests to run (not under xdist, whose controller collects none);
-``report`` for each test report, with the category pytest's summary gives it; ``end`` when the
-session ends. The supervisor keeps the read end and tallies (``StreamTally``): what the change's
-code does after a report was sent (rewrite the report file, print a digest, ``os._exit``)
-cannot take the report back.
+``report`` for each test report, with the category pytest's summary gives it, its phase and
+outcome (the supervisor keeps each test's outcome by id); ``end`` when the session ends.
+The supervisor keeps the read end and tallies (``StreamTally``): what the change's code does
+after a report was sent (rewrite the report file, print a digest, ``os._exit``) cannot take
+the report back.
 
 ``os.write`` is bound when this module is imported, before the change's code runs, so a
 wrapper the change puts on ``os.write`` later does not see the channel's bytes. Leaf: imports
@@ -29,6 +30,22 @@ from pytest_confgate.gate.child import ENV_FD
 MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 """More than any real suite sends (about 200 bytes per report): past it the channel was flooded."""
 _write = os.write
+
+
+_PHASES = frozenset({"setup", "call", "teardown"})
+_OUTCOMES = frozenset({"passed", "failed", "skipped"})
+
+
+class _Phase:
+    """A phase report as the channel carried it, for ``outcomes.phase_outcome``."""
+
+    def __init__(self, when: str, outcome: str, expected_failure: bool) -> None:
+        self.when = when
+        self.passed = outcome == "passed"
+        self.failed = outcome == "failed"
+        self.skipped = outcome == "skipped"
+        if expected_failure:
+            self.wasxfail = ""
 
 
 class Channel:
@@ -69,7 +86,8 @@ class Channel:
 
 @dataclass
 class StreamTally:
-    """The supervisor's end: events parsed as bytes arrive; O(bytes), nothing kept but counts."""
+    """The supervisor's end: events parsed as bytes arrive; O(bytes), nothing kept but counts
+    and each test's outcome (``tally.by_test``, for the differential run)."""
 
     tally: TestTally = field(default_factory=TestTally)
     started: bool = False
@@ -129,7 +147,8 @@ class StreamTally:
         elif self.ended:
             self._problem(f"the channel sent {kind!r} after the session ended")
         elif kind == "collect_error":
-            self.tally.add_collection_error()
+            nodeid = event.get("nodeid")
+            self.tally.add_collection_error(nodeid if isinstance(nodeid, str) else None)
         elif kind == "collected":
             count = event.get("n")
             self.collected = count if isinstance(count, int) else None
@@ -148,7 +167,10 @@ class StreamTally:
             self._problem("the channel sent a test report without its category or node id")
             return
         self.tally.add_category(category)
-        if event.get("when") == "setup":
+        when, outcome = event.get("when"), event.get("o")
+        if when in _PHASES and outcome in _OUTCOMES:
+            self.tally.add_phase(nodeid, _Phase(str(when), str(outcome), event.get("xf") is True))
+        if when == "setup":
             self.set_up.add(nodeid)
         if isinstance(ids, list) and ids:
             self.tally.add_requirement_link([str(i) for i in ids], nodeid,

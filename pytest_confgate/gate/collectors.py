@@ -13,7 +13,7 @@ security also read, to count findings hidden by a ``# noqa``/``# nosec`` the cha
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -71,6 +71,12 @@ class Evidence:
     analysis: ChangeAnalysis | None = None
     audit: Sequence[RuntimeFinding] = ()
     """What the run-time audit saw the project's code do (``collect.runtime_audit``)."""
+    by_test: Mapping[str, str] = field(default_factory=dict)
+    """Each test id's outcome in the main run (``outcomes.phase_outcome``)."""
+    failing_before: Sequence[str] = ()
+    """Test ids pytest's cache said failed before this run (``differential.known_failing``)."""
+    supervised: bool = False
+    """``confgate gate`` runs the differential run and the replay itself, after this process."""
 
 
 Collector = Callable[[MetricConfig, Evidence], "EvalMetric | None"]
@@ -230,8 +236,9 @@ def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
     else:
         metric = integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside
     # The base's tests run again with the base's machinery now that the main run is over.
-    metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
-                         evidence.tests)
+    if not evidence.supervised:
+        metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
+                             evidence.tests, evidence.by_test, evidence.failing_before)
     changes = evidence.change.changes
     return with_audit(metric, config, evidence.audit,
                       changes.paths() if changes is not None else None)

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_confgate.collect.provenance import collect_provenance
 from pytest_confgate.collect.sources import resolve_sources, without_tests
-from pytest_confgate.config import CoverageMetricConfig, LlmJudgeMetricConfig
+from pytest_confgate.config import (
+    CoverageMetricConfig,
+    IntegrityMetricConfig,
+    LlmJudgeMetricConfig,
+    MetricConfig,
+)
 from pytest_confgate.config.loader import LoadedConfig
 from pytest_confgate.config.metrics import effective_metrics
 from pytest_confgate.exceptions import EvidenceError
@@ -46,6 +51,7 @@ from pytest_confgate.models import (
     Decision,
     EvalMetric,
     GateReport,
+    MetricStatus,
     Signoffs,
     TestOutcomes,
 )
@@ -59,11 +65,16 @@ if typing.TYPE_CHECKING:
     from pytest_confgate.collect.line_probes import AssertRewriting
     from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
+    from pytest_confgate.models import ConfidenceResult
 
 _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
 _UNJUDGED = {"passed": None, "limit": None}
 STATE_DIR = ".confgate"
 """The gate's state in the project: caches and runs, never the change's to write."""
+SUPERVISED_KINDS = frozenset({"test_coverage", "lint_score", "security_score", "llm_judge"})
+"""Metrics ``confgate gate`` measures in its own process (issue 34): a supervised test process
+leaves them out (``GateRun.supervised``) and its word on them is never read."""
+_ELSEWHERE = "measured by confgate gate outside the test process"
 
 
 class GateRun:
@@ -104,6 +115,13 @@ class GateRun:
         if self.loop_only:
             self.gate = self.gate.model_copy(update={"metrics": [*metrics, *self.loop_only]})
         self._analysis = change_analysis(self.gate, self.root, self.change)
+        self.failing_before: list[str] = []
+        """Test ids pytest's cache says failed before this run: the differential run runs
+        their modules too (read now, before any test rewrites the cache)."""
+        if self._analysis is not None:
+            from pytest_confgate.collect.tamper.differential import known_failing
+
+            self.failing_before = known_failing(self.root)
         self.machinery = machinery_notes(self.root, self.change, self.gate.protected_paths)
         self.tier, self.tier_reason = applied_tier(
             self.config, self.change, self.trust, self.machinery
@@ -129,15 +147,28 @@ class GateRun:
         configuration sets none, as coverage.py's ``fail_under`` is."""
         self.audit: list[RuntimeFinding] = []
         """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
+        self.coverage_unsaved: str | None = None
+        """Supervised: why this process had no coverage data to hand over (its error)."""
+        self.supervised = False
+        """``confgate gate`` started this test process (the plugin says so): coverage figures,
+        ruff, bandit, the judge, the confidence and the differential run are the supervisor's
+        (``SUPERVISED_KINDS``), so this process leaves them out and only hands over its
+        coverage data."""
 
     def start(self) -> None:
         """A whole run in this process: tools in the background, then coverage tracing."""
         self.start_tools()
         self.start_coverage()
 
-    def start_tools(self) -> None:
-        """Launch lint and security in a helper process; they finish while the tests run."""
+    def start_tools(self, kinds: Collection[str] | None = None) -> None:
+        """Launch lint and security in a helper process; they finish while the tests run.
+
+        ``kinds``: only these metric types (the supervisor runs ruff and bandit itself)."""
         configs = background_configs(self.gate.metrics, self.checked_sources)
+        if self.supervised:
+            configs = [c for c in configs if c.type not in SUPERVISED_KINDS]
+        if kinds is not None:
+            configs = [c for c in configs if c.type in kinds]
         if configs and self._tools is None:
             from pytest_confgate.gate.background import BackgroundTools
 
@@ -233,6 +264,20 @@ class GateRun:
         cache = self._cache_dir()
         return cache / "probes" if cache is not None else None
 
+    def hand_over_coverage(self, path: Path) -> None:
+        """Supervised: write what this run measured (coverage.py's serialized data, lines and
+        arcs only) for ``confgate gate`` to analyse; when nothing was measured, remember why
+        (``coverage_unsaved``) for the stand-in metric."""
+        payload = self.coverage_payload()
+        if payload is None:
+            if self._coverage is not None:
+                self.coverage_unsaved = self._coverage.metric().reason
+            return
+        try:
+            path.write_bytes(payload)
+        except OSError as exc:
+            self.coverage_unsaved = f"the test process could not write its coverage data: {exc}"
+
     def write_coverage_data(self, path: Path) -> None:
         """Save what this run measured as a coverage.py data file (``confgate merge``)."""
         if self._coverage is None:
@@ -256,13 +301,10 @@ class GateRun:
         if self._coverage is not None:
             self._coverage.stop()
 
-    def finish(self, tests: TestOutcomes, links: Links | None = None) -> GateReport:
-        """Gather every metric, apply the policy and build the report.
-
-        ``links`` maps requirement ids to the (test id, passed) pairs of linked tests.
-        """
-        self.stop_tracing()
-        evidence = Evidence(
+    def _evidence(
+        self, tests: TestOutcomes, links: Links | None, by_test: Mapping[str, str] | None
+    ) -> Evidence:
+        return Evidence(
             root=self.root,
             environ=self.environ,
             sources=self.checked_sources,
@@ -274,19 +316,98 @@ class GateRun:
             requirements=self._requirements,
             analysis=self._analysis,
             audit=list(self.audit),
+            by_test=by_test or {},
+            failing_before=list(self.failing_before),
+            supervised=self.supervised,
         )
-        measured = {
-            index: collect_metric(config, evidence)
-            for index, config in enumerate(self.gate.metrics)
-            if not isinstance(config, LlmJudgeMetricConfig)
-        }
-        # The judge reads the other measurements, so it is asked last (and only once).
+
+    def _elsewhere(self, config: MetricConfig) -> EvalMetric:
+        """A supervised test process's stand-in for a metric the supervisor measures."""
+        details: dict[str, Any] = {"measured_by": "confgate gate"}
+        if config.type == "test_coverage":
+            details.update(engine_note=self.coverage_engine(),
+                           cov_fail_under=self.coverage_fail_under,
+                           unsaved=self.coverage_unsaved)
+        return EvalMetric(type=config.type, status=MetricStatus.UNAVAILABLE, reason=_ELSEWHERE,
+                          details=details, weight=config.weight, threshold=config.min)
+
+    def _judged(self, measured: dict[int, EvalMetric]) -> dict[int, EvalMetric]:
+        """The judge reads the other measurements, so it is asked last (and only once)."""
         for index, config in enumerate(self.gate.metrics):
             if isinstance(config, LlmJudgeMetricConfig):
                 judged = self.agents.judge(config, list(measured.values()))
                 measured[index] = judged.model_copy(
                     update={"weight": config.weight, "threshold": config.min}
                 )
+        return measured
+
+    def supervisor_metrics(
+        self,
+        child: Sequence[EvalMetric],
+        tests: TestOutcomes,
+        links: Links,
+        by_test: Mapping[str, str],
+    ) -> tuple[list[EvalMetric], list[dict[str, Any]], ConfidenceResult | None]:
+        """``confgate gate``'s own measurements over the test process's metrics (``child``,
+        in the configuration's order, then plugins'): coverage from the data the test process
+        handed over (``combine_coverage`` first), ruff and bandit from this process's helper,
+        the judge and the confidence asked here, the differential run and the replay run
+        here against the outcomes counted here. Returns the metrics with waivers applied,
+        the waivers' report and the confidence. Raises ``EvidenceError`` when ``child`` does
+        not list the configured metrics."""
+        from pytest_confgate.collect.integrity import with_replay
+
+        self.stop_tracing()
+        evidence = self._evidence(tests, links, by_test)
+        if [m.type for m in child[: len(self.gate.metrics)]] != [
+            c.type for c in self.gate.metrics
+        ]:
+            raise EvidenceError("the test process's report does not list the configured metrics")
+        measured: dict[int, EvalMetric] = {}
+        for index, config in enumerate(self.gate.metrics):
+            if isinstance(config, LlmJudgeMetricConfig):
+                continue
+            metric = child[index]
+            if config.type in SUPERVISED_KINDS:
+                metric = collect_metric(config, evidence)
+            elif isinstance(config, IntegrityMetricConfig):
+                metric = with_replay(metric, config, self._analysis, self.root, self.environ,
+                                     tests, by_test, self.failing_before)
+            measured[index] = metric
+        measured = self._judged(measured)
+        ours = [measured[index] for index in range(len(self.gate.metrics))]
+        metrics, waivers, _ = self._waive([*ours, *child[len(ours):]])
+        self.close()
+        _, counted = loop_only_marked(metrics, len(self.deciding.metrics),
+                                      len(self.loop_only), self.task)
+        return metrics, waivers, self.agents.confidence(self._listed(counted))
+
+    def finish(
+        self,
+        tests: TestOutcomes,
+        links: Links | None = None,
+        by_test: Mapping[str, str] | None = None,
+    ) -> GateReport:
+        """Gather every metric, apply the policy and build the report.
+
+        ``links`` maps requirement ids to the (test id, passed) pairs of linked tests;
+        ``by_test`` each test id to its outcome (``outcomes.phase_outcome``).
+        """
+        self.stop_tracing()
+        evidence = self._evidence(tests, links, by_test)
+        measured = {
+            index: self._elsewhere(config)
+            if self.supervised and config.type in SUPERVISED_KINDS
+            else collect_metric(config, evidence)
+            for index, config in enumerate(self.gate.metrics)
+            if not isinstance(config, LlmJudgeMetricConfig)
+        }
+        if self.supervised:
+            measured.update({index: self._elsewhere(config)
+                             for index, config in enumerate(self.gate.metrics)
+                             if isinstance(config, LlmJudgeMetricConfig)})
+        else:
+            measured = self._judged(measured)
         metrics = [measured[index] for index in range(len(self.gate.metrics))]
         metrics, waivers, expired = self._waive(metrics)
         self.close()
@@ -304,7 +425,7 @@ class GateRun:
         # Advisory: it never changes the decision, only whether a pass may auto-advance. It
         # is the mean of what the user listed: the test_integrity the gate adds on its own
         # (a base known, the metric not listed) decides, but never moves that number.
-        confidence = self.agents.confidence(self._listed(counted))
+        confidence = None if self.supervised else self.agents.confidence(self._listed(counted))
         met = confidence is not None and confidence.advisory is not None
         verdict = decide(
             self.deciding, tier, counted, tests, found, confidence_met=met, extra=extra
@@ -443,7 +564,24 @@ class GateRun:
             return []
         from pytest_confgate.collect.cache_trust import sweep
 
+        if self.supervised:  # ruff's, bandit's and the analyses are the supervisor's to sweep
+            return sweep(cache / "probes")
         return sweep(cache)
+
+    def sweep_evidence_caches(self) -> list[str]:
+        """As ``confgate gate``: delete the entries it reads (ruff's, bandit's, coverage.py's
+        analyses) that changed while the tests ran and that it did not write."""
+        cache = self._cache_dir()
+        if cache is None or not cache.is_dir():
+            return []
+        from pytest_confgate.collect.cache_trust import sweep
+        from pytest_confgate.collect.coverage_analysis import ANALYSES
+        from pytest_confgate.gate.collectors import CACHED
+
+        removed = sweep(cache / "probes" / ANALYSES)
+        for tool in sorted(set(CACHED.values())):
+            removed += sweep(cache / f"{tool}.json")
+        return removed
 
     def _cache_dir(self) -> Path | None:
         """``.confgate/cache`` in the project, kept out of git; ``None`` if it cannot exist.

@@ -1,10 +1,12 @@
 """The verdict ``confgate gate`` writes: the test process's report, its test outcomes replaced.
 
 The test process ran the change's code, so its report is the change's word (issue 34): the
-supervisor keeps its other evidence (coverage, ruff, bandit, the tamper analysis; see
-docs/security.md for what that leaves open) and replaces what it counted itself from the
-channel (``gate.channel``): the tests' outcomes, the pass rate, and every problem with the
-channel or the report path as a failing ``supervisor`` condition. The policy then decides again
+supervisor replaces what it counted itself from the channel (``gate.channel``: the tests'
+outcomes, the pass rate, every problem with the channel or the report path as a failing
+``supervisor`` condition) and what it measured itself (coverage figures from the test
+process's raw data, ruff, bandit, the judge, the confidence, the differential run); it keeps
+the rest (the static tamper analysis, the run-time audit, plugins' metrics; see
+docs/security.md for what that leaves open). The policy then decides again
 (``recheck.redecide``) with the supervisor's own configuration and tier, which only rise.
 
 The condition ``supervisor``/``attested`` marks a report ``confgate gate`` wrote; the Action's
@@ -16,6 +18,7 @@ Pure: no IO, no clock, no environment.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pytest_confgate.config import GateConfig
 from pytest_confgate.gate.policy import recount_signoffs
@@ -23,6 +26,7 @@ from pytest_confgate.gate.recheck import redecide
 from pytest_confgate.gate.tiers import raise_for_evidence, raised, tier_rank
 from pytest_confgate.models import (
     Condition,
+    ConfidenceResult,
     EvalMetric,
     GateReport,
     Provenance,
@@ -30,6 +34,8 @@ from pytest_confgate.models import (
     TestOutcomes,
 )
 
+Measured = tuple[Sequence[EvalMetric], Sequence[dict[str, Any]], ConfidenceResult | None]
+"""The supervisor's metrics, waivers' report and confidence (``GateRun.supervisor_metrics``)."""
 SUPERVISOR = "supervisor"
 ATTESTED = "attested"
 
@@ -56,15 +62,21 @@ def supervised_report(
     tier: tuple[str, str],
     signoffs: Signoffs,
     provenance: Provenance | None,
+    measured: Measured | None = None,
 ) -> GateReport:
     """``child`` with the supervisor's outcomes, tier, sign-offs and provenance, decided again.
 
     ``pass_rate``: ``test_pass_rate`` of ``tests`` (``collect.tests.pass_rate_metric``).
     ``tier``: the supervisor's own tier and reason (from the trusted configuration and the
     change's files); the child's tier can raise it, never lower it.
+    ``measured``: the supervisor's own metrics (coverage, ruff, bandit, the judge, the
+    differential run; ``GateRun.supervisor_metrics``), waivers' report and confidence, which
+    replace the child's.
     """
+    own_metrics, waivers, confidence = (
+        measured if measured is not None else (child.metrics, child.waivers, child.confidence))
     metrics = [_tests_metric(m, pass_rate) if m.type == "test_pass_rate" else m
-               for m in child.metrics]
+               for m in own_metrics]
     level, reason = raise_for_evidence(tier[0], tier[1], metrics)
     if tier_rank(child.risk_tier) > tier_rank(level):
         level, reason = raised(level, reason, child.risk_tier, "the test process's report")
@@ -75,9 +87,10 @@ def supervised_report(
     prepared = child.model_copy(update={
         "tests": tests, "metrics": metrics, "risk_tier": level, "risk_reason": reason,
         "signoffs": counted, "conditions": [*problem_conditions(problems), *own],
+        "waivers": list(waivers), "confidence": confidence,
     })
     verdict = redecide(prepared, gate, level)
-    advisory = child.confidence is not None and child.confidence.advisory is not None
+    advisory = confidence is not None and confidence.advisory is not None
     after = recount_signoffs(verdict, level, counted,
                              auto_advance_allowed=may_advance and advisory and not problems)
     stamp = Condition(metric=SUPERVISOR, name=ATTESTED, passed=True, blocking=False,

@@ -6,16 +6,21 @@ rewrite the report it wrote, print a digest of its own, silence the gate's outpu
 code never runs in:
 
 1. before the tests start: the configuration that judges, the tier, the provenance (a
-   ``GateRun`` of our own that starts no tool and runs no plugin), and a pipe (``gate.channel``)
-   whose write end the child inherits;
+   ``GateRun`` of our own that runs no plugin), and a pipe (``gate.channel``) whose write end
+   the child inherits;
 2. the child (``child_command``: ``python -m pytest ... --confgate``, under ``subreaper``)
-   streams each test report as it happens; its output is passed on line by line;
+   streams each test report as it happens; its output is passed on line by line. Beside it,
+   ruff and bandit run in our own helper (``gate.background``), with caches only this
+   process reads and vouches for (``collect.cache_trust``); the child runs neither;
 3. after the child *and every process it started* ended (the subreaper kills what is left):
    a report file at the report path (only we write there), a missing session end, a closed
    or flooded channel are each a failing condition;
-4. the child's report (written to a private path, never trusted) keeps its other evidence;
-   its test outcomes are replaced by our tally and the policy decides again
-   (``gate.supervised``); we write the report and return its digest.
+4. the child leaves its report and its raw coverage data (the lines and arcs it ran) at
+   private paths of our choosing. We analyse the data with coverage.py here (statements,
+   branches, exclusions, figures: ``GateRun.supervisor_metrics``), ask the judge, run the
+   differential run against our own per-test tally, replace the child's outcomes and those
+   metrics, and let the policy decide again (``gate.supervised``); we write the report and
+   return its digest.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from pytest_confgate.processes import INHERITED_PYTEST_STATE
 if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
     from pytest_confgate.gate.channel import StreamTally
     from pytest_confgate.gate.engine import GateRun
-    from pytest_confgate.models import GateReport
+    from pytest_confgate.models import EvalMetric, GateReport
 
 DIGEST_ENV = "CONFGATE_REPORT_DIGEST"
 """Removed from the child's environment: only the supervisor prints the report's digest."""
@@ -85,22 +90,75 @@ def supervise(
     so both start-ups overlap and no test or conftest runs before that. ``output`` receives
     the child's output one line at a time (a line that reads as our digest line comes with
     ``| `` before it). An error in ``settle`` ends the child and is raised."""
-    private = root / STATE_DIR / "supervised" / f"{secrets.token_hex(8)}.json"
-    args = [*pytest_args, "--confgate", f"--confgate-report={private}"]
+    private = _Private(root / STATE_DIR / "supervised" / secrets.token_hex(8))
+    args = [*pytest_args, "--confgate", f"--confgate-report={private.report}",
+            f"--confgate-coverage-data={private.coverage}"]
+    with contextlib.suppress(OSError):
+        private.folder.parent.mkdir(parents=True, exist_ok=True)
     child = _Child(args, root, environ)
     try:
         run, report_path = settle()
     except BaseException:
         child.stop()
         raise
+    from pytest_confgate.collect import cache_trust
+
+    # Entries changed once this process started are read only if it (or its helper) wrote them.
+    cache_trust.begin()
     try:
-        stream, status = child.follow(output)
+        # ruff and bandit run here, beside the tests, with caches only this process vouches for
+        stream, status = child.follow(output, then=lambda: _beside_the_tests(run))
         return _finish(run, stream, status, private, report_path)
     finally:
         run.close()
+        private.discard()
+        run.sweep_evidence_caches()
+        cache_trust.end()
 
 
-def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
+def _beside_the_tests(run: GateRun) -> None:
+    """While the tests run: start ruff and bandit, and import what the report needs after
+    them (coverage.py's analysis, the report writers), off the path that follows the run."""
+    run.start_tools(TOOL_KINDS)
+    import coverage.jsonreport  # noqa: F401 - warmed, see above
+
+    import pytest_confgate.collect.coverage
+    import pytest_confgate.report.json_report
+    import pytest_confgate.report.writers  # noqa: F401
+
+
+TOOL_KINDS = ("lint_score", "security_score")
+"""The background tools ``confgate gate`` runs itself (the test process runs none of them)."""
+MAX_COVERAGE_BYTES = 1024 * 1024 * 1024
+"""coverage.py's compressed data of a very large suite is tens of MiB: past this it is a flood."""
+CHILD_PART = "the test process"
+"""How the coverage data the test process handed over is named (``combine_coverage``)."""
+
+
+@dataclass(frozen=True)
+class _Private:
+    """Where the test process leaves its report and its coverage data: a folder of the
+    supervisor's choosing, read once and removed."""
+
+    folder: Path
+
+    @property
+    def report(self) -> Path:
+        return self.folder.with_suffix(".json")
+
+    @property
+    def coverage(self) -> Path:
+        return self.folder.with_suffix(".coverage")
+
+    def discard(self) -> None:
+        for path in (self.report, self.coverage):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(OSError):
+            self.folder.parent.rmdir()
+
+
+def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
             report_path: Path) -> Supervised:
     import hashlib
 
@@ -115,7 +173,7 @@ def _finish(run: GateRun, stream: StreamTally, status: int, private: Path,
                         "that only the supervisor writes: code of the change wrote it")
         with contextlib.suppress(OSError):
             report_path.unlink()
-    report = _decide(run, _load_child(private, problems), stream, problems)
+    report = _decide(run, _load_child(private.report, problems), stream, private, problems)
     write_json_report(report, report_path, within=working_tree(run.root))
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
     return Supervised(report, digest, status, problems)
@@ -152,14 +210,17 @@ class _Child:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
-    def follow(self, output: Callable[[bytes], None]) -> tuple[StreamTally, int]:
-        """Let the tests start; read until the child and all it started have ended."""
+    def follow(self, output: Callable[[bytes], None],
+               then: Callable[[], None] = lambda: None) -> tuple[StreamTally, int]:
+        """Let the tests start, then call ``then``; read until the child and all it started
+        have ended."""
         from pytest_confgate.gate.channel import StreamTally
 
         stream = StreamTally()
         os.write(self._go, b"g")
         os.close(self._go)
         try:
+            then()
             _pump(self.proc, self._read, stream, _Lines(output))
             status = self.proc.wait()
             subreaper.end_descendants()  # orphans of a killed intermediary came to us
@@ -257,27 +318,86 @@ def _load_child(path: Path, problems: list[str]) -> GateReport | None:
     except ReportError as exc:
         problems.append(f"the test process wrote no report the supervisor could read ({exc})")
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            path.unlink()
-            path.parent.rmdir()
 
 
-def _decide(run: GateRun, child: GateReport | None, stream: StreamTally,
+def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private: _Private,
             problems: list[str]) -> GateReport:
     from pytest_confgate.collect.signoffs import collect_signoffs
     from pytest_confgate.collect.tests import pass_rate_metric
+    from pytest_confgate.exceptions import EvidenceError
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
-    if child is None:
+    measured, unsaved = None, None
+    if child is not None:
+        unsaved = _combine_coverage(run, child, private.coverage)
+        try:
+            measured = run.supervisor_metrics(child.metrics, tests, stream.tally.links,
+                                              stream.tally.by_test)
+        except EvidenceError as exc:
+            problems.append(str(exc))
+        except Exception as exc:  # a bug of ours must still fail closed, with a report
+            problems.append(f"the supervisor could not measure ({type(exc).__name__}: {exc})")
+    if child is None or measured is None:
         failed = run.failed_report(tests, "; ".join(problems))
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
                                                         *failed.conditions]})
+    metrics, waivers, confidence = measured
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
                              tier=(run.tier, run.tier_reason), signoffs=signoffs,
-                             provenance=run.provenance)
+                             provenance=run.provenance,
+                             measured=([_without_part(m, unsaved) for m in metrics], waivers,
+                                       confidence))
+
+
+def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> str | None:
+    """The test process's raw coverage data (lines and arcs it ran) -> this process's own
+    coverage.py analysis of the sources: statements, branches, exclusions and the figures
+    are computed here, never read from the test process's report.
+
+    Returns why the test process had no data to hand over, when it said (its coverage
+    error, e.g. pytest-cov measured no branches): the metric then fails with that reason."""
+    stand_in = next((m for m in child.metrics if m.type == "test_coverage"), None)
+    if stand_in is None:
+        return None
+    unsaved = stand_in.details.get("unsaved")
+    too_big = False
+    floor = stand_in.details.get("cov_fail_under")
+    if isinstance(floor, int | float) and not isinstance(floor, bool):
+        run.coverage_fail_under = float(floor)
+    note = stand_in.details.get("engine_note")
+    engines = {CHILD_PART: note} if isinstance(note, dict) else None
+    try:
+        too_big = data.stat().st_size > MAX_COVERAGE_BYTES
+        payload = b"" if too_big else data.read_bytes()
+    except OSError:
+        payload = b""
+    if not payload and too_big:
+        run.combine_coverage({}, [CHILD_PART])
+        return f"the test process handed over more than {MAX_COVERAGE_BYTES} bytes of coverage data"
+    if not payload:  # none handed over: the figures would be too small, so none are given
+        run.combine_coverage({}, [CHILD_PART])
+        return unsaved if isinstance(unsaved, str) and unsaved else None
+    try:
+        run.combine_coverage({CHILD_PART: payload}, [], engines)
+    except Exception as exc:  # coverage.py raises plain exceptions for data it cannot read
+        run.combine_coverage({}, [CHILD_PART])
+        return f"the test process handed over coverage data coverage.py cannot read ({exc})"
+    return None
+
+
+def _without_part(metric: EvalMetric, unsaved: str | None) -> EvalMetric:
+    """The figures name no xdist worker for the test process's one part; a failure for want of
+    data says why the test process had none."""
+    if metric.type != "test_coverage":
+        return metric
+    if unsaved is not None and not metric.available:
+        return metric.model_copy(update={"reason": unsaved})
+    if metric.details.get("workers") != [CHILD_PART]:
+        return metric
+    details = {k: v for k, v in metric.details.items() if k != "workers"}
+    return metric.model_copy(update={"details": details})
 
 
 def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: str | None,

@@ -182,3 +182,17 @@ def test_the_run_carries_no_mark_of_the_gate(repo: pytest.Pytester, tmp_path_fac
     # pytest's own temporary folder, where the environment puts it for any run
     assert "confgate" not in differential["tmp"]
     assert "replay" not in differential["tmp"]
+
+
+def test_a_changed_expectation_is_named_even_when_the_main_run_already_fails(
+    repo: pytest.Pytester,
+) -> None:
+    """Before, any failing test in the main run silenced the differential run; now it
+    compares test by test, so the weakened ``test_add`` is named beside the failing one."""
+    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    _write(repo, "tests/test_broken.py", "def test_broken():\n    assert 1 == 2\n")
+    report = _gate(repo)
+    assert report["tests"]["failed"] == 1
+    item = _changed_outcome(report, "tests/test_calc.py::test_add")
+    assert item["message"].startswith("tests/test_calc.py::test_add: passed with the change's")

@@ -135,3 +135,38 @@ def test_an_emptied_bandit_entry_does_not_hide_a_high_finding_on_the_next_run(
     assert high() == 1
     plant.unlink()
     assert high() == 1
+
+
+def _supervised(project: pytest.Pytester) -> dict[str, object]:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--", "-p",
+                           "no:cacheprovider"], cwd=project.path, capture_output=True,
+                          text=True, check=False, timeout=240)
+    assert "confgate gate: the test process exited" in done.stdout, done.stdout + done.stderr
+    return read_report(project)
+
+
+def test_under_confgate_gate_caches_the_tests_plant_reach_no_run(
+    project: pytest.Pytester,
+) -> None:
+    """The supervisor runs bandit and analyses coverage itself: a parser planted in the
+    analysis cache and an emptied bandit entry, both written by a test, count in no run."""
+    write_config(project, "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+                 "    - {type: test_coverage}\n    - {type: security_score}\n")
+    (project.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (project.path / "calc" / "danger.py").write_text(DANGER, encoding="utf-8")
+
+    def figures(report: dict[str, object]) -> tuple[object, object]:
+        coverage = metric(report, "test_coverage")["details"]
+        security = metric(report, "security_score")["details"]
+        return coverage["missing_lines"], security["by_severity"]["HIGH"]
+
+    assert figures(_supervised(project)) == (4 + 3, 1)  # cold: extra.py and danger.py
+    plants = project.path / "tests" / "test_plant.py"
+    plants.write_text(PLANT_PARSER + EMPTY_BANDIT.replace("test_plant", "test_empty"),
+                      encoding="utf-8")
+    assert figures(_supervised(project)) == (7, 1)
+    plants.unlink()
+    assert figures(_supervised(project)) == (7, 1)

@@ -48,36 +48,81 @@ def confgate_gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+COUNTS = ("covered_lines", "num_statements", "covered_branches", "num_branches", "missing",
+          "excluded_lines", "findings", "items", "violations")
+
+
 def figures(report: GateReport) -> dict[str, object]:
     """What a verdict rests on, without the clock and the run's identity."""
     return {
         "decision": report.decision, "tier": report.risk_tier, "reasons": report.reasons,
         "tests": report.tests.model_dump(exclude={"duration_s"}),
         "metrics": [(m.type, m.value, m.passed, m.status) for m in report.metrics],
+        "counts": [(m.type, {k: m.details.get(k) for k in COUNTS}) for m in report.metrics],
         "conditions": [(c.metric, c.name, c.passed, c.message) for c in report.conditions
                        if c.metric != "supervisor"],
+        "waivers": report.waivers,
     }
 
 
-@pytest.mark.parametrize("broken", [False, True], ids=["passing", "failing"])
+UNTESTED = """\
+import subprocess
+
+
+def run(cmd, check=False):
+    if check:
+        return subprocess.check_call(cmd)
+    return subprocess.call(cmd)
+
+
+def pick(n):
+    return "big" if n > 10 else "small"
+"""
+
+
+@pytest.mark.parametrize(
+    ("broken", "extra"),
+    [(False, ()), (True, ()), (False, ("--cov=calc", "--cov-branch")), (True, ("-n", "2"))],
+    ids=["passing", "failing", "pytest-cov", "xdist"],
+)
 def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
-    repo: pytest.Pytester, broken: bool
+    repo: pytest.Pytester, broken: bool, extra: tuple[str, ...]
 ) -> None:
+    git(repo.path, "checkout", "-q", "main")  # the base's configuration judges: branches too
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: test_coverage, min: 0.5, branch: true}\n"
+        "    - {type: lint_score, min: 0.0}\n    - {type: security_score, min: 0.0}\n",
+        encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "configuration")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
     tests = MORE_TESTS + ("\n\ndef test_broken():\n    assert add(1, 1) == 3\n" if broken else "")
     repo.path.joinpath("tests", "test_more.py").write_text(tests, encoding="utf-8")
+    # partly covered, with branches, a ruff finding and a bandit finding: figures to agree on
+    repo.path.joinpath("calc", "tools.py").write_text(UNTESTED + "import os\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_tools.py").write_text(
+        "from calc.tools import pick\n\n\ndef test_pick():\n    assert pick(1) == 'small'\n",
+        encoding="utf-8")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "more tests")
 
     local = repo.runpytest_subprocess("--confgate", "--confgate-base", "main",
-                                      "-p", "no:cacheprovider")
+                                      "-p", "no:cacheprovider", *extra)
     alone = load_report(repo.path / "confgate-report.json")
-    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider", *extra)
     supervised = load_report(repo.path / "confgate-report.json")
 
     assert figures(supervised) == figures(alone)
     assert done.returncode == local.ret == 1, done.stdout + done.stderr  # a skip added: T2
     assert supervised.decision.value == ("fail" if broken else "needs_signoff")
-    assert supervised.tests.passed == 6
+    assert supervised.tests.passed == 7
+    coverage = next(m for m in supervised.metrics if m.type == "test_coverage")
+    assert coverage.details["num_branches"] > coverage.details["covered_branches"] > 0
+    assert coverage.details["num_statements"] > coverage.details["covered_lines"] > 0
+    assert all(m.details.get("items") for m in supervised.metrics
+               if m.type in ("lint_score", "security_score"))
     assert supervised.tests.xfailed == 1
     assert supervised.tests.skipped == 1
     assert supervised.tests.failed == int(broken)
@@ -184,3 +229,91 @@ def test_nothing_of_the_change_runs_when_the_supervisor_cannot_start(
     assert "confgate.yml:" in done.stderr
     assert not repo.path.joinpath("conftest-ran").exists()
     assert not repo.path.joinpath("confgate-report.json").exists()
+
+
+FORGES_COVERAGE = """\
+import atexit
+import json
+import sys
+
+from calc import add
+
+
+def _forge():
+    path = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--confgate-" + "report="))
+    with open(path, encoding="utf-8") as handle:
+        report = json.load(handle)
+    for metric in report["metrics"]:
+        if metric["type"] in ("test_coverage", "lint_score", "security_score"):
+            metric.update(value=1.0, status="ok", reason=None, passed=True)
+            metric["details"].update(covered_lines=99, num_statements=99, missing={},
+                                     items=[], findings=0)
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(report, handle)
+
+
+atexit.register(_forge)
+
+
+def test_add():
+    assert add(1, 1) == 2
+"""
+
+
+def test_a_test_process_that_forges_its_coverage_figures_changes_no_published_figure(
+    repo: pytest.Pytester,
+) -> None:
+    """The test process's report says 99/99 lines, no ruff or bandit finding: the figures the
+    supervisor publishes are its own analysis of the raw data, and its own tools' findings."""
+    repo.path.joinpath("calc", "untested.py").write_text(
+        "import subprocess\n\n\ndef run(cmd):\n    return subprocess.call(cmd)\n\n\n"
+        "def other(x):\n    y = x + 1\n    return y * 2\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_forge.py").write_text(FORGES_COVERAGE, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a forger")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    report = load_report(repo.path / "confgate-report.json")
+    by_type = {m.type: m for m in report.metrics}
+    coverage = by_type["test_coverage"]
+    assert coverage.details["num_statements"] != 99, done.stdout
+    assert coverage.details["covered_lines"] < coverage.details["num_statements"]
+    assert coverage.value is not None
+    assert coverage.value < 1.0
+    assert coverage.details["missing"]["calc/untested.py"]
+    assert by_type["security_score"].details["items"], done.stdout
+    assert by_type["lint_score"].value == 1.0  # ruff found nothing to forge away here
+
+
+SPOILS_ITS_DATA = """\
+import atexit
+import sys
+
+
+def _spoil():
+    flag = "--confgate-coverage" + "-data="
+    path = next(a.split("=", 1)[1] for a in sys.argv if a.startswith(flag))
+    with open(path, "wb") as handle:
+        handle.write(b"not coverage data")
+
+
+atexit.register(_spoil)
+
+
+def test_nothing():
+    pass
+"""
+
+
+def test_coverage_data_the_supervisor_cannot_read_is_an_error_not_a_figure(
+    repo: pytest.Pytester,
+) -> None:
+    repo.path.joinpath("tests", "test_spoil.py").write_text(SPOILS_ITS_DATA, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "spoils its data")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert coverage.status.value == "error", done.stdout
+    assert "coverage.py cannot read" in (coverage.reason or "")
+    assert report.decision.value == "fail"
+    assert done.returncode == 1

@@ -99,3 +99,25 @@ def test_the_test_process_takes_the_pipe_once_and_hides_it_from_what_it_starts()
 )
 def test_no_channel_without_a_pipe_from_the_supervisor(environ: dict[str, str]) -> None:
     assert Channel.take(environ) is None
+
+
+def test_each_tests_outcome_is_kept_by_id_as_outcomes_names_it() -> None:
+    """The differential run compares test by test: the supervisor keeps what each test did."""
+    events = [line("start"), line("collect_error", nodeid="bad.py"),
+              report("", "a.py::ok", when="setup", o="passed"),
+              report("passed", "a.py::ok", o="passed"),
+              report("", "a.py::ok", when="teardown", o="passed"),
+              report("failed", "a.py::no", o="failed"),
+              report("error", "a.py::no", when="teardown", o="failed"),
+              report("error", "a.py::setup", when="setup", o="failed"),
+              report("xfailed", "a.py::xf", o="skipped", xf=True),
+              report("xpassed", "a.py::xp", o="passed", xf=True),
+              report("skipped", "a.py::skip", when="setup", o="skipped"),
+              line("end", exitstatus=1)]
+    stream = StreamTally()
+    assert stream.feed(b"".join(events))
+    stream.close()
+    assert stream.tally.by_test == {
+        "bad.py": "error", "a.py::ok": "passed", "a.py::no": "error", "a.py::setup": "error",
+        "a.py::xf": "xfailed", "a.py::xp": "xpassed", "a.py::skip": "skipped",
+    }

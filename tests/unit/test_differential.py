@@ -6,9 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_confgate.collect.tamper.differential import is_machinery, selected_modules
+from pytest_confgate.collect.tamper.differential import (
+    _findings,
+    is_machinery,
+    known_failing,
+    selected_modules,
+)
 from pytest_confgate.collect.tamper.shapes import FileVersions
-from pytest_confgate.models import ChangeSet, FileChange
+from pytest_confgate.models import ChangeSet, FileChange, TestOutcomes
 
 
 @pytest.mark.parametrize(
@@ -70,3 +75,41 @@ def test_pytest_settings_select_every_base_test_and_other_sections_none(tmp_path
                             "[tool.pytest.ini_options]\naddopts = '-k add'\n")
     chosen = selected_modules(_base(tmp_path, BASE), changes, {"pyproject.toml": narrowed})
     assert chosen == sorted(p for p in BASE if "/test_" in p)
+
+
+def test_a_test_that_failed_before_is_run_again_whatever_the_change_touched(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / ".pytest_cache" / "v" / "cache"
+    cache.mkdir(parents=True)
+    (cache / "lastfailed").write_text('{"tests/test_other.py::test_x": true}', encoding="utf-8")
+    failing = known_failing(tmp_path)
+    assert failing == ["tests/test_other.py::test_x"]
+    changes = ChangeSet("main", "0" * 40, (FileChange("calc/scale.py", None, "modified"),))
+    base = _base(tmp_path / "base", BASE)
+    assert selected_modules(base, changes, {}, failing) == [
+        "tests/test_other.py", "tests/test_scale.py"]
+    assert known_failing(tmp_path / "nowhere") == []
+
+
+def _outcome(outcome: str) -> dict[str, str]:
+    return {"outcome": outcome, "failure": "E   assert 3 == 4"}
+
+
+def test_outcomes_are_compared_test_by_test_even_when_the_main_run_fails() -> None:
+    """Before, a main run with any failure silenced the comparison; now each test id whose
+    outcome differs between the head's machinery and the base's is named."""
+    results = {"t.py::a": _outcome("failed"), "t.py::b": _outcome("failed"),
+               "t.py::c": _outcome("passed"), "t.py::d": _outcome("error"),
+               "t.py::e": _outcome("passed")}
+    by_test = {"t.py::a": "passed", "t.py::b": "failed", "t.py::c": "failed",
+               "t.py::e": "skipped", "t.py::broken": "failed"}
+    head = TestOutcomes(passed=1, failed=3, skipped=1)
+    found = _findings(results, head, by_test, {})
+    assert [f.test for f in found] == ["t.py::a", "t.py::c", "t.py::d"]
+    messages = [f.message for f in found]
+    assert messages[0].startswith("t.py::a: passed with the change's tests and settings and "
+                                  "failed with the base's")
+    assert "failed with the change's tests and settings and passed with the base's" in (
+        messages[1])
+    assert "not run (absent or deselected) with the change's tests" in messages[2]

@@ -7,7 +7,14 @@ from fakes.reports import honest_report
 from pytest_confgate.collect.tests import pass_rate_metric
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.gate.supervised import ATTESTED, SUPERVISOR, attested, supervised_report
-from pytest_confgate.models import Condition, Decision, GateReport, Signoffs, TestOutcomes
+from pytest_confgate.models import (
+    Condition,
+    Decision,
+    GateReport,
+    MetricStatus,
+    Signoffs,
+    TestOutcomes,
+)
 
 GATE = ConfgateConfig().gate
 FAILED = TestOutcomes(passed=2, failed=1)
@@ -66,3 +73,21 @@ def test_the_childs_higher_tier_raises_the_supervisors() -> None:
     assert made.risk_tier == "T3"
     assert made.decision is Decision.NEEDS_SIGNOFF
     assert made.signoffs.required == 2
+
+
+def test_the_supervisors_own_measurements_replace_the_test_processs() -> None:
+    """Coverage, ruff and bandit as the supervisor measured them are what is decided on;
+    the figures the test process wrote are never read."""
+    child = honest_report(tests=TestOutcomes(passed=3))
+    ours = [m.model_copy(update={"value": None, "status": MetricStatus.ERROR,
+                                 "reason": "the data could not be read"})
+            if m.type == "test_coverage" else m for m in child.metrics]
+    made = supervised_report(child, TestOutcomes(passed=3), pass_rate_metric(
+        TestOutcomes(passed=3)), [], gate=GATE, tier=("T1", "the supervisor's"),
+        signoffs=Signoffs(), provenance=None, measured=(ours, [], None))
+    [coverage] = [m for m in made.metrics if m.type == "test_coverage"]
+    assert coverage.value is None
+    assert coverage.status is MetricStatus.ERROR
+    assert made.decision is Decision.FAIL
+    assert child.decision is Decision.PASS
+    assert made.confidence is None

@@ -12,10 +12,13 @@ and the changed files a base test names by file name). Then it runs
 (``selected_modules``), with the gate's environment unchanged and nothing of ours on the
 command line; outcomes come back over an inherited socket (``outcomes``).
 
-A base test that fails or errors there while the main run (the head's machinery) had no
-failing test is a ``behaviour_change`` finding naming the test and both outcomes. A change
-that edits the machinery and changes no outcome says so (``no outcome changed``); the tier
-stays the policy's choice. What remains visible to the code it runs is in ``docs/tamper.md``.
+A base test that fails or errors there while the same test id did not fail in the main run
+(the head's machinery), or the other way round, is a ``behaviour_change`` finding naming the
+test id and both outcomes: the comparison is test by test, so it also speaks when the main
+run fails. Tests pytest's cache says failed in the run before (``known_failing``) are run
+too. A change that edits the machinery and changes no outcome says so (``no outcome
+changed``); the tier stays the policy's choice. What remains visible to the code it runs is
+in ``docs/tamper.md``.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ NO_OUTCOME_CHANGED = "no outcome changed"
 _FAILED = frozenset({"failed", "error"})
 _GIT_TIMEOUT_S = 120.0
 _READER_GRACE_S = 10.0
+_MAX_LASTFAILED_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -93,14 +97,20 @@ def differential_run(
     *,
     timeout_s: float,
     environ: Mapping[str, str],
+    by_test: Mapping[str, str] | None = None,
+    failing_before: Iterable[str] = (),
 ) -> DifferentialResult:
-    """Run the affected base tests on the head's code; ``changes`` rootdir-relative."""
+    """Run the affected base tests on the head's code; ``changes`` rootdir-relative.
+
+    ``by_test``: each test id's outcome in the main run, compared test by test;
+    ``failing_before``: test ids known to have failed before this run (pytest's
+    ``lastfailed`` cache): their modules are run too."""
     started = time.perf_counter()
     scratch = Path(tempfile.mkdtemp())
     try:
         copy = scratch / root.name
         base_files = _extract_base(root, changes.merge_base, scratch / "base")
-        modules = selected_modules(base_files, changes, versions)
+        modules = selected_modules(base_files, changes, versions, failing_before)
         if not modules:
             return DifferentialResult(duration_s=_since(started))
         named = _named_by_tests(base_files, changes)
@@ -110,7 +120,7 @@ def differential_run(
         return DifferentialResult(duration_s=_since(started), error=str(exc))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    findings = _findings(results, head, versions, changes)
+    findings = _findings(results, head, by_test or {}, versions)
     return DifferentialResult(tuple(findings), len(modules), len(results), _since(started))
 
 
@@ -152,21 +162,24 @@ def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
 
 
 def selected_modules(base_files: Mapping[str, Path], changes: ChangeSet,
-                     versions: Mapping[str, FileVersions]) -> list[str]:
+                     versions: Mapping[str, FileVersions],
+                     failing_before: Iterable[str] = ()) -> list[str]:
     """The base's test modules the change can affect: edited or removed, importing a changed
-    module, naming a changed file, under a changed conftest, or all when pytest's settings
-    changed."""
+    module, naming a changed file, under a changed conftest, holding a test known to have
+    failed before (``failing_before``: test ids), or all when pytest's settings changed."""
     changed = changes.paths()
     tests = sorted(p for p in base_files if _is_test_module(p) and is_machinery(p))
     if any(name in changed and _settings_changed(versions.get(name)) for name in SETTINGS_FILES):
         return tests
+    failing = {node.split("::", 1)[0] for node in failing_before}
     modules = _module_names(p for p in changed if p.endswith(".py"))
     files = {p.rsplit("/", 1)[-1] for p in changed if not p.endswith(".py")}
     folders = [p.rpartition("/")[0] for p in changed if p.rsplit("/", 1)[-1] == "conftest.py"]
     chosen = []
     for path in tests:
         text = _text(base_files[path])
-        if (path in changed or any(path.startswith(f + "/") or not f for f in folders)
+        if (path in changed or path in failing
+                or any(path.startswith(f + "/") or not f for f in folders)
                 or _imports_any(text, modules) or any(name in text for name in files)):
             chosen.append(path)
     return chosen
@@ -323,27 +336,50 @@ def _run(copy: Path, modules: list[str], timeout_s: float, environ: Mapping[str,
 
 
 def _findings(results: Mapping[str, Mapping[str, str]], head: TestOutcomes,
-              versions: Mapping[str, FileVersions], changes: ChangeSet) -> list[TamperFinding]:
-    """Base tests that fail with the base's machinery while the head's all passed."""
-    if head.failed or head.errors:
-        return []  # the main run fails already: which outcome moved cannot be told apart
+              by_test: Mapping[str, str], versions: Mapping[str, FileVersions]
+              ) -> list[TamperFinding]:
+    """Base tests whose outcome with the base's machinery differs, test by test, from the
+    main run's (the head's machinery) on the same code: one fails on one side only."""
     found = []
     for node, result in sorted(results.items()):
         outcome = result.get("outcome", "error")
-        if outcome not in _FAILED:
+        main = by_test.get(node)
+        if not by_test:  # no per-test outcomes: only a clean main run tells a failure apart
+            if head.failed or head.errors:
+                return []
+            main = "passed"
+        if (outcome in _FAILED) == (main in _FAILED):
             continue
-        module, _, qualname = node.partition("::")
-        name = qualname.rsplit("::", 1)[-1] or module
-        why = failure_line(result.get("failure", ""))
-        message = (f"{name}: passed with the change's tests and settings ({head.passed} "
-                   f"passed, 0 failed) and {outcome} with the base's, on the same code, so the "
-                   f"change changed what the tests expect ({why})")
-        version = versions.get(module)
-        base = checks_of(version.base, qualname) if version and qualname else None
-        now = checks_of(version.head, qualname) if version and qualname else None
-        found.append(TamperFinding(BEHAVIOUR_CHANGE, module, _line(version, qualname), message,
-                                   base, now, node.split("[", 1)[0]))
+        found.append(_finding(node, main, outcome, result.get("failure", ""), versions))
     return found
+
+
+def _finding(node: str, main: str | None, outcome: str, failure: str,
+             versions: Mapping[str, FileVersions]) -> TamperFinding:
+    module, _, qualname = node.partition("::")
+    said = f"{main}" if main is not None else "not run (absent or deselected)"
+    why = f" ({failure_line(failure)})" if outcome in _FAILED else ""
+    message = (f"{node}: {said} with the change's tests and settings and {outcome} with the "
+               f"base's, on the same code, so the change changed what the tests expect{why}")
+    version = versions.get(module)
+    base = checks_of(version.base, qualname) if version and qualname else None
+    now = checks_of(version.head, qualname) if version and qualname else None
+    return TamperFinding(BEHAVIOUR_CHANGE, module, _line(version, qualname), message, base, now,
+                         node.split("[", 1)[0])
+
+
+def known_failing(root: Path) -> list[str]:
+    """Test ids pytest's cache (``.pytest_cache/v/cache/lastfailed``) says failed in the run
+    before this one: a hint of the base's failing tests, read before any test runs (it only
+    adds modules to the differential run)."""
+    path = root / ".pytest_cache" / "v" / "cache" / "lastfailed"
+    try:
+        if path.stat().st_size > _MAX_LASTFAILED_BYTES:
+            return []
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return sorted(str(k) for k in data) if isinstance(data, dict) else []
 
 
 def _line(version: FileVersions | None, qualname: str) -> int:
