@@ -17,10 +17,11 @@ the evidence, whatever names it builds at run time:
 - ``os.kill``/``os.killpg``/``signal.pthread_kill`` aimed at its own process: ``runtime_self_kill``;
 - ``os._exit`` before the session ended (no audit event: the function is wrapped):
   ``runtime_early_exit``; the report file is removed and a line on the real stderr says so;
-- and, checked by the plugin rather than the hook, the real stdout/stderr (pytest's saved
-  streams and file descriptors, the terminal's file) changed after a test
-  (``runtime_output_redirect``), and functions, classes and methods of those modules replaced
-  between the session's start and its end (``runtime_gate_patched``).
+- and, checked by the plugin rather than the hook (``runtime_snapshot``), the real
+  stdout/stderr changed after a test (``runtime_output_redirect``), and functions, classes and
+  methods of those modules, or the builtins, replaced during the session
+  (``runtime_gate_patched``); plugins, marks and relabelled reports the project's code adds to
+  pytest (``plugin_audit``).
 
 Each event is attributed by walking the stack to the first frame in a project file (under the
 rootdir, not in ``site-packages``); an event whose stack reaches the gate's own code first is the
@@ -38,7 +39,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -148,6 +149,17 @@ class Recorder:
                 known = _OTHER
             self._kinds[filename] = known
         return known
+
+    def is_project(self, filename: str) -> bool:
+        """A file of the project's own (under the rootdir, not in ``site-packages``)."""
+        return self.kind(filename) == _PROJECT
+
+    def is_gate(self, filename: str) -> bool:
+        return self.kind(filename) == _GATE
+
+    def relative(self, filename: str) -> str:
+        """``filename`` relative to the rootdir, as findings name files."""
+        return self._relative(filename)
 
     def project_stack(self, frame: types.FrameType | None) -> tuple[tuple[str, int], ...] | None:
         """The project frames from ``frame`` outward; None when the gate's code comes first
@@ -273,12 +285,12 @@ def _on_setattr(
         # (``types.coroutine``): only the project's own hand, or its code or ours, counts.
         ours = (recorder.kind(frame.f_code.co_filename) == _PROJECT
                 or recorder.kind(target.__code__.co_filename) != _OTHER
-                or _watched_module(str(getattr(target, "__module__", ""))))
+                or watched_module(str(getattr(target, "__module__", ""))))
         stack = recorder.project_stack(frame) if ours else None
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}"
             recorder.record("runtime_code_swap", f"replaced the code of {where}", stack)
-    elif isinstance(target, type) and _watched_module(getattr(target, "__module__", "")):
+    elif isinstance(target, type) and watched_module(getattr(target, "__module__", "")):
         stack = recorder.project_stack(frame)
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}.{name}"
@@ -326,7 +338,8 @@ def _own_group() -> int:
         return -1
 
 
-def _watched_module(name: str) -> bool:
+def watched_module(name: str) -> bool:
+    """A module of pytest, pluggy, coverage.py or the gate."""
     return name.partition(".")[0] in WATCHED_PACKAGES
 
 
@@ -388,69 +401,5 @@ def _early_exit(recorder: Recorder, status: int, frame: types.FrameType) -> None
         os.write(recorder.stderr_fd, line.encode("utf-8", "replace"))
 
 
-def snapshot_modules(modules: Mapping[str, object]) -> dict[tuple[str, str], object]:
-    """Identity of every function and class the watched modules define, and of each class's
-    own attributes: taken before any conftest, compared at the session's end."""
-    taken: dict[tuple[str, str], object] = {}
-    for name, module in list(modules.items()):
-        if not _watched_module(name) or not isinstance(module, types.ModuleType):
-            continue
-        for attr, value in list(vars(module).items()):
-            if getattr(value, "__module__", None) != name:
-                continue
-            if isinstance(value, types.FunctionType | type):
-                taken[(name, attr)] = value
-            if isinstance(value, type):
-                members = vars(value)
-                taken[(name, f"{attr} (its methods)")] = frozenset(
-                    inner for inner, member in members.items() if callable(member)
-                    or isinstance(member, classmethod | staticmethod | property)
-                )
-                for inner, member in list(members.items()):
-                    if isinstance(member, types.FunctionType | classmethod | staticmethod
-                                  | property):
-                        taken[(name, f"{attr}.{inner}")] = member
-    return taken
-
-
-def replaced(before: Mapping[tuple[str, str], object], modules: Mapping[str, object]) -> list[str]:
-    """``module.name`` of each snapshotted function or class that is no longer the same."""
-    now = snapshot_modules({name: modules.get(name) for name, _ in before})
-    return sorted(f"{m}.{a}" for (m, a), was in before.items() if not _same(now.get((m, a)), was))
-
-
-def _same(now: object, was: object) -> bool:
-    return now is was or (isinstance(was, frozenset) and now == was)
-
-
-def output_identity(capture: object, terminal_file: object) -> tuple[object, ...]:
-    """Where the real stdout and stderr go, as pytest saved them: its saved streams and file
-    descriptors (or the live ones without capture), and the terminal's file."""
-    global_capture = getattr(capture, "_global_capturing", None)
-    parts: list[object] = [terminal_file]
-    for index, name in ((1, "out"), (2, "err")):
-        saved = getattr(global_capture, name, None)
-        fd = getattr(saved, "targetfd_save", index)
-        stream = getattr(getattr(saved, "syscapture", saved), "_old", None)
-        parts += [_fd_identity(fd if isinstance(fd, int) else index), stream]
-    parts += [sys.__stdout__, sys.__stderr__]
-    return tuple(parts)
-
-
-def saved_stderr(capture: object) -> int:
-    """The descriptor of the real stderr while pytest captures fd 2 (else 2 itself)."""
-    saved = getattr(getattr(capture, "_global_capturing", None), "err", None)
-    fd = getattr(saved, "targetfd_save", 2)
-    return fd if isinstance(fd, int) else 2
-
-
-def _fd_identity(fd: int) -> tuple[int, int] | None:
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino)
-
-
-__all__ = ["MAX_FINDINGS", "WATCHED_PACKAGES", "Recorder", "RuntimeFinding", "output_identity",
-           "replaced", "saved_stderr", "snapshot_modules", "start", "stop", "stop_all"]
+__all__ = ["MAX_FINDINGS", "WATCHED_PACKAGES", "Recorder", "RuntimeFinding", "start", "stop",
+           "stop_all", "watched_module"]
