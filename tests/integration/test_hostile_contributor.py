@@ -245,3 +245,33 @@ def test_a_builtin_exception_replaced_is_named(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.undo()
     assert found == ["builtins.ZeroDivisionError"]
     assert replaced(before, sys.modules) == []
+
+
+def test_through_the_actions_gate_and_publish(
+    repo: pytest.Pytester, tmp_path: Any, github_server: Any
+) -> None:
+    """The first of these through the Action's two jobs, as a pull request: the supervisor
+    keeps the finding, and publish never says pass."""
+    from fakes.github_server import FakeGitHubServer
+    from pytest_confgate.report.writers import load_report
+    from test_action import Runner, assert_never_published_as_pass, serve_pull_request, upload
+
+    assert isinstance(github_server, FakeGitHubServer)
+    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
+    _write(repo, "calc/_rt.py", FIND_CONFIG + FLIP)
+    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+          '"""A tiny module under test."""\n\nfrom calc import _rt\n')
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a broken add and a plugin that hides it")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+    published = runner.run({"mode": "publish", "gate-result": "success"},
+                           workspace=upload(repo.path, tmp_path))
+
+    assert_never_published_as_pass(published, github_server)
+    assert any("T2 needs 1 human sign-off" in line for line in gate.log), "\n".join(gate.log)
+    final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
+    integrity = next(m for m in final.metrics if m.type == "test_integrity")
+    assert [i["file"] for i in integrity.details["items"] if i["rule"] == "runtime_plugin"] == [
+        "calc/_rt.py"]
