@@ -362,7 +362,7 @@ class _GatePlugin:
     def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
         report = yield
         if self.watch is not None:
-            self.watch.reported(item)
+            self.watch.reported(item, report)
         return report
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

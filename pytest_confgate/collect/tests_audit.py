@@ -4,6 +4,11 @@
 - a ``skip``, ``skipif`` or ``xfail`` mark a test did not have when collection finished
   (``request.node.add_marker`` in a fixture, a hook, the code under test):
   ``runtime_mark_added``, placed at the test;
+- a test that was skipped or xfailed at run time with no such mark at collection
+  (``pytest.skip``/``pytest.xfail`` called by name built at run time, ``importorskip`` in
+  the test), or a test module that skipped itself while collected:
+  ``runtime_skipped_itself``, placed at the test, so it counts in tests the change added
+  or edited;
 - a test method whose function, in its own class's namespace, was compiled from another
   project file (an ``__init_subclass__``, a metaclass or a class decorator of the code under
   test swapped it), or from no file at all: ``runtime_test_replaced``. A decorator that keeps
@@ -79,26 +84,34 @@ class TestWatch:
             f"{item.nodeid} runs code from {where}, not the {name} its class defines in "
             f"{self.recorder.relative(path)}", stack)
 
-    def reported(self, item: Any) -> None:
-        """A phase of ``item`` was reported: a watched mark added since collection counts."""
-        before = self._marks.get(str(getattr(item, "nodeid", "")))
+    def reported(self, item: Any, report: Any) -> None:
+        """A phase of ``item`` was reported: a watched mark added since collection, or a
+        skip (an xfail) that no mark announced at collection, counts."""
+        nodeid = str(getattr(item, "nodeid", ""))
+        before = self._marks.get(nodeid)
         if before is None:
             return
-        now = _marks(item)
-        if len(now) <= len(before):
-            return
-        added = list(now)
-        for name in before:
-            if name in added:
-                added.remove(name)
-        self._marks[str(item.nodeid)] = now
         location = getattr(item, "location", ("", None, ""))
-        path = str(getattr(item, "path", "") or location[0])
-        self.recorder.record(
-            "runtime_mark_added",
-            f"{', '.join(sorted(set(added)))} added to {item.nodeid} after collection: a "
-            "failure there no longer counts as one",
-            ((self.recorder.relative(path), int(location[1] or 0) + 1),))
+        place = ((self.recorder.relative(str(getattr(item, "path", "") or location[0])),
+                  int(location[1] or 0) + 1),)
+        now = _marks(item)
+        if len(now) > len(before):
+            added = list(now)
+            for name in before:
+                if name in added:
+                    added.remove(name)
+            self._marks[nodeid] = now
+            self.recorder.record(
+                "runtime_mark_added",
+                f"{', '.join(sorted(set(added)))} added to {nodeid} after collection: a "
+                "failure there no longer counts as one", place)
+        elif not now and getattr(report, "skipped", False):
+            what = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+            self.recorder.record(
+                "runtime_skipped_itself",
+                f"{nodeid} {what} at run time ({report.when}) with no skip or xfail mark at "
+                "collection (pytest.skip, pytest.xfail or importorskip called by the test or "
+                "its fixtures): it never counted as a failure", place)
 
     def warned(self, category: str, nodeid: str) -> None:
         """pytest recorded a warning: one that stands for a lost failure counts."""
@@ -131,9 +144,15 @@ class TestWatch:
         self._threads = None
 
     def skipped(self, nodeid: str, reason: str, root: str) -> None:
-        """A test or module was skipped: counts when the missing module is the project's."""
+        """A test or module was skipped: counts when the missing module is the project's;
+        a whole module skipped while collected counts when the change added or edited it."""
         match = _IMPORT_SKIP.search(reason)
         if match is None:
+            if nodeid and "::" not in nodeid:
+                self.recorder.record(
+                    "runtime_skipped_itself",
+                    f"{nodeid} skipped itself while collected ({reason.strip()[:120]}): none "
+                    "of its tests ran", ((nodeid, 0),))
             return
         missing = _project_path(match.group(1), root)
         if missing is None:

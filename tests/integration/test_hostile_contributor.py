@@ -144,6 +144,20 @@ def test_an_xfail_mark_added_while_the_new_test_runs(repo: pytest.Pytester) -> N
     assert "xfail" in item["message"]
 
 
+def test_a_new_test_that_skips_itself_by_a_name_built_at_run_time(
+    repo: pytest.Pytester,
+) -> None:
+    _edit(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
+    _write(repo, "tests/test_mul.py",
+           "import pytest\n\nfrom calc import mul\n\n\ndef test_mul():\n"
+           "    if mul(2, 3) != 6:\n"
+           "        getattr(pytest, 'sk' + 'ip')('flaky on this platform')\n")
+    report = _gate(repo)
+    assert report["tests"]["skipped"] == 1
+    [item] = _named(report, "runtime_skipped_itself")
+    assert item["file"] == "tests/test_mul.py"
+
+
 def test_test_methods_swapped_by_a_base_class_of_the_code_under_test(
     repo: pytest.Pytester,
 ) -> None:
@@ -253,8 +267,9 @@ def test_through_the_actions_gate_and_publish(
     """The first of these through the Action's two jobs, as a pull request: the supervisor
     keeps the finding, and publish never says pass."""
     from fakes.github_server import FakeGitHubServer
-    from pytest_confgate.report.writers import load_report
     from test_action import Runner, assert_never_published_as_pass, serve_pull_request, upload
+
+    from pytest_confgate.report.writers import load_report
 
     assert isinstance(github_server, FakeGitHubServer)
     _edit(repo, "calc/__init__.py", GOOD, BROKEN)
