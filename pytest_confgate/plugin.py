@@ -358,13 +358,6 @@ class _GatePlugin:
         if self.plugins is not None:
             self.plugins.registered(plugin, manager)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, object, object]:
-        report = yield
-        if self.watch is not None:
-            self.watch.reported(item, report)
-        return report
-
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if self.watch is not None:
             self.watch.collected(session.items)
@@ -382,15 +375,18 @@ class _GatePlugin:
         self._check_outputs((location[0], (location[1] or 0) + 1))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        from pytest_confgate.collect.plugin_audit import FAILING_CATEGORIES, counted_category
-
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
         category = str(status[0]) if status else ""
-        if report.failed and category not in FAILING_CATEGORIES and self.plugins is not None:
-            self.plugins.relabelled(report.nodeid, report.when, category,
-                                    self.config.pluginmanager)
-        category = counted_category(report.failed, str(report.when), category)
-        self._skipped(report)
+        if report.failed:
+            from pytest_confgate.collect.plugin_audit import FAILING_CATEGORIES, counted_category
+
+            if category not in FAILING_CATEGORIES and self.plugins is not None:
+                self.plugins.relabelled(report.nodeid, report.when, category,
+                                        self.config.pluginmanager)
+            category = counted_category(True, str(report.when), category)
+        if self.watch is not None:
+            self.watch.reported(report)
+            self._skipped(report)
         self.tally.add_category(category)
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)
         linked = isinstance(ids, list) and (report.when == "call" or report.outcome != "passed")

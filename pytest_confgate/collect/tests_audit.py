@@ -54,11 +54,13 @@ class TestWatch:
         self.recorder = recorder
         self.plugins = plugins
         self._marks: dict[str, list[str]] = {}
+        self._items: dict[str, Any] = {}
         self._threads: tuple[Any, Any] | None = None
 
     def collected(self, items: Iterable[Any]) -> None:
         """Collection finished: the marks each test has now, and whose code each runs."""
         for item in items:
+            self._items[str(item.nodeid)] = item
             self._marks[str(item.nodeid)] = _marks(item)
             self._replaced(item)
 
@@ -84,12 +86,15 @@ class TestWatch:
             f"{item.nodeid} runs code from {where}, not the {name} its class defines in "
             f"{self.recorder.relative(path)}", stack)
 
-    def reported(self, item: Any, report: Any) -> None:
-        """A phase of ``item`` was reported: a watched mark added since collection, or a
-        skip (an xfail) that no mark announced at collection, counts."""
-        nodeid = str(getattr(item, "nodeid", ""))
-        before = self._marks.get(nodeid)
-        if before is None:
+    def reported(self, report: Any) -> None:
+        """A test's phase was reported. A skip, an xfail or an xpass (the only outcomes a
+        skip or xfail mark makes) counts when a watched mark was added since collection, or
+        when no mark announced it at collection."""
+        if not (report.skipped or hasattr(report, "wasxfail")):
+            return  # the hot path: passed and failed reports stop here
+        nodeid = str(report.nodeid)
+        item, before = self._items.get(nodeid), self._marks.get(nodeid)
+        if item is None or before is None:
             return
         location = getattr(item, "location", ("", None, ""))
         place = ((self.recorder.relative(str(getattr(item, "path", "") or location[0])),
