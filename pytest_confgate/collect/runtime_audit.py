@@ -15,6 +15,9 @@ the evidence, whatever names it builds at run time:
 - ``sys._getframe`` called by the project's own code and returning a frame that is not the
   project's (pytest's, pluggy's, the gate's), or ``sys._current_frames``: ``runtime_frame_reach``;
 - ``os.kill``/``os.killpg``/``signal.pthread_kill`` aimed at its own process: ``runtime_self_kill``;
+- ``compile()`` or ``code.replace`` by the project's code under the name of a real file that
+  is not the project's (pytest's, a library's) or is a conftest, so the code passes for
+  theirs: ``runtime_code_forged``;
 - ``os._exit`` before the session ended (no audit event: the function is wrapped):
   ``runtime_early_exit``; the report file is removed and a line on the real stderr says so;
 - and, checked by the plugin rather than the hook (``runtime_snapshot``), the real
@@ -317,6 +320,28 @@ def _on_frame(
         recorder.record("runtime_frame_reach", what, stack)
 
 
+def _on_compile(
+    recorder: Recorder, event: str, args: tuple[Any, ...], frame: types.FrameType
+) -> None:
+    # Code that the project's own hand compiles (or rebuilds with ``code.replace``) under the
+    # name of a real file that is a library's, pytest's, the gate's or a conftest: its
+    # functions then look like theirs to every check that asks where code comes from.
+    if recorder.kind(frame.f_code.co_filename) != _PROJECT or len(args) < 2:
+        return
+    try:
+        claimed = os.path.abspath(os.fsdecode(args[1]))
+    except (TypeError, ValueError):
+        return
+    if claimed == os.path.abspath(frame.f_code.co_filename) or not os.path.isfile(claimed):
+        return
+    if recorder.kind(claimed) == _PROJECT and os.path.basename(claimed) != "conftest.py":
+        return  # another project file: whatever it defines is judged as the project's
+    stack = recorder.project_stack(frame)
+    if stack is not None:
+        recorder.record("runtime_code_forged", f"{event}: code compiled under the name of "
+                        f"{recorder.relative(claimed)}, which it does not come from", stack)
+
+
 def _on_kill(recorder: Recorder, event: str, args: tuple[Any, ...], frame: types.FrameType) -> None:
     target = args[0] if args else None
     own = {
@@ -361,6 +386,8 @@ _HANDLERS: dict[str, Handler] = {
     "object.__setattr__": _on_setattr,
     "sys._getframe": _on_frame,
     "sys._current_frames": _on_frame,
+    "compile": _on_compile,
+    "code.__new__": _on_compile,
     "os.kill": _on_kill,
     "os.killpg": _on_kill,
     "signal.pthread_kill": _on_kill,

@@ -109,6 +109,36 @@ def test_a_plugin_the_code_under_test_registers_while_it_is_imported(
     assert "pytest_runtest_makereport" in item["message"]
 
 
+def test_a_plugin_compiled_under_the_name_of_pytests_own_file(repo: pytest.Pytester) -> None:
+    """The flipping plugin's code claims to be ``_pytest/runner.py``: every check that asks
+    where a function comes from would take it for pytest's."""
+    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
+    _write(repo, "calc/_rt.py", FIND_CONFIG + (
+        "\n\n_SRC = (\n"
+        "    'import pytest\\n'\n"
+        "    'class Steady:\\n'\n"
+        "    '    @pytest.hookimpl(wrapper=True)\\n'\n"
+        "    '    def pytest_runtest_makereport(self, item, call):\\n'\n"
+        "    '        report = yield\\n'\n"
+        "    '        if report.failed:\\n'\n"
+        "    '            report.outcome = \"passed\"\\n'\n"
+        "    '            report.longrepr = None\\n'\n"
+        "    '        return report\\n'\n)\n"
+        "_ns = {'__name__': '_py' + 'test.runner'}\n"
+        "_where = getattr(__import__('_py' + 'test.runner').runner, '__fi' + 'le__')\n"
+        "exec(compile(_SRC, _where, 'exec'), _ns)\n"
+        "_c = _config()\n"
+        "if _c is not None:\n"
+        "    getattr(_c, 'plugin' + 'manager').register(_ns['Steady']())\n"))
+    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+          '"""A tiny module under test."""\n\nfrom calc import _rt\n')
+    report = _gate(repo)
+    assert report["tests"]["failed"] == 0  # the flip itself worked
+    [item] = _named(report, "runtime_code_forged")
+    assert item["file"] == "calc/_rt.py"
+    assert "_pytest/runner.py" in item["message"]
+
+
 def test_a_failed_report_put_in_the_passed_category_counts_as_failed(
     repo: pytest.Pytester,
 ) -> None:
