@@ -86,12 +86,18 @@ class PluginWatch:
             "can flip, drop or deselect results", stack)
 
     def kind(self, filename: str) -> str:
-        """``project``, ``gate``, ``other`` (a real file elsewhere) or ``nowhere``."""
+        """``project``, ``gate``, ``other`` (a real file elsewhere) or ``nowhere``.
+
+        A ``site-packages`` folder under the rootdir counts as the project's here: a change
+        can commit one and put it on ``sys.path``. Its files count only when the change
+        added or edited them, like every other project file."""
         if filename.startswith("<") or not os.path.isfile(filename):
             return "nowhere"
         if self.recorder.is_gate(filename):
             return "gate"
-        return "project" if self.recorder.is_project(filename) else "other"
+        if self.recorder.is_project(filename) or self.recorder.under_root(filename):
+            return "project"
+        return "other"
 
     def relabelled(self, nodeid: str, when: str, category: str, manager: Any) -> None:
         """A failed report put in a category that is not a failure."""

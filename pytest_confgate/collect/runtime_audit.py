@@ -52,7 +52,10 @@ WATCHED_PACKAGES = ("_pytest", "pluggy", "coverage", "pytest_confgate", "pytest"
 MAX_FINDINGS = 200
 """Distinct findings kept; repeats of one (rule, place) only count."""
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_OTHER, _PROJECT, _GATE = 0, 1, 2
+_OTHER, _PROJECT, _GATE, _ROOTED = 0, 1, 2, 3
+"""``_ROOTED``: a ``site-packages`` file under the rootdir. Not the project's own hand (a
+virtualenv kept in the project), but on the stack it is named, so a ``site-packages`` folder
+the change commits and puts on ``sys.path`` counts like any file the change touched."""
 _GATE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _MAX_STACK = 12
 
@@ -146,8 +149,8 @@ class Recorder:
             path = os.path.abspath(filename) if filename[:1] not in ("<", "") else ""
             if path.startswith(_GATE_DIR):
                 known = _GATE
-            elif path.startswith(self._root) and "site-packages" not in path:
-                known = _PROJECT
+            elif path.startswith(self._root):
+                known = _PROJECT if "site-packages" not in path else _ROOTED
             else:
                 known = _OTHER
             self._kinds[filename] = known
@@ -159,6 +162,10 @@ class Recorder:
 
     def is_gate(self, filename: str) -> bool:
         return self.kind(filename) == _GATE
+
+    def under_root(self, filename: str) -> bool:
+        """Under the rootdir, ``site-packages`` included."""
+        return self.kind(filename) in (_PROJECT, _ROOTED)
 
     def relative(self, filename: str) -> str:
         """``filename`` relative to the rootdir, as findings name files."""
@@ -172,7 +179,7 @@ class Recorder:
             kind = self.kind(frame.f_code.co_filename)
             if kind == _GATE and not found:
                 return None
-            if kind == _PROJECT:
+            if kind in (_PROJECT, _ROOTED):
                 found.append((self._relative(frame.f_code.co_filename), frame.f_lineno))
             frame = frame.f_back
         return tuple(found) or None
@@ -326,7 +333,7 @@ def _on_compile(
     # Code that the project's own hand compiles (or rebuilds with ``code.replace``) under the
     # name of a real file that is a library's, pytest's, the gate's or a conftest: its
     # functions then look like theirs to every check that asks where code comes from.
-    if recorder.kind(frame.f_code.co_filename) != _PROJECT or len(args) < 2:
+    if recorder.kind(frame.f_code.co_filename) not in (_PROJECT, _ROOTED) or len(args) < 2:
         return
     try:
         claimed = os.path.abspath(os.fsdecode(args[1]))

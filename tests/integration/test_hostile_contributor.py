@@ -139,6 +139,21 @@ def test_a_plugin_compiled_under_the_name_of_pytests_own_file(repo: pytest.Pytes
     assert "_pytest/runner.py" in item["message"]
 
 
+def test_a_plugin_in_a_site_packages_folder_the_change_commits(repo: pytest.Pytester) -> None:
+    """``site-packages`` is where installed libraries live, not the project's own hand; a
+    folder of that name the change adds and puts on ``sys.path`` is still the change's."""
+    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
+    _write(repo, "calc/site-packages/calc_qa.py", FIND_CONFIG + FLIP)
+    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+          '"""A tiny module under test."""\n\nimport os\nimport sys\n\n'
+          'sys.path.insert(0, os.path.join(os.path.dirname(__file__), "site-" + "packages"))\n'
+          '__import__("calc_" + "qa")\n')
+    report = _gate(repo)
+    assert report["tests"]["failed"] == 0
+    [item] = _named(report, "runtime_plugin")
+    assert item["file"] == "calc/site-packages/calc_qa.py"
+
+
 def test_a_failed_report_put_in_the_passed_category_counts_as_failed(
     repo: pytest.Pytester,
 ) -> None:
