@@ -22,8 +22,10 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from pathlib import Path
 
+    from pytest_confgate.collect.plugin_audit import PluginWatch
     from pytest_confgate.collect.runtime_audit import Recorder
     from pytest_confgate.collect.tests import TestTally
+    from pytest_confgate.collect.tests_audit import TestWatch
     from pytest_confgate.gate.channel import Channel
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
@@ -185,6 +187,10 @@ class _GatePlugin:
         """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
         self.audit: Recorder | None = None
         self.modules: dict[tuple[str, str], object] = {}
+        self.plugins: PluginWatch | None = None
+        """Plugins and relabelled reports the project's code adds (``plugin_audit``)."""
+        self.watch: TestWatch | None = None
+        """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
 
     @classmethod
@@ -236,6 +242,11 @@ class _GatePlugin:
         plugin.channel = channel
         run.supervised = channel is not None  # confgate gate measures the rest (issue 34)
         plugin.audit = audit
+        from pytest_confgate.collect.plugin_audit import PluginWatch
+        from pytest_confgate.collect.tests_audit import TestWatch
+
+        plugin.plugins = PluginWatch(audit)
+        plugin.watch = TestWatch(audit, plugin.plugins)
         return plugin
 
     def begin(self) -> None:
@@ -257,7 +268,7 @@ class _GatePlugin:
         self.role.worker_finished(name, output, failed=error is not None)
 
     def pytest_sessionstart(self) -> None:
-        from pytest_confgate.collect.runtime_audit import saved_stderr, snapshot_modules
+        from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
 
         self._started = time.perf_counter()
         self._outputs = self._output_identity()
@@ -266,13 +277,15 @@ class _GatePlugin:
             self.audit.stderr_fd = saved_stderr(capture)
         # After pytest's own configure (legacypath patches its classes then, and undoes it).
         self.modules = snapshot_modules(sys.modules)
+        if self.watch is not None:
+            self.watch.hook_threads()
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.audit is not None:
             self.audit.current_test = nodeid
 
     def _output_identity(self) -> tuple[object, ...]:
-        from pytest_confgate.collect.runtime_audit import output_identity
+        from pytest_confgate.collect.runtime_snapshot import output_identity
 
         capture = self.config.pluginmanager.get_plugin("capturemanager")
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -291,7 +304,8 @@ class _GatePlugin:
 
     def _end_audit(self) -> None:
         """The session is over: what the hook saw, plus what it cannot see (patches)."""
-        from pytest_confgate.collect.runtime_audit import replaced, stop
+        from pytest_confgate.collect.runtime_audit import stop
+        from pytest_confgate.collect.runtime_snapshot import replaced
 
         audit = self.audit
         if audit is None:
@@ -299,6 +313,10 @@ class _GatePlugin:
         audit.session_over = True
         audit.current_test = None
         self._check_outputs(("(session)", 0))
+        if self.plugins is not None:
+            self.plugins.sweep(self.config.pluginmanager)
+        if self.watch is not None:
+            self.watch.unhook_threads()
         for name in replaced(self.modules, sys.modules):
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not stop(audit):
@@ -320,13 +338,30 @@ class _GatePlugin:
                 raise
             return True
 
+    def pytest_warning_recorded(self, warning_message: Any, nodeid: str) -> None:
+        if self.watch is not None:
+            category = getattr(warning_message, "category", None)
+            self.watch.warned(str(getattr(category, "__name__", "")), nodeid)
+
+    def _skipped(self, report: pytest.CollectReport | pytest.TestReport) -> None:
+        if self.watch is not None and report.skipped and isinstance(report.longrepr, tuple):
+            self.watch.skipped(report.nodeid, str(report.longrepr[-1]), str(self.config.rootpath))
+
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        self._skipped(report)
         if report.failed:
             self.tally.add_collection_error(report.nodeid)
             if self.channel is not None:
                 self.channel.send("collect_error", nodeid=report.nodeid)
 
+    def pytest_plugin_registered(self, plugin: object, manager: pytest.PytestPluginManager
+                                 ) -> None:
+        if self.plugins is not None:
+            self.plugins.registered(plugin, manager)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.watch is not None:
+            self.watch.collected(session.items)
         if self.channel is not None:
             self.channel.send("collected", n=len(session.items))
 
@@ -343,6 +378,16 @@ class _GatePlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
         category = str(status[0]) if status else ""
+        if report.failed:
+            from pytest_confgate.collect.plugin_audit import FAILING_CATEGORIES, counted_category
+
+            if category not in FAILING_CATEGORIES and self.plugins is not None:
+                self.plugins.relabelled(report.nodeid, report.when, category,
+                                        self.config.pluginmanager)
+            category = counted_category(True, str(report.when), category)
+        if self.watch is not None:
+            self.watch.reported(report)
+            self._skipped(report)
         self.tally.add_category(category)
         self.tally.add_phase(report.nodeid, report)
         ids: object = next((v for k, v in report.user_properties if k == _LINKS_KEY), None)

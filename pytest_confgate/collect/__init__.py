@@ -34,6 +34,13 @@ Each module turns one source of evidence into an ``EvalMetric``:
   read and are swept at the end of the run; pickles restore only the classes a cache holds;
 - ``runtime_audit`` -- a PEP 578 audit hook: what the project's code does to the gate's state,
   pytest and its own process, as ``test_integrity`` findings with file and line;
+- ``runtime_snapshot`` -- what the plugin compares instead (no audit event): pytest's, the
+  gate's and the builtins' functions and classes replaced, the real output streams moved;
+- ``plugin_audit`` -- pytest plugins registered from project files other than conftests (or
+  from no file), failed reports put in a passing category (counted failed, as pytest does);
+- ``tests_audit`` -- single tests: skip/xfail marks added after collection, test methods
+  swapped by the code under test, exceptions lost in threads, skips because a project
+  module is missing;
 - ``changes``      -- the change from git: files and lines since the merge base;
 - ``tamper/``      -- the tamper analysis package, base vs head (``ast``/``tokenize``): tests
   deleted, skipped or weakened, suppressions and tool ignores added, reward-hacking patterns;

@@ -15,12 +15,16 @@ the evidence, whatever names it builds at run time:
 - ``sys._getframe`` called by the project's own code and returning a frame that is not the
   project's (pytest's, pluggy's, the gate's), or ``sys._current_frames``: ``runtime_frame_reach``;
 - ``os.kill``/``os.killpg``/``signal.pthread_kill`` aimed at its own process: ``runtime_self_kill``;
+- ``compile()`` or ``code.replace`` by the project's code under the name of a real file that
+  is not the project's (pytest's, a library's) or is a conftest, so the code passes for
+  theirs: ``runtime_code_forged``;
 - ``os._exit`` before the session ended (no audit event: the function is wrapped):
   ``runtime_early_exit``; the report file is removed and a line on the real stderr says so;
-- and, checked by the plugin rather than the hook, the real stdout/stderr (pytest's saved
-  streams and file descriptors, the terminal's file) changed after a test
-  (``runtime_output_redirect``), and functions, classes and methods of those modules replaced
-  between the session's start and its end (``runtime_gate_patched``).
+- and, checked by the plugin rather than the hook (``runtime_snapshot``), the real
+  stdout/stderr changed after a test (``runtime_output_redirect``), and functions, classes and
+  methods of those modules, or the builtins, replaced during the session
+  (``runtime_gate_patched``); plugins, marks and relabelled reports the project's code adds to
+  pytest (``plugin_audit``).
 
 Each event is attributed by walking the stack to the first frame in a project file (under the
 rootdir, not in ``site-packages``); an event whose stack reaches the gate's own code first is the
@@ -38,7 +42,7 @@ import os
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -48,7 +52,10 @@ WATCHED_PACKAGES = ("_pytest", "pluggy", "coverage", "pytest_confgate", "pytest"
 MAX_FINDINGS = 200
 """Distinct findings kept; repeats of one (rule, place) only count."""
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-_OTHER, _PROJECT, _GATE = 0, 1, 2
+_OTHER, _PROJECT, _GATE, _ROOTED = 0, 1, 2, 3
+"""``_ROOTED``: a ``site-packages`` file under the rootdir. Not the project's own hand (a
+virtualenv kept in the project), but on the stack it is named, so a ``site-packages`` folder
+the change commits and puts on ``sys.path`` counts like any file the change touched."""
 _GATE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _MAX_STACK = 12
 
@@ -142,12 +149,27 @@ class Recorder:
             path = os.path.abspath(filename) if filename[:1] not in ("<", "") else ""
             if path.startswith(_GATE_DIR):
                 known = _GATE
-            elif path.startswith(self._root) and "site-packages" not in path:
-                known = _PROJECT
+            elif path.startswith(self._root):
+                known = _PROJECT if "site-packages" not in path else _ROOTED
             else:
                 known = _OTHER
             self._kinds[filename] = known
         return known
+
+    def is_project(self, filename: str) -> bool:
+        """A file of the project's own (under the rootdir, not in ``site-packages``)."""
+        return self.kind(filename) == _PROJECT
+
+    def is_gate(self, filename: str) -> bool:
+        return self.kind(filename) == _GATE
+
+    def under_root(self, filename: str) -> bool:
+        """Under the rootdir, ``site-packages`` included."""
+        return self.kind(filename) in (_PROJECT, _ROOTED)
+
+    def relative(self, filename: str) -> str:
+        """``filename`` relative to the rootdir, as findings name files."""
+        return self._relative(filename)
 
     def project_stack(self, frame: types.FrameType | None) -> tuple[tuple[str, int], ...] | None:
         """The project frames from ``frame`` outward; None when the gate's code comes first
@@ -157,7 +179,7 @@ class Recorder:
             kind = self.kind(frame.f_code.co_filename)
             if kind == _GATE and not found:
                 return None
-            if kind == _PROJECT:
+            if kind in (_PROJECT, _ROOTED):
                 found.append((self._relative(frame.f_code.co_filename), frame.f_lineno))
             frame = frame.f_back
         return tuple(found) or None
@@ -273,12 +295,12 @@ def _on_setattr(
         # (``types.coroutine``): only the project's own hand, or its code or ours, counts.
         ours = (recorder.kind(frame.f_code.co_filename) == _PROJECT
                 or recorder.kind(target.__code__.co_filename) != _OTHER
-                or _watched_module(str(getattr(target, "__module__", ""))))
+                or watched_module(str(getattr(target, "__module__", ""))))
         stack = recorder.project_stack(frame) if ours else None
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}"
             recorder.record("runtime_code_swap", f"replaced the code of {where}", stack)
-    elif isinstance(target, type) and _watched_module(getattr(target, "__module__", "")):
+    elif isinstance(target, type) and watched_module(getattr(target, "__module__", "")):
         stack = recorder.project_stack(frame)
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}.{name}"
@@ -305,6 +327,28 @@ def _on_frame(
         recorder.record("runtime_frame_reach", what, stack)
 
 
+def _on_compile(
+    recorder: Recorder, event: str, args: tuple[Any, ...], frame: types.FrameType
+) -> None:
+    # Code that the project's own hand compiles (or rebuilds with ``code.replace``) under the
+    # name of a real file that is a library's, pytest's, the gate's or a conftest: its
+    # functions then look like theirs to every check that asks where code comes from.
+    if recorder.kind(frame.f_code.co_filename) not in (_PROJECT, _ROOTED) or len(args) < 2:
+        return
+    try:
+        claimed = os.path.abspath(os.fsdecode(args[1]))
+    except (TypeError, ValueError):
+        return
+    if claimed == os.path.abspath(frame.f_code.co_filename) or not os.path.isfile(claimed):
+        return
+    if recorder.kind(claimed) == _PROJECT and os.path.basename(claimed) != "conftest.py":
+        return  # another project file: whatever it defines is judged as the project's
+    stack = recorder.project_stack(frame)
+    if stack is not None:
+        recorder.record("runtime_code_forged", f"{event}: code compiled under the name of "
+                        f"{recorder.relative(claimed)}, which it does not come from", stack)
+
+
 def _on_kill(recorder: Recorder, event: str, args: tuple[Any, ...], frame: types.FrameType) -> None:
     target = args[0] if args else None
     own = {
@@ -326,7 +370,8 @@ def _own_group() -> int:
         return -1
 
 
-def _watched_module(name: str) -> bool:
+def watched_module(name: str) -> bool:
+    """A module of pytest, pluggy, coverage.py or the gate."""
     return name.partition(".")[0] in WATCHED_PACKAGES
 
 
@@ -348,6 +393,8 @@ _HANDLERS: dict[str, Handler] = {
     "object.__setattr__": _on_setattr,
     "sys._getframe": _on_frame,
     "sys._current_frames": _on_frame,
+    "compile": _on_compile,
+    "code.__new__": _on_compile,
     "os.kill": _on_kill,
     "os.killpg": _on_kill,
     "signal.pthread_kill": _on_kill,
@@ -388,69 +435,5 @@ def _early_exit(recorder: Recorder, status: int, frame: types.FrameType) -> None
         os.write(recorder.stderr_fd, line.encode("utf-8", "replace"))
 
 
-def snapshot_modules(modules: Mapping[str, object]) -> dict[tuple[str, str], object]:
-    """Identity of every function and class the watched modules define, and of each class's
-    own attributes: taken before any conftest, compared at the session's end."""
-    taken: dict[tuple[str, str], object] = {}
-    for name, module in list(modules.items()):
-        if not _watched_module(name) or not isinstance(module, types.ModuleType):
-            continue
-        for attr, value in list(vars(module).items()):
-            if getattr(value, "__module__", None) != name:
-                continue
-            if isinstance(value, types.FunctionType | type):
-                taken[(name, attr)] = value
-            if isinstance(value, type):
-                members = vars(value)
-                taken[(name, f"{attr} (its methods)")] = frozenset(
-                    inner for inner, member in members.items() if callable(member)
-                    or isinstance(member, classmethod | staticmethod | property)
-                )
-                for inner, member in list(members.items()):
-                    if isinstance(member, types.FunctionType | classmethod | staticmethod
-                                  | property):
-                        taken[(name, f"{attr}.{inner}")] = member
-    return taken
-
-
-def replaced(before: Mapping[tuple[str, str], object], modules: Mapping[str, object]) -> list[str]:
-    """``module.name`` of each snapshotted function or class that is no longer the same."""
-    now = snapshot_modules({name: modules.get(name) for name, _ in before})
-    return sorted(f"{m}.{a}" for (m, a), was in before.items() if not _same(now.get((m, a)), was))
-
-
-def _same(now: object, was: object) -> bool:
-    return now is was or (isinstance(was, frozenset) and now == was)
-
-
-def output_identity(capture: object, terminal_file: object) -> tuple[object, ...]:
-    """Where the real stdout and stderr go, as pytest saved them: its saved streams and file
-    descriptors (or the live ones without capture), and the terminal's file."""
-    global_capture = getattr(capture, "_global_capturing", None)
-    parts: list[object] = [terminal_file]
-    for index, name in ((1, "out"), (2, "err")):
-        saved = getattr(global_capture, name, None)
-        fd = getattr(saved, "targetfd_save", index)
-        stream = getattr(getattr(saved, "syscapture", saved), "_old", None)
-        parts += [_fd_identity(fd if isinstance(fd, int) else index), stream]
-    parts += [sys.__stdout__, sys.__stderr__]
-    return tuple(parts)
-
-
-def saved_stderr(capture: object) -> int:
-    """The descriptor of the real stderr while pytest captures fd 2 (else 2 itself)."""
-    saved = getattr(getattr(capture, "_global_capturing", None), "err", None)
-    fd = getattr(saved, "targetfd_save", 2)
-    return fd if isinstance(fd, int) else 2
-
-
-def _fd_identity(fd: int) -> tuple[int, int] | None:
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino)
-
-
-__all__ = ["MAX_FINDINGS", "WATCHED_PACKAGES", "Recorder", "RuntimeFinding", "output_identity",
-           "replaced", "saved_stderr", "snapshot_modules", "start", "stop", "stop_all"]
+__all__ = ["MAX_FINDINGS", "WATCHED_PACKAGES", "Recorder", "RuntimeFinding", "start", "stop",
+           "stop_all", "watched_module"]
