@@ -172,13 +172,17 @@ def run_cross_tests(
     A source whose tests fail or error in a shared run runs again on its own, and that run
     is its cell: another source's module, imported in the same process, could have patched
     the target (a function's ``__code__`` swapped at import) to mark everyone else down.
+    A writer's tests on itself (source and target the same: its run on itself, see
+    ``vouched``) also run again alone when the shared run gave no outcomes: another source's
+    test that ends the process must not cost the writer its standing everywhere.
     """
     cells: list[CrossCell] = []
     for index, group in enumerate(_compatible_groups(sources)):
         shared = _run_group(group, target, workdir / f"g{index}", settings, processes,
                             machinery)
         for position, (source, found) in enumerate(zip(group, shared, strict=True)):
-            if len(group) > 1 and found.failing:  # a problem counts nowhere: no re-run
+            itself = source[0] == target[0] and found.problem is not None
+            if len(group) > 1 and (found.failing or itself):  # else a problem counts nowhere
                 found, = _run_group([source], target, workdir / f"g{index}-{position}",
                                     settings, processes, machinery)
             cells.append(found)
