@@ -106,7 +106,9 @@ def main() -> int:
         shown = " ".join(f"{r:.2f}" for r in ratios)
         print(f"{label:<52} {one_s:>9.1f} {four_s:>9.1f} {shown:>22} {ratio:>6.2f}x "
               f"{cpu:>8.2f}x  (target <= {TARGET}x: {'met' if ratio <= TARGET else 'MISSED'})")
-        print(f"{'':<52} {floor}: {cpu / 2:.2f}x")
+        one_cpu = statistics.median(one.cpu for one, _ in pairs)
+        four_cpu = statistics.median(four.cpu for _, four in pairs)
+        print(f"{'':<52} CPU s {one_cpu:.1f} / {four_cpu:.1f}; {floor}: {cpu / 2:.2f}x")
     for label, pairs in rows:
         print(f"\n{label}, 4 candidates (last round), what confgate rank said:\n"
               f"{pairs[-1][1].progress}")

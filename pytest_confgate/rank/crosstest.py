@@ -21,9 +21,11 @@ the baseline does not have (``regression.restore_machinery``), and only the writ
 modules are laid over it, never its ``conftest.py`` or helpers. A target that loosens its
 helper or flips results in its conftest no longer does it to everyone's tests, and a writer's
 conftest that swaps the code under test no longer travels to the other targets. A writer whose
-own machinery differs from the baseline's has its tests run on itself the same way first
+own machinery differs from the baseline's has its tests run on itself the same way
 (``vouched``): a test that does not pass on its own writer without that machinery is no
-evidence about anyone else.
+evidence about anyone else. That run on itself is one more source in the run of the others'
+tests on the writer (the same tree, one pytest start less); its tests run again alone when
+one fails there or when the shared run gave no outcomes.
 
 ``agreement`` counts evidence, not votes (issue 28): a test a candidate wrote, and that it
 passes itself, is evidence about every other candidate, and a failure elsewhere weighs by the
