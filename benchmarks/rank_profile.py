@@ -1,6 +1,6 @@
 """Where one 4-candidate ``confgate rank`` spends its CPU, process by process (issue 28).
 
-    python benchmarks/rank_profile.py [--project attrs|more-itertools] [--candidates 4]
+    python benchmarks/rank_profile.py [--project attrs|iniconfig|...] [--candidates 4]
                                       [--fresh-baseline]
 
 The trees and settings of ``rank_speed.py`` (the baseline's evidence kept by content, after one
@@ -74,7 +74,7 @@ with open(sys.argv[1], "w") as out:
 
 def main() -> int:
     args = _arguments()
-    spec = rp.PROJECTS[args.project]
+    spec = rank_speed.PROJECTS[args.project]
     with rp.exclusive(args.cache):
         ws = rp.prepare(spec, args.cache)
         work = Path(tempfile.mkdtemp(prefix="confgate-rank-profile-"))
@@ -93,7 +93,7 @@ def main() -> int:
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--project", choices=sorted(rp.PROJECTS), default="attrs")
+    parser.add_argument("--project", choices=sorted(rank_speed.PROJECTS), default="attrs")
     parser.add_argument("--candidates", type=int, choices=range(1, 5), default=4)
     parser.add_argument("--cache", type=Path, default=rp.DEFAULT_CACHE)
     parser.add_argument("--fresh-baseline", action="store_true",

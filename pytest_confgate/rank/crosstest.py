@@ -21,9 +21,11 @@ the baseline does not have (``regression.restore_machinery``), and only the writ
 modules are laid over it, never its ``conftest.py`` or helpers. A target that loosens its
 helper or flips results in its conftest no longer does it to everyone's tests, and a writer's
 conftest that swaps the code under test no longer travels to the other targets. A writer whose
-own machinery differs from the baseline's has its tests run on itself the same way first
+own machinery differs from the baseline's has its tests run on itself the same way
 (``vouched``): a test that does not pass on its own writer without that machinery is no
-evidence about anyone else.
+evidence about anyone else. That run on itself is one more source in the run of the others'
+tests on the writer (the same tree, one pytest start less); its tests run again alone when
+one fails there or when the shared run gave no outcomes.
 
 ``agreement`` counts evidence, not votes (issue 28): a test a candidate wrote, and that it
 passes itself, is evidence about every other candidate, and a failure elsewhere weighs by the
@@ -172,13 +174,17 @@ def run_cross_tests(
     A source whose tests fail or error in a shared run runs again on its own, and that run
     is its cell: another source's module, imported in the same process, could have patched
     the target (a function's ``__code__`` swapped at import) to mark everyone else down.
+    A writer's tests on itself (source and target the same: its run on itself, see
+    ``vouched``) also run again alone when the shared run gave no outcomes: another source's
+    test that ends the process must not cost the writer its standing everywhere.
     """
     cells: list[CrossCell] = []
     for index, group in enumerate(_compatible_groups(sources)):
         shared = _run_group(group, target, workdir / f"g{index}", settings, processes,
                             machinery)
         for position, (source, found) in enumerate(zip(group, shared, strict=True)):
-            if len(group) > 1 and found.failing:  # a problem counts nowhere: no re-run
+            itself = source[0] == target[0] and found.problem is not None
+            if len(group) > 1 and (found.failing or itself):  # else a problem counts nowhere
                 found, = _run_group([source], target, workdir / f"g{index}-{position}",
                                     settings, processes, machinery)
             cells.append(found)

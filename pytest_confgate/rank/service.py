@@ -373,6 +373,14 @@ def _cross_test_all(
     jobs.progress(f"cross-testing: {pairs} candidates' new tests on the others, one run per "
                   "target, under the baseline's conftests and settings"
                   + (f" ({len(selves)} also on themselves)" if selves else ""))
+    # A writer's run on itself joins the run of the others' tests on it, last, as one more
+    # source: the tree is the same (its code, the baseline's machinery), so one pytest start
+    # does both. Its tests are split off again below; if any fails there it runs alone
+    # (``run_cross_tests``), which is the run on itself it had before. Only a writer no one
+    # else's tests reach runs on itself in a run of its own.
+    for source in selves:
+        own_tests = (source, jobs.paths[source][0], tuple(new_tests[source]), picks[source])
+        runs.setdefault(source, []).append(own_tests)
     futures = []
     for index, (target, sources) in enumerate(runs.items()):
         work = jobs.scratch / f"x{index}"
@@ -381,17 +389,10 @@ def _cross_test_all(
             run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
             jobs.processes, machinery,
         ))
-    own_futures = {}
-    for index, source in enumerate(selves):
-        work = jobs.scratch / f"self{index}"
-        work.mkdir()
-        tree = jobs.paths[source][0]
-        own_futures[source] = jobs.pool.submit(
-            run_cross_tests, [(source, tree, tuple(new_tests[source]), picks[source])],
-            (source, tree), work, jobs.settings, jobs.processes, machinery)
-    own = {source: future.result()[0] for source, future in own_futures.items()}
+    found = [cell for future in futures for cell in future.result()]
+    own = {cell.source: cell for cell in found if cell.source == cell.target}
     own = {twin: own[clones.get(twin, twin)] for twin in ids if clones.get(twin, twin) in own}
-    cells = crosstest.vouched([cell for future in futures for cell in future.result()], own)
+    cells = crosstest.vouched([cell for cell in found if cell.source != cell.target], own)
     return [
         dataclasses.replace(cell, target=twin)
         for cell in cells for twin in ids

@@ -257,3 +257,27 @@ def test_a_source_whose_module_acts_at_import_never_shares_a_run(tmp_path: Path)
         trees[name] = (name, tree, (f"tests/test_{name}.py",), {})
     groups = _compatible_groups([trees["a"], trees["b"], trees["c"]])
     assert [[s[0] for s in group] for group in groups] == [["a", "c"], ["b"]]
+
+
+def test_a_writers_tests_on_itself_run_alone_when_another_source_ends_the_shared_run(
+    tmp_path: Path
+) -> None:
+    # issue 36 (speed): a writer's run on itself shares the run of the others' tests on it;
+    # a source whose test ends that process must not leave the writer without its own cell
+    base, files = _baseline_with_helper(tmp_path)
+    writer = tmp_path / "writer"
+    (writer / "tests").mkdir(parents=True)
+    (writer / "calc.py").write_text(files["calc.py"])
+    (writer / "tests" / "test_w.py").write_text(
+        "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+    killer = tmp_path / "killer"
+    (killer / "tests").mkdir(parents=True)
+    (killer / "tests" / "test_k.py").write_text(
+        "import os\n\n\ndef test_end():\n    os._exit(0)\n")
+    cells = run_cross_tests(
+        [("k", killer, ("tests/test_k.py",), {}), ("w", writer, ("tests/test_w.py",), {})],
+        ("w", writer), tmp_path / "work", SETTINGS, Processes(), (base, files))
+    by_source = {cell.source: cell for cell in cells}
+    assert by_source["k"].problem is not None  # a problem counts nowhere, as before
+    assert by_source["w"].problem is None
+    assert by_source["w"].outcomes == {"tests/test_w.py::test_double": "passed"}
