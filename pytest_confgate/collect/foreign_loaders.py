@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from sys import _getframe  # bound once: a test may delete sys._getframe
 from collections.abc import Callable
 from types import CodeType, FrameType, ModuleType
 
@@ -47,7 +48,7 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
         return
     _busy.on = True
     try:
-        module, loader = _importing(sys._getframe(1))
+        module, loader = _importing(_getframe(1))
         for handler in list(_handlers):
             handler(code, module, loader)
     finally:

@@ -29,6 +29,7 @@ import dis
 import os
 import sys
 import threading
+from sys import _getframe  # bound once: a test may delete sys._getframe
 from collections.abc import Callable
 from types import CodeType
 from typing import Any
@@ -198,7 +199,7 @@ class MonitorProbes:
         if known == "":
             known = None
             if filename.endswith((".py", ".pyw")):
-                frame = sys._getframe(2)  # the code's own frame, under this one and the caller
+                frame = _getframe(2)  # the code's own frame, under this one and the caller
                 module = str(frame.f_globals.get("__name__", ""))
                 if self._wants(filename, module):
                     known = self._canonical(filename)

@@ -41,6 +41,7 @@ import contextlib
 import os
 import sys
 import threading
+from sys import _getframe  # bound once: a test may delete sys._getframe
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -239,7 +240,7 @@ def _hook(event: str, args: tuple[Any, ...]) -> None:
     _busy.on = True
     try:
         recorder = _active[0]
-        handler(recorder, event, args, sys._getframe(1))
+        handler(recorder, event, args, _getframe(1))
     except Exception:  # noqa: S110 -- the audit must never change what the code under test does
         pass
     finally:
@@ -410,7 +411,7 @@ def _wrap_exit() -> None:
     def _exit(status: int) -> NoReturn:  # same name and signature as the real one
         recorder = _active[0] if _active else None
         if recorder is not None and recorder.pid == os.getpid() and not recorder.session_over:
-            _early_exit(recorder, status, sys._getframe(1))
+            _early_exit(recorder, status, _getframe(1))
         real(status)
 
     _exit.__doc__ = real.__doc__

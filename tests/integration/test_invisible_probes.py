@@ -115,3 +115,34 @@ def test_a_module_s_namespace_has_nothing_of_the_gate(pytester: pytest.Pytester)
         """,
     })
     _same_outcomes(pytester, tests=1)
+
+
+def test_a_test_without_sys_getframe_runs_as_under_bare_pytest(
+    pytester: pytest.Pytester,
+) -> None:
+    """attrs 25.4.0's ``test_missing_sys_getframe``: the test deletes ``sys._getframe``, then
+    generates a class with ``exec``; the gate's hooks (the audit of ``exec``, the first call of
+    a measured function) must not need the attribute the test took away."""
+    _project(pytester, "genpkg", {
+        "__init__.py": """\
+            def make(name):
+                namespace = {}
+                exec(compile(f"def {name}(x):\\n    return x\\n", "<generated>", "exec"), namespace)
+                from genpkg.late import wrap
+                return wrap(namespace[name])
+        """,
+        "late.py": """\
+            def wrap(function):
+                return function
+        """,
+        "tests/test_gen.py": """\
+            import sys
+
+            import genpkg
+
+            def test_generates_without_getframe(monkeypatch):
+                monkeypatch.delattr(sys, "_getframe")
+                assert genpkg.make("echo")(3) == 3
+        """,
+    })
+    _same_outcomes(pytester, tests=1)
