@@ -117,6 +117,11 @@ def pytest_load_initial_conftests(
     separate = _separate_path_value(args)
     if separate is not None:
         raise pytest.UsageError(separate)
+    from pytest_confgate.collect import early_restart
+
+    restart = early_restart.needed(early_config)
+    if restart is not None:  # a measured module ran unmeasured: start again, measured
+        early_restart.restart(early_config, restart)
     from pytest_confgate.collect import cache_trust
 
     # Before any conftest: cache entries changed from here on must be the gate's own.

@@ -18,6 +18,8 @@ RUN_INSTEAD = "python -m pytest_confgate"
 """What to run instead of ``pytest --confgate`` so early imports count (same arguments)."""
 
 _early: Any = None
+_owned = False
+"""Whether this process was started by the gate (``begin`` was called), measured or not."""
 
 
 def begin() -> None:
@@ -26,7 +28,8 @@ def begin() -> None:
     Child-process settings are left to the gate's own measurement: this part only covers the
     time before it starts, in this process.
     """
-    global _early
+    global _early, _owned
+    _owned = True
     if _early is not None:
         return
     import coverage
@@ -67,6 +70,12 @@ def handover() -> Any | None:
 def started() -> bool:
     """Whether an early measurement is running (``python -m pytest_confgate``)."""
     return _early is not None
+
+
+def owned() -> bool:
+    """Whether the gate started this process (``python -m pytest_confgate``, ``confgate
+    gate``'s test process): nothing is to be gained by starting it again."""
+    return _owned
 
 
 def discard() -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from sys import _getframe  # bound once: a test may delete sys._getframe
 from collections.abc import Callable
+from sys import _getframe  # bound once: a test may delete sys._getframe
 from types import CodeType, FrameType, ModuleType
 
 Handler = Callable[[CodeType, str, str], None]

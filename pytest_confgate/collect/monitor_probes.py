@@ -29,8 +29,8 @@ import dis
 import os
 import sys
 import threading
-from sys import _getframe  # bound once: a test may delete sys._getframe
 from collections.abc import Callable
+from sys import _getframe  # bound once: a test may delete sys._getframe
 from types import CodeType
 from typing import Any
 

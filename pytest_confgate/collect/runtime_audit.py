@@ -41,11 +41,11 @@ import contextlib
 import os
 import sys
 import threading
-from sys import _getframe  # bound once: a test may delete sys._getframe
 import types
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from sys import _getframe  # bound once: a test may delete sys._getframe
 from typing import Any, NoReturn
 
 WATCHED_PACKAGES = ("_pytest", "pluggy", "coverage", "pytest_confgate", "pytest")

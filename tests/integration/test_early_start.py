@@ -113,9 +113,30 @@ def test_the_module_entry_takes_pytests_arguments_and_exit_code(
     assert "1 failed, 1 passed" in done.stdout
 
 
-def test_plain_pytest_names_the_modules_imported_before_it_started(
-    plugin_project: pytest.Pytester,
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_plain_pytest_starts_again_measured_and_counts_as_coverage_run_does(
+    plugin_project: pytest.Pytester, branch: bool
 ) -> None:
+    """``pytest --confgate`` from the command line: the plugin finds `app` imported before it
+    started and replaces the process with the module entry, before any conftest or test."""
+    if branch:
+        _branch(plugin_project)
+    expected = _coverage_py_totals(plugin_project)
+    result = plugin_project.runpytest_subprocess("--confgate", "-p", "no:xdist", timeout=SLOW)
+    assert result.ret == 0, result.stdout.str()
+    details = _details(plugin_project)
+    assert totals(details) == expected
+    assert "imported_before_start" not in details
+    output = result.stdout.str()
+    assert output.count("hello plugin") == 1  # the header of one session, not two
+    assert "confgate: PASS" in output
+
+
+def test_plain_pytest_names_the_modules_imported_before_it_started(
+    plugin_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the restart turned off, the modules are named and the module entry suggested."""
+    monkeypatch.setenv("CONFGATE_RESTART", "0")
     result = plugin_project.runpytest_subprocess("--confgate", "-p", "no:xdist", timeout=SLOW)
     assert result.ret == 0, result.stdout.str()
     details = _details(plugin_project)
