@@ -1,22 +1,27 @@
-"""Per-file coverage work split with a helper process, on the machine's other core.
+"""Per-file coverage work shared with a helper process, on the machine's other core.
 
-A cold run (no ``.confgate/cache``) of branch probes compiles every measured file before the
-first import, to know which ones the probes refuse (``ProbeEngine.for_run``): on click that
-is most of a second of coverage.py's own analysis, spent while the tests wait. ``Ahead`` starts
-``python -m pytest_confgate.collect.ahead`` on the same file list: the gate works through it
-from the front, the helper from the back, and they stop where they meet, so the wait is about
-halved on two cores. The helper's answer per file is what the gate's own call would have
-returned (``LineProbes.prepare``), and what it did lands in the same caches.
+A cold run (no ``.confgate/cache``) spends most of a second of click's suite in coverage.py's
+per-file analysis, on the tests' core:
+
+- branch probes (3.10/3.11) compile every measured file before the first import, to know
+  which ones they refuse (``ProbeEngine.for_run``), while the tests wait. ``prepare_all``
+  starts ``python -m pytest_confgate.collect.ahead`` on the same list: the gate works through
+  it from the front, the helper from the back, and they stop where they meet. The helper's
+  answer per file is what the gate's own ``LineProbes.prepare`` would have returned;
+- ``sys.monitoring`` (3.12+) and line probes analyse nothing ahead, so the report parses every
+  file after the last test. ``ANALYSE`` has the helper keep those analyses while the tests
+  run; the report reads them (``coverage_analysis``) and does whatever is left itself.
 
 Trust: the helper reads and writes the caches through ``cache_trust`` with the gate's
 threshold and the entries the gate vouches for, as the tools' helper does; each answer line
-lists the entries it wrote, which the gate then vouches for (``cache_trust.trust``). Nothing it
-writes is read by the gate otherwise. Any failure of the helper (it does not start, dies,
-answers garbage or too late) only means the gate does those files itself.
+lists the entries it wrote, which the gate then vouches for (``cache_trust.trust``). Any
+failure of the helper (it does not start, dies, answers garbage or too late) only means the
+gate does those files itself.
 
 Protocol: one JSON request line on the helper's stdin, then one byte per file the gate takes
-(so the helper knows where the gate is); the helper writes ``{"i": INDEX, "reason": ...,
-"written": [...]}`` per file it finished, and ``{"end": true}`` when it stops.
+(so the helper knows where the gate is; end of input: stop); the helper writes ``{"i": INDEX,
+"started": true}`` before and ``{"i": INDEX, "reason": ..., "written": [...]}`` after each
+file, and ``{"end": true}`` when it stops.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ MIN_FILES = 8
 """Fewer files than this are not worth a Python start-up."""
 _SCRUBBED = ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG", "COV_CORE_SOURCE")
 """Variables that would make coverage.py measure the helper itself."""
+PREPARE, ANALYSE = "prepare", "analyse"
+"""What the helper does per file: ``LineProbes.prepare``, or keep coverage.py's analysis."""
 _WAIT_S = 30.0
 """How long the gate waits for the file the helper is working on when they meet."""
 
@@ -62,12 +69,14 @@ class Ahead:
 
     @classmethod
     def start(
-        cls, files: Sequence[str], exclude: str | None, cache_dir: Path
+        cls, files: Sequence[str], exclude: str | None, cache_dir: Path, kind: str = PREPARE
     ) -> Ahead | None:
-        """The helper for ``files`` (branch probes under ``exclude``), or None: do it all here."""
+        """The helper for ``files`` (coverage.py's exclusions ``exclude``), or None: do it all
+        here. ``kind``: ``PREPARE`` (branch probes) or ``ANALYSE`` (coverage.py's analysis)."""
         if len(files) < MIN_FILES or not worth_it():
             return None
         request = json.dumps({
+            "kind": kind,
             "files": list(files),
             "exclude": exclude,
             "cache_dir": str(cache_dir),
@@ -111,6 +120,19 @@ class Ahead:
                 stdin.write(b".")
                 stdin.flush()
         return True
+
+    def stop(self) -> None:
+        """The gate needs the analyses now: take what is done, and the file under way."""
+        self._read()
+        with contextlib.suppress(OSError, ValueError):
+            if self._proc.stdin is not None:
+                self._proc.stdin.close()  # the helper stops after its current file
+        deadline = time.monotonic() + _WAIT_S
+        while (self.started - set(self.answers) and not self.ended
+               and time.monotonic() < deadline and self._proc.poll() is None):
+            self._read(wait=min(0.5, max(0.0, deadline - time.monotonic())))
+        self._read()
+        self.close()
 
     def finish(self) -> dict[int, str | None]:
         """Wait for the files the helper took, then stop it; index -> its answer."""
@@ -224,6 +246,7 @@ def _helper(request: dict[str, Any]) -> None:
         cache_trust.begin(request["cache_threshold_ns"])
     cache_trust.trust(request.get("cache_written") or [])
     cache_dir = Path(request["cache_dir"])
+    work = _analyse(request["exclude"], cache_dir) if request.get("kind") == ANALYSE else None
     probes = LineProbes(
         lambda _filename, _module: True,
         cache_dir=cache_dir,
@@ -241,12 +264,32 @@ def _helper(request: dict[str, Any]) -> None:
         out.write(json.dumps({"i": index, "started": True}) + "\n")
         out.flush()
         before = set(cache_trust.written())
-        reason = probes.prepare(files[index])
+        reason = work(files[index]) if work is not None else probes.prepare(files[index])
         written = [entry for entry in cache_trust.written() if entry not in before]
         out.write(json.dumps({"i": index, "reason": reason, "written": written}) + "\n")
         out.flush()
     out.write(json.dumps({"end": True}) + "\n")
     out.flush()
+
+
+def _analyse(exclude: str | None, cache_dir: Path) -> Callable[[str], str | None]:
+    """coverage.py's analysis of a file, kept for the report (``coverage_analysis``)."""
+    from coverage.python import get_python_source
+
+    from pytest_confgate.collect.coverage_analysis import ANALYSES, kept, parsed
+
+    folder = cache_dir / ANALYSES
+
+    def analyse(path: str) -> str | None:
+        try:
+            text = get_python_source(path)
+            if not kept(text, exclude, folder):
+                parsed(text, path, exclude, folder)
+        except Exception as exc:  # the report says it, as coverage.py does; only speed here
+            return type(exc).__name__
+        return None
+
+    return analyse
 
 
 def _progress() -> int:

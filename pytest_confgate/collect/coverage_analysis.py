@@ -119,6 +119,11 @@ def parsed(text: str, filename: str, exclude: str | None, folder: Path | None) -
     return parser
 
 
+def kept(text: str, exclude: str | None, folder: Path) -> bool:
+    """Whether the analysis of ``text`` is kept under ``folder`` (and may be read), unread."""
+    return cache_trust.read_bytes(_entry(folder, text, exclude)) is not None
+
+
 def _entry(folder: Path, text: str, exclude: str | None) -> Path:
     from coverage import __version__
 

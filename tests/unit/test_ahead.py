@@ -4,6 +4,7 @@ is read back only because the gate vouched for it from the helper's answers."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import subprocess
@@ -17,7 +18,9 @@ import coverage
 import pytest
 
 from pytest_confgate.collect import ahead, cache_trust
+from pytest_confgate.collect.branch_edits import Plan
 from pytest_confgate.collect.branch_probes import BranchProbes
+from pytest_confgate.collect.coverage_analysis import ANALYSES, kept
 from pytest_confgate.collect.line_probes import LineProbes
 
 PLAIN = "def f(x):\n    if x:\n        return {n}\n    return 0\n"
@@ -120,3 +123,59 @@ def test_a_helper_that_dies_leaves_its_files_to_the_gate(
     monkeypatch.setattr(ahead.Ahead, "start", dead)
     probes = _probes(tmp_path / "cache", exclude)
     assert ahead.prepare_all(files, probes.prepare, exclude, tmp_path / "cache") == expected
+
+
+def test_a_test_module_is_only_planned_ahead_as_pytest_compiles_it_again(
+    tmp_path: Path,
+) -> None:
+    """Its asserts are rewritten at import: code compiled ahead without them was never run."""
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    test = folder / "test_mod.py"
+    test.write_text(PLAIN.format(n=1), encoding="utf-8")
+    refused = folder / "test_refused.py"
+    refused.write_text(REFUSED, encoding="utf-8")
+    cache = tmp_path / "cache"
+    probes = _probes(cache, _exclude())
+    assert probes.prepare(str(test)) is None
+    assert probes.prepare(str(refused)) is not None  # refused as a full compile refuses it
+    assert not list(cache.rglob("*.bin"))  # no code compiled ahead
+    assert len(list((cache / "analysis").rglob("*.pickle"))) == 2  # coverage.py's analysis kept
+
+    # Once compiled as pytest loads it (rewritten), a later run does not plan it again.
+    variant = f"pytest-rewritten{probes.branches.variant if probes.branches else ''}"
+    source = test.read_bytes()
+    probes._cache.code(source, str(test), lambda: compile(source, str(test), "exec"), variant)
+    planned: list[str] = []
+    again = _probes(cache, _exclude())
+    assert again.branches is not None
+    real = again.branches.plan
+
+    def spy(tree: ast.Module, source: bytes, path: str) -> Plan:
+        planned.append(path)
+        return real(tree, source, path)
+
+    again.branches.plan = spy  # type: ignore[method-assign]
+    assert again.prepare(str(test)) is None
+    assert planned == []
+
+
+@pytest.mark.usefixtures("session", "two_cores")
+def test_the_helper_keeps_coverage_py_s_analyses_for_the_report(tmp_path: Path) -> None:
+    """sys.monitoring and line probes analyse nothing ahead: the helper does it during the
+    tests, and what it kept is read because the gate vouched for it."""
+    files = _files(tmp_path / "src")
+    exclude = _exclude()
+    cache = tmp_path / "cache"
+    helper = ahead.Ahead.start(files, exclude, cache, ahead.ANALYSE)
+    assert helper is not None
+    answers = helper.finish()
+    assert answers == dict.fromkeys(range(len(files)))
+    folder = cache / ANALYSES
+    assert all(kept(Path(path).read_text(encoding="utf-8"), exclude, folder) for path in files)
+    assert not list(cache.rglob("*.bin"))  # nothing compiled
+
+    stopped = ahead.Ahead.start(files, exclude, tmp_path / "other", ahead.ANALYSE)
+    assert stopped is not None
+    stopped.stop()  # the report needs them at once: whatever is done is vouched, no waiting
+    assert stopped.started - set(stopped.answers) == set() or stopped.ended
