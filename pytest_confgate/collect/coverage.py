@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_confgate.collect import early_start
 from pytest_confgate.collect.ahead import ANALYSE, Ahead
-from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage_analysis import ANALYSES, missing, reporters
 from pytest_confgate.collect.coverage_children import ChildProcesses
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
@@ -150,6 +150,7 @@ class CoverageSession:
             files = engine.selection.unexecuted_candidates()
         except Exception:  # an internal API of coverage.py that moved: the report parses
             return
+        files = missing(files, exclude, self._cache_dir / ANALYSES)  # a warm run: none
         self._ahead = Ahead.start(files, exclude, self._cache_dir, ANALYSE)
 
     def _monitor_engine(self) -> MonitorEngine | None:

@@ -20,7 +20,7 @@ import pytest
 from pytest_confgate.collect import ahead, cache_trust
 from pytest_confgate.collect.branch_edits import Plan
 from pytest_confgate.collect.branch_probes import BranchProbes
-from pytest_confgate.collect.coverage_analysis import ANALYSES, kept
+from pytest_confgate.collect.coverage_analysis import ANALYSES, kept, missing
 from pytest_confgate.collect.line_probes import LineProbes
 
 PLAIN = "def f(x):\n    if x:\n        return {n}\n    return 0\n"
@@ -167,11 +167,13 @@ def test_the_helper_keeps_coverage_py_s_analyses_for_the_report(tmp_path: Path) 
     files = _files(tmp_path / "src")
     exclude = _exclude()
     cache = tmp_path / "cache"
+    folder = cache / ANALYSES
+    assert missing(files, exclude, folder) == files  # cold: the helper is started for them
     helper = ahead.Ahead.start(files, exclude, cache, ahead.ANALYSE)
     assert helper is not None
     answers = helper.finish()
     assert answers == dict.fromkeys(range(len(files)))
-    folder = cache / ANALYSES
+    assert missing(files, exclude, folder) == []  # warm: no helper
     assert all(kept(Path(path).read_text(encoding="utf-8"), exclude, folder) for path in files)
     assert not list(cache.rglob("*.bin"))  # nothing compiled
 
