@@ -121,6 +121,11 @@ class Ahead:
                 stdin.flush()
         return True
 
+    def poll(self) -> None:
+        """Take in the answers written so far (never waiting)."""
+        if not self.ended:
+            self._read()
+
     def stop(self) -> None:
         """The gate needs the analyses now: take what is done, and the file under way."""
         self._read()

@@ -193,6 +193,8 @@ class CoverageSession:
         """No measured code runs now: let the probes drop the ones that fired."""
         if self._engine is not None:
             self._engine.probes.between_tests()
+        if self._ahead is not None:
+            self._ahead.poll()  # its pipe never fills up, however many files it keeps
 
     def _create(self) -> bool:
         if self.only is not None and not self.only:
