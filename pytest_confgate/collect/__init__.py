@@ -25,6 +25,8 @@ Each module turns one source of evidence into an ``EvalMetric``:
   their offsets turned into coverage.py's arcs by ``arc_resolver``;
 - ``monitor_engine`` / ``monitor_probes`` -- 3.12+: lines and branches from ``sys.monitoring``;
 - ``coverage_analysis`` -- coverage.py's per-file analysis, kept by content between runs;
+- ``ahead``        -- a helper process on the other core for a cold run's per-file work:
+  half the branch probes' compile-ahead, or coverage.py's analyses while the tests run;
 - ``coverage_figures`` -- coverage.py's JSON report turned into ``test_coverage``;
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``

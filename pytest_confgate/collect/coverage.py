@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect import early_start
-from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.ahead import ANALYSE, Ahead
+from pytest_confgate.collect.coverage_analysis import ANALYSES, missing, reporters
 from pytest_confgate.collect.coverage_children import ChildProcesses
 from pytest_confgate.collect.coverage_engines import (
     MIXED,
@@ -86,6 +87,8 @@ class CoverageSession:
         self._include: list[str] | None = None
         self._omit: list[str] | None = None
         self._engine: ProbeEngine | MonitorEngine | None = None
+        self._ahead: Ahead | None = None
+        """The helper keeping coverage.py's analyses while the tests run (``collect.ahead``)."""
         self._selected_by = "confgate"
         self._by_file: dict[str, str] = {}
         self._unprobed: dict[str, str] = {}
@@ -128,10 +131,27 @@ class CoverageSession:
             with self._catch():
                 engine.start()
             self.engine = engine.label
+            self._analyse_ahead(engine)
             return
         choose_core(self._cov)
         with self._catch():
             self._cov.start()
+
+    def _analyse_ahead(self, engine: ProbeEngine | MonitorEngine) -> None:
+        """coverage.py's analysis of every measured file, kept by a helper on the other core
+        while the tests run: a cold run's report would parse them all after the last test.
+        Branch probes have them already (compiled ahead); only speed depends on this."""
+        if self._cache_dir is None or self.only is not None or engine.selection is None:
+            return
+        if isinstance(engine, ProbeEngine) and engine.probes.branches is not None:
+            return
+        try:
+            exclude = self._cov._exclude_regex("exclude")
+            files = engine.selection.unexecuted_candidates()
+        except Exception:  # an internal API of coverage.py that moved: the report parses
+            return
+        files = missing(files, exclude, self._cache_dir / ANALYSES)  # a warm run: none
+        self._ahead = Ahead.start(files, exclude, self._cache_dir, ANALYSE)
 
     def _monitor_engine(self) -> MonitorEngine | None:
         if self.only is not None:
@@ -173,6 +193,8 @@ class CoverageSession:
         """No measured code runs now: let the probes drop the ones that fired."""
         if self._engine is not None:
             self._engine.probes.between_tests()
+        if self._ahead is not None:
+            self._ahead.poll()  # its pipe never fills up, however many files it keeps
 
     def _create(self) -> bool:
         if self.only is not None and not self.only:
@@ -237,6 +259,9 @@ class CoverageSession:
 
     def stop(self) -> None:
         """Stop measuring; safe to call twice or when start failed."""
+        if self._ahead is not None:  # the report needs the analyses now
+            ahead, self._ahead = self._ahead, None
+            ahead.stop()
         if self._engine is not None:
             engine, self._engine = self._engine, None
             if self._cov is not None:

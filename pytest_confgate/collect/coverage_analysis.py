@@ -119,6 +119,27 @@ def parsed(text: str, filename: str, exclude: str | None, folder: Path | None) -
     return parser
 
 
+def missing(files: list[str], exclude: str | None, folder: Path) -> list[str]:
+    """The files whose analysis is not kept under ``folder`` (by name only: a stat, no read);
+    what is kept is still read through ``cache_trust``, so a wrong answer costs only speed."""
+    from coverage.python import get_python_source
+
+    found = []
+    for path in files:
+        try:
+            text = get_python_source(path)
+        except Exception:  # noqa: S112 -- unreadable: the report says so, not this
+            continue
+        if not _entry(folder, text, exclude).exists():
+            found.append(path)
+    return found
+
+
+def kept(text: str, exclude: str | None, folder: Path) -> bool:
+    """Whether the analysis of ``text`` is kept under ``folder`` (and may be read), unread."""
+    return cache_trust.read_bytes(_entry(folder, text, exclude)) is not None
+
+
 def _entry(folder: Path, text: str, exclude: str | None) -> Path:
     from coverage import __version__
 

@@ -21,6 +21,7 @@ from types import CodeType
 from typing import Any, TypeVar
 
 from pytest_confgate.collect import foreign_loaders
+from pytest_confgate.collect.ahead import prepare_all
 from pytest_confgate.collect.branch_probes import BranchProbes, arcs_of
 from pytest_confgate.collect.coverage_files import FileSelection
 from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
@@ -113,9 +114,10 @@ class ProbeEngine:
         if branches is not None:
             ahead = LineProbes(selection.wants, leave=traced, **options)
             known = {*selection.unexecuted_candidates(), *selection.package_files()}
-            for path in sorted(known):
-                if path not in traced and ahead.prepare(path) is not None:
-                    traced.append(path)
+            todo = [path for path in sorted(known) if path not in traced]
+            # On a cold run most of the start-up: split with a helper on another core.
+            refused = prepare_all(todo, ahead.prepare, branches.exclude, cache_dir)
+            traced += [path for path in todo if refused[path] is not None]
         probes = LineProbes(selection.wants, leave=traced, **options)
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced, cov)

@@ -37,6 +37,7 @@ from typing import Any, Protocol
 from pytest_confgate.collect.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
 from pytest_confgate.collect.probe_import import PROBE, ProbeFinder
+from pytest_confgate.collect.sources import is_test_path
 
 __all__ = ["PROBE", "AssertRewriting", "LineProbes", "Wants", "instrument"]
 Wants = Callable[[str, str], bool]
@@ -158,10 +159,31 @@ class LineProbes:
         """
         try:
             source = Path(path).read_bytes()
+            if self.branches is not None and is_test_path(Path(path)):
+                return self._plan_only(self.branches, source, path)
             self.compile(source, path, track=False)
         except (OSError, SyntaxError) as exc:
             return f"cannot be read or compiled: {type(exc).__name__}"
         return self.unprobed.pop(path, None)
+
+    def _plan_only(self, branches: BranchProbes, source: bytes, path: str) -> str | None:
+        """A file pytest will compile again with its asserts rewritten (by its name: a wrong
+        guess costs only speed): only whether branch probes can be placed matters now, and
+        coverage.py's analysis, kept for the import and the report."""
+        variant = branches.variant
+        if self._cache.has(source, path, f"pytest-rewritten{variant}") or self._cache.has(
+            source, path, variant
+        ):
+            return None  # planned and compiled on an earlier run
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                branches.plan(ast.parse(source, filename=path), source, path)
+        except SyntaxError:
+            raise
+        except Exception as exc:  # as ``compile`` says it
+            return f"instrumenting failed: {type(exc).__name__}: {exc}"
+        return None
 
     def compile(
         self,

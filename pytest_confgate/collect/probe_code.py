@@ -73,11 +73,9 @@ class ProbeCache:
 
         ``variant`` tells apart two compilations of one source (asserts rewritten or not).
         """
-        if self.folder is None:
+        entry = self._entry(source, path, variant)
+        if entry is None:
             return build()
-        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}:{variant}".encode()
-        key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
-        entry = self.folder / key[:2] / f"{key}.bin"
         # Only code this gate wrote, or wrote before the project's code could run: marshal
         # runs nothing on load, but a planted code object would run as the module.
         data = cache_trust.read_bytes(entry)
@@ -90,6 +88,18 @@ class ProbeCache:
         code = build()
         cache_trust.write_bytes(entry, marshal.dumps(code))  # if it cannot, only speed is lost
         return code
+
+    def has(self, source: bytes, path: str, variant: str = "") -> bool:
+        """Whether code for ``source`` at ``path`` is kept (and may be read), unread."""
+        entry = self._entry(source, path, variant)
+        return entry is not None and cache_trust.read_bytes(entry) is not None
+
+    def _entry(self, source: bytes, path: str, variant: str) -> Path | None:
+        if self.folder is None:
+            return None
+        version = f"{sys.version}\0{FORMAT}:{sys.flags.optimize}:{variant}".encode()
+        key = hashlib.sha256(b"\0".join([source, path.encode(), version])).hexdigest()
+        return self.folder / key[:2] / f"{key}.bin"
 
 
 def probe_sites(code: CodeType, probe: str) -> Sites:

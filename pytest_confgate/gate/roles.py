@@ -84,11 +84,15 @@ class ProcessRole:
         return self.name != WORKER
 
     def begin(self) -> None:
-        """Start what this (provisional) role measures."""
-        if self.name != WORKER:
-            self.run.start_tools()
+        """Start what this (provisional) role measures.
+
+        Coverage first: a cold run's compile-ahead splits its files with a helper on the
+        other core (``collect.ahead``), and the tools have the whole test run to finish.
+        """
         if self.name != CONTROLLER and not self.borrow_cov:
             self.run.start_coverage()
+        if self.name != WORKER:
+            self.run.start_tools()
 
     def settle(self, *, is_worker: bool, distributing: bool) -> None:
         """Correct the provisional role once xdist has said who is a worker."""

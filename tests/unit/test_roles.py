@@ -78,10 +78,11 @@ def test_the_startup_role_comes_from_the_command_line_and_xdist(
     assert role.decides is (expected != WORKER)
 
 
-def test_a_serial_run_starts_the_tools_and_coverage_in_this_process() -> None:
+def test_a_serial_run_starts_coverage_then_the_tools_in_this_process() -> None:
+    """Coverage first: a cold compile-ahead gets the other core before ruff and bandit."""
     role, run = _role(SERIAL)
     role.begin()
-    assert run.calls == ["tools", "coverage"]
+    assert run.calls == ["coverage", "tools"]
 
 
 def test_a_worker_only_measures_and_a_controller_only_runs_the_tools() -> None:
