@@ -110,7 +110,7 @@ def needed(config: Any) -> list[str] | None:
 
     if os.environ.get(ENV_OFF, "").strip() == "0" or early_start.owned():
         return None
-    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(config, "workerinput"):  # an xdist worker (started as `python -c`, see below)
         return None
     invocation = getattr(config, "invocation_params", None)
     if invocation is None or tuple(invocation.args) != tuple(sys.argv[1:]):
