@@ -411,8 +411,7 @@ class _GatePlugin:
         if not self.role.decides:
             self.role.hand_back(getattr(session.config, "workeroutput", None))
             return
-        if self.channel is not None:
-            self.channel.send("end", exitstatus=int(session.exitstatus))
+        exitstatus = int(session.exitstatus)
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
         self.role.gather(getattr(cov_plugin, "cov_controller", None), self._cov_failed)
@@ -426,6 +425,8 @@ class _GatePlugin:
         if waiting and reporter is not None and getattr(reporter, "isatty", False):
             reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
         self._decide()
+        if self.channel is not None:  # last: the files it names are written and bound to it
+            self.channel.send("end", exitstatus=exitstatus, **self._handed_over())
         self._say_digest()
         supervised = self.run.supervised and self.error is None  # confgate gate decides
         if not supervised and not self._passed() and session.exitstatus == pytest.ExitCode.OK:
@@ -453,6 +454,26 @@ class _GatePlugin:
         except Exception as exc:  # a bug of ours must still fail closed, not pass or crash
             self.error = _internal_error(exc)
             self._write_failed_report(outcomes, tree)
+
+    def _handed_over(self) -> dict[str, str]:
+        """The sha256 of each file ``confgate gate`` reads after this process ended (the
+        report, the coverage data), sent with the session's end: code that runs later (an
+        ``atexit`` handler, a process the tests left behind) cannot change them unseen."""
+        import hashlib
+        from pathlib import Path
+
+        digests = {}
+        data_path = self.config.getoption("confgate_coverage_data")
+        files = {"report": self.report_path,
+                 "coverage": self.config.rootpath / data_path if data_path else None}
+        for name, path in files.items():
+            if path is None:
+                continue
+            try:
+                digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except OSError:
+                continue  # not written: the supervisor finds no file, or no digest for it
+        return digests
 
     def _say_digest(self) -> None:
         """For the Action's gate step (issue 29): the digest of the report just written, on

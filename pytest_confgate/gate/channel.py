@@ -24,6 +24,7 @@ import stat
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
+from pytest_confgate.collect.plugin_audit import counted_category
 from pytest_confgate.collect.tests import TestTally
 from pytest_confgate.gate.child import ENV_FD
 
@@ -32,6 +33,8 @@ MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 _write = os.write
 
 
+_TESTS_FAILED = 1
+"""pytest's exit status when a test failed (``pytest.ExitCode.TESTS_FAILED``)."""
 _PHASES = frozenset({"setup", "call", "teardown"})
 _OUTCOMES = frozenset({"passed", "failed", "skipped"})
 
@@ -93,6 +96,9 @@ class StreamTally:
     started: bool = False
     ended: bool = False
     exitstatus: int | None = None
+    handed_over: dict[str, str] = field(default_factory=dict)
+    """sha256 of each file the test process left for the supervisor (``report``,
+    ``coverage``), as its session end named them: what is read later must match."""
     received: int = 0
     duration_s: float = 0.0
     collected: int | None = None
@@ -124,6 +130,9 @@ class StreamTally:
         elif not self.ended:
             self._problem("the test process ended without its own session end (os._exit, a "
                           "signal or a crash before pytest finished): the outcomes are partial")
+        elif self.exitstatus == _TESTS_FAILED and not self._failures():
+            self._problem("pytest counted a failed test, but the channel reported none failed "
+                          "(a report dropped or relabelled before it was sent)")
         elif self.collected is not None and len(self.set_up) < self.collected:
             self._problem(f"{self.collected - len(self.set_up)} of the {self.collected} tests "
                           "collected never reported (the session ended before they ran: "
@@ -158,6 +167,8 @@ class StreamTally:
             self.ended = True
             status = event.get("exitstatus")
             self.exitstatus = status if isinstance(status, int) else None
+            self.handed_over = {name: digest for name in ("report", "coverage")
+                                if isinstance(digest := event.get(name), str)}
         else:
             self._problem(f"the channel sent an unknown event {kind!r}")
 
@@ -166,8 +177,10 @@ class StreamTally:
         if not isinstance(category, str) or not isinstance(nodeid, str):
             self._problem("the channel sent a test report without its category or node id")
             return
-        self.tally.add_category(category)
         when, outcome = event.get("when"), event.get("o")
+        if event.get("passed") is False and outcome == "failed" and event.get("xf") is not True:
+            category = counted_category(True, str(when), category)  # failed is failed
+        self.tally.add_category(category)
         if when in _PHASES and outcome in _OUTCOMES:
             self.tally.add_phase(nodeid, _Phase(str(when), str(outcome), event.get("xf") is True))
         if when == "setup":
@@ -175,6 +188,10 @@ class StreamTally:
         if isinstance(ids, list) and ids:
             self.tally.add_requirement_link([str(i) for i in ids], nodeid,
                                             event.get("passed") is True)
+
+    def _failures(self) -> int:
+        counted = self.tally.outcomes(0.0)
+        return counted.failed + counted.errors
 
     def _problem(self, message: str) -> None:
         if message not in self.problems:

@@ -173,7 +173,11 @@ def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
                         "that only the supervisor writes: code of the change wrote it")
         with contextlib.suppress(OSError):
             report_path.unlink()
-    report = _decide(run, _load_child(private.report, problems), stream, private, problems)
+    child = (_load_child(private.report, problems)
+             if _unchanged(private.report, stream, "report", problems) else None)
+    if child is not None and not _unchanged(private.coverage, stream, "coverage", problems):
+        child = None
+    report = _decide(run, child, stream, private, problems)
     write_json_report(report, report_path, within=working_tree(run.root))
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
     return Supervised(report, digest, status, problems)
@@ -307,6 +311,29 @@ class _Lines:
 
     def _say(self, line: bytes) -> None:
         self._output(b"| " + line if line.lstrip().startswith(self._digest) else line)
+
+
+def _unchanged(path: Path, stream: StreamTally, name: str, problems: list[str]) -> bool:
+    """Whether ``path`` holds the bytes the test process named at its session end: code of
+    the change that runs after it (``atexit``, a process left behind) may rewrite the file."""
+    import hashlib
+
+    if not stream.ended:
+        return True  # no session end: the stream's own problem fails the run already
+    expected = stream.handed_over.get(name)
+    try:
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        actual = None
+    if expected == actual:
+        return True
+    if expected is None:
+        problems.append(f"the test process left a {name} file its session end did not name "
+                        "(written after the session: code of the change wrote it)")
+    else:
+        problems.append(f"the test process's {name} file changed after its session ended "
+                        "(code of the change rewrote it at exit, or a process it left behind)")
+    return False
 
 
 def _load_child(path: Path, problems: list[str]) -> GateReport | None:

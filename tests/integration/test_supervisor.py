@@ -317,3 +317,38 @@ def test_coverage_data_the_supervisor_cannot_read_is_an_error_not_a_figure(
     assert "coverage.py cannot read" in (coverage.reason or "")
     assert report.decision.value == "fail"
     assert done.returncode == 1
+
+
+AT_EXIT = '''\
+import atexit as _a
+import glob as _g
+
+
+def _touch():
+    # after the session: the test process's own report and coverage data, found by a name
+    # built at run time, rewritten so the supervisor would read what the change wants
+    for name in _g.glob("." + "conf" + "gate/super" + "vised/*"):
+        with open(name, "ab") as handle:
+            handle.write(b" ")
+
+
+getattr(_a, "reg" + "ister")(_touch)
+'''
+
+
+def test_files_the_test_process_left_rewritten_after_its_session_fail_the_run(
+    repo: pytest.Pytester,
+) -> None:
+    """Code of the change that runs at exit (``atexit``) rewrites the report and the coverage
+    data the supervisor reads afterwards: their digests went with the session's end."""
+    repo.path.joinpath("calc", "_late.py").write_text(AT_EXIT, encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8") + "\nfrom calc import _late  # noqa\n",
+                    encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a module that runs at exit")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    report = load_report(repo.path / "confgate-report.json")
+    assert report.decision.value == "fail", done.stdout
+    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
+    assert any("report file changed after its session ended" in m for m in messages), messages

@@ -160,7 +160,9 @@ def test_max_test_tampering_zero_makes_deleting_a_test_a_failure(repo: pytest.Py
         "test_integrity: 1 sign of tampering with tests or checks (max_test_tampering: 0): "
         "test_removed at tests/test_calc.py:8"
     )
-    result.stdout.fnmatch_lines(["test_integrity*1 sign of tampering*max 0 tampering*FAIL*1 sign in 1 changed file*"])
+    result.stdout.fnmatch_lines(
+        ["test_integrity*1 sign of tampering*max 0 tampering*FAIL*1 sign in 1 changed file*"]
+    )
 
 
 def test_a_team_can_switch_it_off_or_make_it_advisory(repo: pytest.Pytester) -> None:
