@@ -121,3 +121,32 @@ def test_each_tests_outcome_is_kept_by_id_as_outcomes_names_it() -> None:
         "bad.py": "error", "a.py::ok": "passed", "a.py::no": "error", "a.py::setup": "error",
         "a.py::xf": "xfailed", "a.py::xp": "xpassed", "a.py::skip": "skipped",
     }
+
+
+def _streamed(*events: bytes) -> StreamTally:
+    stream = StreamTally()
+    assert stream.feed(b"".join(events))
+    stream.close()
+    return stream
+
+
+def test_a_failed_report_in_a_passing_category_counts_as_failed() -> None:
+    """A plugin's ``pytest_report_teststatus`` may call a failure "passed": the outcome wins."""
+    stream = _streamed(line("start"), line("collected", n=1),
+                       report("", when="setup", passed=True, o="passed"),
+                       report("passed", passed=False, o="failed"), line("end", exitstatus=1))
+    assert stream.tally.outcomes(0.0).failed == 1
+    assert stream.problems == []
+
+
+def test_pytest_counting_a_failure_the_channel_never_sent_is_a_problem() -> None:
+    stream = _streamed(line("start"), line("collected", n=1),
+                       report("", when="setup", passed=True, o="passed"),
+                       report("passed", passed=True, o="passed"), line("end", exitstatus=1))
+    assert stream.tally.outcomes(0.0).failed == 0
+    assert any("pytest counted a failed test" in p for p in stream.problems), stream.problems
+
+
+def test_the_session_end_names_the_files_it_leaves() -> None:
+    stream = _streamed(line("start"), line("end", exitstatus=0, report="ab" * 32, coverage=7))
+    assert stream.handed_over == {"report": "ab" * 32}  # a digest is a string or nothing
