@@ -88,6 +88,20 @@ GIT_ENV = {
 }
 
 
+def write_file(repo: pytest.Pytester, path: str, text: str) -> None:
+    """Write ``text`` to ``path`` under the project, making its folders."""
+    target = repo.path / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def edit_file(repo: pytest.Pytester, path: str, old: str, new: str) -> None:
+    """Replace the one occurrence of ``old`` in the project's ``path`` with ``new``."""
+    text = (repo.path / path).read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    write_file(repo, path, text.replace(old, new))
+
+
 def git(path: Path, *args: str) -> str:
     """Run git in ``path`` with a fixed identity; returns its stdout."""
     env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import metric, read_report
+from conftest import edit_file, metric, read_report, write_file
 
 GOOD = "def add(a, b):\n    return a + b\n"
 
@@ -23,23 +23,11 @@ def _gate(repo: pytest.Pytester) -> dict[str, Any]:
     return read_report(repo)
 
 
-def _write(repo: pytest.Pytester, path: str, text: str) -> None:
-    target = repo.path / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-
-
-def _edit(repo: pytest.Pytester, path: str, old: str, new: str) -> None:
-    text = (repo.path / path).read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    _write(repo, path, text.replace(old, new))
-
-
 def _commit_base(repo: pytest.Pytester) -> None:
     """The base tests ``add`` only through the new module (``test_calc`` keeps ``scale``)."""
     from conftest import git
 
-    _edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", "")
+    edit_file(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", "")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "more base")
     git(repo.path, "branch", "-f", "main")
@@ -55,30 +43,30 @@ def _changed_outcome(report: dict[str, Any], test: str) -> dict[str, Any]:
 
 
 def test_code_that_reads_the_replays_environment_variable(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", GOOD,
+    edit_file(repo, "calc/__init__.py", GOOD,
           "import os\n\n\ndef add(a, b):\n"
           "    return a + b + (0 if os.environ.get('CONFGATE_' + 'REPLAY') else 1)\n")
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
     item = _changed_outcome(_gate(repo), "tests/test_calc.py::test_add")
     assert "passed with the change's tests" in item["message"]
     assert "failed with the base's" in item["message"]
 
 
 def test_code_that_looks_for_the_replay_on_the_command_line(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", GOOD,
+    edit_file(repo, "calc/__init__.py", GOOD,
           "import sys\n\n\ndef add(a, b):\n"
           "    told = any(arg.startswith('--confgate-' + 'replay') for arg in sys.argv)\n"
           "    return a + b + (0 if told else 1)\n")
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
     _changed_outcome(_gate(repo), "tests/test_calc.py::test_add")
 
 
 def test_a_test_module_that_swaps_the_code_back_when_it_sees_the_replay(
     repo: pytest.Pytester,
 ) -> None:
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
-    _write(repo, "tests/test_zz_setup.py",
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    write_file(repo, "tests/test_zz_setup.py",
            "import sys\n\nimport calc\n\n\ndef _honest(a, b):\n    return a + b\n\n\n"
            "if any('replay' in arg for arg in sys.argv):\n"
            "    calc.add.__code__ = _honest.__code__\n\n\ndef test_nothing():\n    pass\n")
@@ -86,14 +74,14 @@ def test_a_test_module_that_swaps_the_code_back_when_it_sees_the_replay(
 
 
 def test_an_expectation_moved_into_a_golden_file(repo: pytest.Pytester) -> None:
-    _write(repo, "tests/golden/add.txt", "3\n")
-    _write(repo, "tests/test_golden.py",
+    write_file(repo, "tests/golden/add.txt", "3\n")
+    write_file(repo, "tests/test_golden.py",
            "from pathlib import Path\n\nfrom calc import add\n\n\ndef test_add_golden():\n"
            "    expected = int((Path(__file__).parent / 'golden' / 'add.txt').read_text())\n"
            "    assert add(1, 2) == expected\n")
     _commit_base(repo)
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
-    _write(repo, "tests/golden/add.txt", "4\n")
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    write_file(repo, "tests/golden/add.txt", "4\n")
     report = _gate(repo)
     integrity = metric(report, "test_integrity")
     tests = {i["test"] for i in integrity["details"]["items"] if i["rule"] == "behaviour_change"}
@@ -101,13 +89,13 @@ def test_an_expectation_moved_into_a_golden_file(repo: pytest.Pytester) -> None:
 
 
 def test_an_expectation_moved_into_a_helper_the_tests_import(repo: pytest.Pytester) -> None:
-    _write(repo, "tests/expected.py", "ADD_1_2 = 3\n")
-    _write(repo, "tests/test_helper.py",
+    write_file(repo, "tests/expected.py", "ADD_1_2 = 3\n")
+    write_file(repo, "tests/test_helper.py",
            "from calc import add\n\nfrom expected import ADD_1_2\n\n\n"
            "def test_add_helper():\n    assert add(1, 2) == ADD_1_2\n")
     _commit_base(repo)
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
-    _write(repo, "tests/expected.py", "ADD_1_2 = 4\n")
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    write_file(repo, "tests/expected.py", "ADD_1_2 = 4\n")
     report = _gate(repo)
     integrity = metric(report, "test_integrity")
     tests = {i["test"] for i in integrity["details"]["items"] if i["rule"] == "behaviour_change"}
@@ -115,7 +103,7 @@ def test_an_expectation_moved_into_a_helper_the_tests_import(repo: pytest.Pytest
 
 
 def test_a_machinery_edit_that_changes_no_outcome_says_so(repo: pytest.Pytester) -> None:
-    _write(repo, "tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef two():\n"
+    write_file(repo, "tests/conftest.py", "import pytest\n\n\n@pytest.fixture\ndef two():\n"
            "    return 2\n")
     report = _gate(repo)
     integrity = metric(report, "test_integrity")
@@ -128,12 +116,12 @@ def test_a_machinery_edit_that_changes_no_outcome_says_so(repo: pytest.Pytester)
 
 def test_a_conftest_that_patches_the_code_under_test(repo: pytest.Pytester) -> None:
     """The head's conftest is machinery: the base's tests run without it."""
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
-    _write(repo, "tests/conftest.py",
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    write_file(repo, "tests/conftest.py",
            "import pytest\n\nimport calc\n\n\n@pytest.fixture(autouse=True)\n"
            "def _steady(monkeypatch):\n"
            "    monkeypatch.setattr(calc, 'add', lambda a, b: a + b)\n")
-    _edit(repo, "tests/test_calc.py", "    assert add(1, 2) == 3",
+    edit_file(repo, "tests/test_calc.py", "    assert add(1, 2) == 3",
           "    import calc\n\n    assert calc.add(1, 2) == 3")
     _changed_outcome(_gate(repo), "tests/test_calc.py::test_add")
 
@@ -165,9 +153,9 @@ def test_the_run_carries_no_mark_of_the_gate(repo: pytest.Pytester, tmp_path_fac
     """What the base's tests can see of the differential run: the same as an ordinary
     ``python -m pytest`` of those modules."""
     out = tmp_path_factory.mktemp("probe") / "seen.jsonl"
-    _write(repo, "tests/test_probe.py", "from calc import add\n\n" + PROBE % {"out": str(out)})
+    write_file(repo, "tests/test_probe.py", "from calc import add\n\n" + PROBE % {"out": str(out)})
     _commit_base(repo)
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b  # same\n")
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b  # same\n")
     _gate(repo)
     seen = [__import__("json").loads(line) for line in out.read_text().splitlines()]
     differential = seen[-1]  # the main run first, then the differential run
@@ -189,9 +177,9 @@ def test_a_changed_expectation_is_named_even_when_the_main_run_already_fails(
 ) -> None:
     """Before, any failing test in the main run silenced the differential run; now it
     compares test by test, so the weakened ``test_add`` is named beside the failing one."""
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
-    _write(repo, "tests/test_broken.py", "def test_broken():\n    assert 1 == 2\n")
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return a + b + 1\n")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    write_file(repo, "tests/test_broken.py", "def test_broken():\n    assert 1 == 2\n")
     report = _gate(repo)
     assert report["tests"]["failed"] == 1
     item = _changed_outcome(report, "tests/test_calc.py::test_add")

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import git, metric, read_report
+from conftest import edit_file, git, metric, read_report, write_file
 
 from pytest_confgate.collect.runtime_snapshot import replaced, snapshot_modules
 
@@ -60,18 +60,6 @@ if _c is not None:
 """
 
 
-def _write(repo: pytest.Pytester, path: str, text: str) -> None:
-    target = repo.path / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-
-
-def _edit(repo: pytest.Pytester, path: str, old: str, new: str) -> None:
-    text = (repo.path / path).read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    _write(repo, path, text.replace(old, new))
-
-
 def _base(repo: pytest.Pytester) -> None:
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "more base")
@@ -98,9 +86,9 @@ def test_a_plugin_the_code_under_test_registers_while_it_is_imported(
 ) -> None:
     """``calc`` finds pytest's config through ``inspect`` frames and registers a hook that
     turns failed reports into passes: both runs import it, so no outcome differs."""
-    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
-    _write(repo, "calc/_rt.py", FIND_CONFIG + FLIP)
-    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/_rt.py", FIND_CONFIG + FLIP)
+    edit_file(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
           '"""A tiny module under test."""\n\nfrom calc import _rt\n')
     report = _gate(repo)
     assert report["tests"]["failed"] == 0  # the flip itself worked
@@ -112,8 +100,8 @@ def test_a_plugin_the_code_under_test_registers_while_it_is_imported(
 def test_a_plugin_compiled_under_the_name_of_pytests_own_file(repo: pytest.Pytester) -> None:
     """The flipping plugin's code claims to be ``_pytest/runner.py``: every check that asks
     where a function comes from would take it for pytest's."""
-    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
-    _write(repo, "calc/_rt.py", FIND_CONFIG + (
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/_rt.py", FIND_CONFIG + (
         "\n\n_SRC = (\n"
         "    'import pytest\\n'\n"
         "    'class Steady:\\n'\n"
@@ -130,7 +118,7 @@ def test_a_plugin_compiled_under_the_name_of_pytests_own_file(repo: pytest.Pytes
         "_c = _config()\n"
         "if _c is not None:\n"
         "    getattr(_c, 'plugin' + 'manager').register(_ns['Steady']())\n"))
-    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+    edit_file(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
           '"""A tiny module under test."""\n\nfrom calc import _rt\n')
     report = _gate(repo)
     assert report["tests"]["failed"] == 0  # the flip itself worked
@@ -142,9 +130,9 @@ def test_a_plugin_compiled_under_the_name_of_pytests_own_file(repo: pytest.Pytes
 def test_a_plugin_in_a_site_packages_folder_the_change_commits(repo: pytest.Pytester) -> None:
     """``site-packages`` is where installed libraries live, not the project's own hand; a
     folder of that name the change adds and puts on ``sys.path`` is still the change's."""
-    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
-    _write(repo, "calc/site-packages/calc_qa.py", FIND_CONFIG + FLIP)
-    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/site-packages/calc_qa.py", FIND_CONFIG + FLIP)
+    edit_file(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
           '"""A tiny module under test."""\n\nimport os\nimport sys\n\n'
           'sys.path.insert(0, os.path.join(os.path.dirname(__file__), "site-" + "packages"))\n'
           '__import__("calc_" + "qa")\n')
@@ -159,14 +147,14 @@ def test_a_failed_report_put_in_the_passed_category_counts_as_failed(
 ) -> None:
     """A new test module lists a plugin of the package in ``pytest_plugins``; its
     ``pytest_report_teststatus`` calls the new failing test passed."""
-    _edit(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
-    _write(repo, "calc/_qa.py",
+    edit_file(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
+    write_file(repo, "calc/_qa.py",
            "def _status(report, config):\n"
            "    if report.when == 'call' and report.failed:\n"
            "        return 'pass' + 'ed', '.', 'PASSED'\n"
            "    return None\n\n\n"
            "globals()['pytest_report_' + 'teststatus'] = _status\n")
-    _write(repo, "tests/test_mul.py", "pytest_plugins = ['calc.' + '_qa']\n\n"
+    write_file(repo, "tests/test_mul.py", "pytest_plugins = ['calc.' + '_qa']\n\n"
            "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n")
     report = _gate(repo)
     assert report["tests"]["failed"] == 1
@@ -176,8 +164,8 @@ def test_a_failed_report_put_in_the_passed_category_counts_as_failed(
 
 
 def test_an_xfail_mark_added_while_the_new_test_runs(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
-    _write(repo, "tests/test_mul.py",
+    edit_file(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
+    write_file(repo, "tests/test_mul.py",
            "import pytest\n\nfrom calc import mul\n\n\n@pytest.fixture(autouse=True)\n"
            "def _lenient(request):\n"
            "    request.node.add_marker(getattr(pytest.mark, 'xf' + 'ail')(strict=False))\n"
@@ -192,8 +180,8 @@ def test_an_xfail_mark_added_while_the_new_test_runs(repo: pytest.Pytester) -> N
 def test_a_new_test_that_skips_itself_by_a_name_built_at_run_time(
     repo: pytest.Pytester,
 ) -> None:
-    _edit(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
-    _write(repo, "tests/test_mul.py",
+    edit_file(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
+    write_file(repo, "tests/test_mul.py",
            "import pytest\n\nfrom calc import mul\n\n\ndef test_mul():\n"
            "    if mul(2, 3) != 6:\n"
            "        getattr(pytest, 'sk' + 'ip')('flaky on this platform')\n")
@@ -208,14 +196,14 @@ def test_test_methods_swapped_by_a_base_class_of_the_code_under_test(
 ) -> None:
     """The base's test class derives from a helper class the package ships; the change gives
     that class an ``__init_subclass__`` that replaces every test method with a no-op."""
-    _write(repo, "calc/testing.py", "class CalcCase:\n    pass\n")
-    _write(repo, "tests/test_cls.py", "from calc import add\nfrom calc.testing import CalcCase"
+    write_file(repo, "calc/testing.py", "class CalcCase:\n    pass\n")
+    write_file(repo, "tests/test_cls.py", "from calc import add\nfrom calc.testing import CalcCase"
            "\n\n\nclass TestAdd(CalcCase):\n    def test_add(self):\n"
            "        assert add(1, 2) == 3\n")
-    _edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", "")
+    edit_file(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", "")
     _base(repo)
-    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
-    _write(repo, "calc/testing.py",
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/testing.py",
            "class CalcCase:\n    def __init_subclass__(cls, **kwargs):\n"
            "        super().__init_subclass__(**kwargs)\n"
            "        for name in list(vars(cls)):\n"
@@ -230,8 +218,8 @@ def test_test_methods_swapped_by_a_base_class_of_the_code_under_test(
 
 def test_an_assertion_that_fails_in_a_thread(repo: pytest.Pytester) -> None:
     """The thread ends after its test: pytest warns, and the test passed."""
-    _edit(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
-    _write(repo, "tests/test_zz_mul.py",
+    edit_file(repo, "calc/__init__.py", "\n\ndef scale", MUL + "\n\ndef scale")
+    write_file(repo, "tests/test_zz_mul.py",
            "import threading\n\nfrom calc import mul\n\n\ndef test_mul():\n"
            "    def check():\n        assert mul(2, 3) == 6\n"
            "    threading.Thread(target=check).start()\n\n\n"
@@ -248,9 +236,10 @@ def test_an_assertion_that_fails_in_a_thread(repo: pytest.Pytester) -> None:
 def test_a_test_module_skipped_because_the_change_removed_a_module(
     repo: pytest.Pytester,
 ) -> None:
-    _write(repo, "calc/fast.py", "def double(x):\n    return 2 * x\n")
-    _write(repo, "tests/test_fast.py", "import pytest\n\nfast = pytest.importorskip('calc.fast')"
-           "\n\n\ndef test_double():\n    assert fast.double(2) == 4\n")
+    write_file(repo, "calc/fast.py", "def double(x):\n    return 2 * x\n")
+    write_file(repo, "tests/test_fast.py",
+               "import pytest\n\nfast = pytest.importorskip('calc.fast')"
+               "\n\n\ndef test_double():\n    assert fast.double(2) == 4\n")
     _base(repo)
     (repo.path / "calc" / "fast.py").unlink()
     report = _gate(repo)
@@ -262,28 +251,28 @@ def test_what_honest_projects_do_is_no_finding(repo: pytest.Pytester) -> None:
     """A plugin module the change leaves alone, tests inherited from a mixin, a decorator
     that wraps the test, a skip mark present at collection, the gate's own branch probes
     (builtins of their own, replaced as they fire): none is a run-time finding."""
-    _write(repo, "confgate.yml", "version: 1\ngate:\n  metrics:\n    - {type: test_pass_rate}\n"
+    write_file(repo, "confgate.yml", "version: 1\ngate:\n  metrics:\n    - {type: test_pass_rate}\n"
            "    - {type: test_coverage, branch: true}\n")
-    _write(repo, "conftest.py", "pytest_plugins = ['tests.fixtures']\n")
-    _write(repo, "tests/__init__.py", "")
-    _write(repo, "tests/fixtures.py",
+    write_file(repo, "conftest.py", "pytest_plugins = ['tests.fixtures']\n")
+    write_file(repo, "tests/__init__.py", "")
+    write_file(repo, "tests/fixtures.py",
            "import pytest\n\n\n@pytest.fixture\ndef two():\n    return 2\n\n\n"
            "def pytest_report_header(config):\n    return 'calc'\n")
-    _write(repo, "calc/testing.py", "class AddContract:\n    def test_add_zero(self):\n"
+    write_file(repo, "calc/testing.py", "class AddContract:\n    def test_add_zero(self):\n"
            "        from calc import add\n\n        assert add(0, 0) == 0\n")
-    _write(repo, "tests/helpers.py", "import functools\n\n\ndef logged(test):\n"
+    write_file(repo, "tests/helpers.py", "import functools\n\n\ndef logged(test):\n"
            "    @functools.wraps(test)\n    def run(*args, **kwargs):\n"
            "        return test(*args, **kwargs)\n    return run\n")
-    _write(repo, "tests/test_more.py",
+    write_file(repo, "tests/test_more.py",
            "import sys\n\nimport pytest\n\nfrom calc.testing import AddContract\n"
            "from tests.helpers import logged\n\n\nclass TestAdd(AddContract):\n"
            "    @logged\n    def test_two(self, two):\n        assert two == 2\n\n"
            "    @pytest.mark.skipif(sys.platform == 'nowhere', reason='never')\n"
            "    def test_skipif(self):\n        pass\n")
     _base(repo)
-    _edit(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return b + a\n")
-    _edit(repo, "tests/helpers.py", "return test(*args, **kwargs)", "return test(*args, **kwargs)"
-          "  # the change edits the decorator too")
+    edit_file(repo, "calc/__init__.py", GOOD, "def add(a, b):\n    return b + a\n")
+    edit_file(repo, "tests/helpers.py", "return test(*args, **kwargs)",
+              "return test(*args, **kwargs)  # the change edits the decorator too")
     report = _gate(repo)
     assert report["tests"]["passed"] == 5, report["tests"]
     runtime = [i for i in metric(report, "test_integrity")["details"].get("items", [])
@@ -317,9 +306,9 @@ def test_through_the_actions_gate_and_publish(
     from pytest_confgate.report.writers import load_report
 
     assert isinstance(github_server, FakeGitHubServer)
-    _edit(repo, "calc/__init__.py", GOOD, BROKEN)
-    _write(repo, "calc/_rt.py", FIND_CONFIG + FLIP)
-    _edit(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/_rt.py", FIND_CONFIG + FLIP)
+    edit_file(repo, "calc/__init__.py", '"""A tiny module under test."""\n',
           '"""A tiny module under test."""\n\nfrom calc import _rt\n')
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "a broken add and a plugin that hides it")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import metric, read_report
+from conftest import edit_file, metric, read_report, write_file
 
 BROKEN_ADD = "def add(a, b):\n    return a + b + 1\n"
 
@@ -21,20 +21,8 @@ def _gate(repo: pytest.Pytester) -> tuple[int, dict[str, Any]]:
     return int(result.ret), read_report(repo)
 
 
-def _write(repo: pytest.Pytester, path: str, text: str) -> None:
-    target = repo.path / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
-
-
-def _edit(repo: pytest.Pytester, path: str, old: str, new: str) -> None:
-    text = (repo.path / path).read_text(encoding="utf-8")
-    assert text.count(old) == 1, old
-    _write(repo, path, text.replace(old, new))
-
-
 def _break_add(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", "def add(a, b):\n    return a + b\n", BROKEN_ADD)
+    edit_file(repo, "calc/__init__.py", "def add(a, b):\n    return a + b\n", BROKEN_ADD)
 
 
 def _flagged(report: dict[str, Any], rule: str, name: str) -> dict[str, Any]:
@@ -52,7 +40,7 @@ def _flagged(report: dict[str, Any], rule: str, name: str) -> dict[str, Any]:
 
 def test_an_expected_value_edited_to_the_new_answer(repo: pytest.Pytester) -> None:
     _break_add(repo)
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) == 4")
     code, report = _gate(repo)
     item = _flagged(report, "behaviour_change", "test_add")
     assert item["test"] == "tests/test_calc.py::test_add"
@@ -68,7 +56,7 @@ def test_an_expected_value_edited_to_the_new_answer(repo: pytest.Pytester) -> No
 
 def test_an_expected_value_widened_to_accept_both(repo: pytest.Pytester) -> None:
     _break_add(repo)
-    _edit(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)")
+    edit_file(repo, "tests/test_calc.py", "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)")
     _, report = _gate(repo)
     item = _flagged(report, "behaviour_change", "test_add")
     assert item["head"] == "assert add(1, 2) in (3, 4)"
@@ -76,7 +64,7 @@ def test_an_expected_value_widened_to_accept_both(repo: pytest.Pytester) -> None
 
 def test_a_test_that_patches_the_function_it_tests(repo: pytest.Pytester) -> None:
     _break_add(repo)
-    _edit(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n",
+    edit_file(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n",
           "def test_add(monkeypatch):\n    import calc\n\n"
           "    monkeypatch.setattr(calc, 'add', lambda a, b: 3)\n"
           "    assert calc.add(1, 2) == 3\n")
@@ -86,9 +74,9 @@ def test_a_test_that_patches_the_function_it_tests(repo: pytest.Pytester) -> Non
 
 
 def test_a_new_features_failing_test_marked_xfail(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", "SCALE = 10\n",
+    edit_file(repo, "calc/__init__.py", "SCALE = 10\n",
           "SCALE = 10\n\n\ndef mul(a, b):\n    return a + b\n")
-    _write(repo, "tests/test_mul.py",
+    write_file(repo, "tests/test_mul.py",
            "import pytest\n\nfrom calc import mul\n\n\n@pytest.mark.xfail(reason='later')\n"
            "def test_mul():\n    assert mul(2, 3) == 6\n")
     _, report = _gate(repo)
@@ -98,9 +86,9 @@ def test_a_new_features_failing_test_marked_xfail(repo: pytest.Pytester) -> None
 
 
 def test_a_class_whose_eq_returns_true(repo: pytest.Pytester) -> None:
-    _write(repo, "calc/money.py", "class Money:\n    def __init__(self, cents):\n"
+    write_file(repo, "calc/money.py", "class Money:\n    def __init__(self, cents):\n"
            "        self.cents = cents\n\n    def __eq__(self, other):\n        return True\n")
-    _write(repo, "tests/test_money.py", "from calc.money import Money\n\n\n"
+    write_file(repo, "tests/test_money.py", "from calc.money import Money\n\n\n"
            "def test_money():\n    assert Money(100) == Money(100)\n")
     _, report = _gate(repo)
     item = _flagged(report, "constant_dunder", "money.py")
@@ -108,10 +96,10 @@ def test_a_class_whose_eq_returns_true(repo: pytest.Pytester) -> None:
 
 
 def test_inputs_the_new_test_uses_special_cased(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", "SCALE = 10\n",
+    edit_file(repo, "calc/__init__.py", "SCALE = 10\n",
           "SCALE = 10\n\n\ndef triple(x):\n    if x == 2:\n        return 6\n"
           "    if x == 5:\n        return 15\n    return x\n")
-    _write(repo, "tests/test_triple.py", "from calc import triple\n\n\n"
+    write_file(repo, "tests/test_triple.py", "from calc import triple\n\n\n"
            "def test_triple():\n    assert triple(2) == 6\n    assert triple(5) == 15\n")
     _, report = _gate(repo)
     item = _flagged(report, "special_cased_input", "test_triple")
@@ -119,7 +107,7 @@ def test_inputs_the_new_test_uses_special_cased(repo: pytest.Pytester) -> None:
 
 
 def test_a_new_test_module_that_rewrites_the_report_at_exit(repo: pytest.Pytester) -> None:
-    _write(repo, "tests/test_more.py",
+    write_file(repo, "tests/test_more.py",
            "import atexit\nimport json\n\n\ndef _rewrite():\n"
            "    with open('confgate-report.json', 'w') as f:\n"
            "        json.dump({'decision': 'pass'}, f)\n\n\natexit.register(_rewrite)\n\n\n"
@@ -132,9 +120,9 @@ def test_a_new_test_module_that_rewrites_the_report_at_exit(repo: pytest.Pyteste
 
 
 def test_new_code_with_a_new_passing_test_stays_t1(repo: pytest.Pytester) -> None:
-    _edit(repo, "calc/__init__.py", "SCALE = 10\n",
+    edit_file(repo, "calc/__init__.py", "SCALE = 10\n",
           "SCALE = 10\n\n\ndef triple(x):\n    if x < 0:\n        return 0\n    return 3 * x\n")
-    _write(repo, "tests/test_triple.py", "from calc import triple\n\n\n"
+    write_file(repo, "tests/test_triple.py", "from calc import triple\n\n\n"
            "def test_triple():\n    assert triple(2) == 6\n    assert triple(-1) == 0\n")
     code, report = _gate(repo)
     integrity = metric(report, "test_integrity")
@@ -143,7 +131,7 @@ def test_new_code_with_a_new_passing_test_stays_t1(repo: pytest.Pytester) -> Non
 
 
 def test_a_check_added_to_an_existing_test_stays_t1(repo: pytest.Pytester) -> None:
-    _edit(repo, "tests/test_calc.py", "    assert add(1, 2) == 3\n",
+    edit_file(repo, "tests/test_calc.py", "    assert add(1, 2) == 3\n",
           "    assert add(1, 2) == 3\n    assert add(2, 2) == 4\n")
     code, report = _gate(repo)
     integrity = metric(report, "test_integrity")
