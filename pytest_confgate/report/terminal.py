@@ -39,7 +39,7 @@ def summary_lines(
         failing = [d for d in shown if d.passed is False]
         table = _table(failing) if failing else []
         return [*table, *finding_lines(report, verbosity), decision_line(report),
-                *_reasons(report), *_patch(report)]
+                *verdict_block(report)]
     lines = _table(shown)
     lines += finding_lines(report, verbosity)
     lines += _source_lines(report)
@@ -58,11 +58,16 @@ def summary_lines(
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
-    lines += _reasons(report)
-    lines += _patch(report)
+    lines += verdict_block(report)
     if report_path:
         lines.append(f"report: {report_path}")
     return lines
+
+
+def verdict_block(report: GateReport) -> list[str]:
+    """What follows the verdict line, for whoever prints one (``confgate gate`` too): what
+    blocks with its fix, then patch coverage."""
+    return [*_reasons(report), *_patch(report)]
 
 
 def _reasons(report: GateReport) -> list[str]:
