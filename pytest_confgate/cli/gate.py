@@ -78,8 +78,10 @@ def _gate(args: argparse.Namespace) -> int:
     for problem in done.problems:
         print(f"confgate gate: {problem}")
     if report is not None and report.decision is not Decision.PASS:
-        for reason in report.reasons:
-            print(f"  - {reason}")
+        from pytest_confgate.report.terminal import verdict_block
+
+        for line in verdict_block(report):  # what blocks and its fix, as pytest --confgate
+            print(line)
     sys.stdout.flush()
     if done.digest is not None:
         output(DIGEST_LINE + done.digest.encode() + b"\n")

@@ -1,5 +1,7 @@
 """The summary printed after pytest's own: one line per metric, the findings below the rows,
-then the decision and why.
+then the decision and the first screen a reviewer reads (``first_screen``): each thing that
+blocks with its figure in its limit's unit and its fix, a waiver only last, then patch coverage.
+A terminal is read from the bottom, so that block closes the summary.
 
 Findings (issue 29): signs of tampering always (also with ``-q``); lint and security findings
 of a metric whose verdict is FAIL by default, every finding with ``-v``.
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from pytest_confgate.models import Decision, Finding, GateReport
 from pytest_confgate.report.display import format_pair
+from pytest_confgate.report.first_screen import Blocker, advisories, blockers, patch_coverage
 from pytest_confgate.report.markdown import report_findings
 from pytest_confgate.report.rows import (
     SIGNOFF_RULE,
@@ -20,6 +23,7 @@ from pytest_confgate.report.rows import (
 )
 
 MAX_REASONS = 5
+MAX_PATCH_FILES = 3
 MAX_GAP_FILES = 10
 MAX_FINDINGS = 20
 
@@ -35,7 +39,7 @@ def summary_lines(
         failing = [d for d in shown if d.passed is False]
         table = _table(failing) if failing else []
         return [*table, *finding_lines(report, verbosity), decision_line(report),
-                *_reasons(report)]
+                *verdict_block(report)]
     lines = _table(shown)
     lines += finding_lines(report, verbosity)
     lines += _source_lines(report)
@@ -54,17 +58,59 @@ def summary_lines(
     lines.append(decision_line(report))
     if report.confidence is not None:
         lines.append(confidence_line(report))
-    lines += _reasons(report)
+    lines += verdict_block(report)
     if report_path:
         lines.append(f"report: {report_path}")
     return lines
 
 
+def verdict_block(report: GateReport) -> list[str]:
+    """What follows the verdict line, for whoever prints one (``confgate gate`` too): what
+    blocks with its fix, then patch coverage."""
+    return [*_reasons(report), *_patch(report)]
+
+
 def _reasons(report: GateReport) -> list[str]:
-    lines = [f"  - {reason}" for reason in report.reasons[:MAX_REASONS]]
-    if len(report.reasons) > MAX_REASONS:
-        lines.append(f"  ... and {len(report.reasons) - MAX_REASONS} more in the report")
+    """What blocks, numbered, each with its figure and its fix, a waiver only after the fix;
+    then what does not block. The policy's own words stay in the report's ``reasons``."""
+    found = blockers(report)
+    lines: list[str] = []
+    for number, blocker in enumerate(found[:MAX_REASONS], 1):
+        lines += _blocker_lines(number, blocker)
+    if len(found) > MAX_REASONS:
+        lines.append(f"  ... and {len(found) - MAX_REASONS} more in the report")
+    lines += [f"  does not block: {_one_line(a)}" for a in advisories(report)[:MAX_REASONS]]
     return lines
+
+
+def _blocker_lines(number: int, blocker: Blocker) -> list[str]:
+    """``1. security_score: 1 HIGH finding, max 0`` then ``fix:``; a blocker without a figure
+    is the policy's own words, on one line."""
+    if not blocker.figure:
+        return [f"  {number}. {_headline(blocker)}"]
+    lines = [f"  {number}. {_headline(blocker)}", f"     fix: {_one_line(blocker.fix)}"]
+    if blocker.last_resort:
+        lines.append(f"     last resort, {_one_line(blocker.last_resort)}")
+    return lines
+
+
+def _headline(blocker: Blocker) -> str:
+    """``security_score: 1 HIGH finding, max 0``; without a figure, the policy's words."""
+    parts = (blocker.what, blocker.figure) if blocker.figure else (blocker.what, blocker.fix)
+    return _one_line(": ".join(part for part in parts if part))
+
+
+def _patch(report: GateReport) -> list[str]:
+    """Patch coverage in one line: the figure, then where the changed lines no test ran are."""
+    patch = patch_coverage(report)
+    if patch is None:
+        return []
+    where = "; ".join(f"{file} {ranges}" for file, ranges in patch.files[:MAX_PATCH_FILES])
+    more = len(patch.files) - MAX_PATCH_FILES
+    where += f"; and {more} more files" if more > 0 else ""
+    if not where:
+        return [f"patch coverage: {patch.figure}"]
+    return [f"patch coverage: {patch.figure}; not run: {_one_line(where)}"]
 
 
 def _table(rows: list[MetricDisplay]) -> list[str]:
@@ -175,8 +221,10 @@ def verdict_line(report: GateReport) -> str | None:
     """The closing line when the tests passed but the gate did not; ``None`` on a pass."""
     if report.decision is Decision.PASS:
         return None
-    first = report.reasons[0] if report.reasons else "see the report"
-    return f"{decision_line(report)}: the tests passed but the gate did not: {first}"
+    found = blockers(report)
+    first = _headline(found[0]) if found else "see the report"
+    more = f" (and {len(found) - 1} more above)" if len(found) > 1 else ""
+    return f"{decision_line(report)}: the tests passed but the gate did not: {first}{more}"
 
 
 def _note(shown: MetricDisplay) -> str:

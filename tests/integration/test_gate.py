@@ -65,7 +65,8 @@ def test_a_failing_test_fails_the_gate_with_the_reason_first(project: pytest.Pyt
     assert report["decision"] == "fail"
     assert report["reasons"][0] == "test_pass_rate: 1 test failed (max_failed_tests: 0)"
     assert metric(report, "test_pass_rate")["value"] == pytest.approx(2 / 3)
-    result.stdout.fnmatch_lines(["confgate: FAIL", "  - test_pass_rate: 1 test failed*"])
+    result.stdout.fnmatch_lines(["confgate: FAIL", "  1. test_pass_rate: 1 test failed, max 0",
+                                 "     fix: make them pass: pytest's output names each one"])
 
 
 def test_tests_passing_but_gate_failing_exits_1_and_says_so_last(
@@ -83,7 +84,7 @@ def test_tests_passing_but_gate_failing_exits_1_and_says_so_last(
     last = [line for line in result.outlines if line.strip()][-1]
     assert last == (
         "confgate: FAIL: the tests passed but the gate did not: "
-        "test_coverage: 70.00% is below the minimum 90.00%"
+        "test_coverage: 70.00%, min 90.00%"
     )
 
 
@@ -202,7 +203,8 @@ def test_quiet_shows_the_verdict_and_only_the_failing_rows(project: pytest.Pytes
     assert result.ret == 1
     assert any(line.startswith("lint_score ") and "FAIL" in line for line in result.outlines)
     assert not any(line.startswith("test_pass_rate ") for line in result.outlines)
-    result.stdout.fnmatch_lines(["confgate: FAIL", "  - lint_score: 1 violation*"])
+    result.stdout.fnmatch_lines(["confgate: FAIL", "  1. lint_score: 1 violation, max 0",
+                                 "     fix: fix at least 1, first F401 at calc/messy.py:1 *"])
 
 
 @pytest.mark.parametrize(

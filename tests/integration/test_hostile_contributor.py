@@ -319,7 +319,8 @@ def test_through_the_actions_gate_and_publish(
                            workspace=upload(repo.path, tmp_path))
 
     assert_never_published_as_pass(published, github_server)
-    assert any("T2 needs 1 human sign-off" in line for line in gate.log), "\n".join(gate.log)
+    assert any(". sign-offs: 1 needed for tier T2, got 0" in line for line in gate.log), (
+        "\n".join(gate.log))
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     integrity = next(m for m in final.metrics if m.type == "test_integrity")
     assert [i["file"] for i in integrity.details["items"] if i["rule"] == "runtime_plugin"] == [

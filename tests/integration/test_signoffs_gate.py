@@ -53,7 +53,8 @@ def test_t3_needs_two_fresh_approvals_from_reviews(
     assert signoffs["ignored"] == [
         {"login": "bob", "reason": "stale: approved commit bad1111, head is c0ffee0"}
     ]
-    result.stdout.fnmatch_lines(["*T3 needs 2 human sign-offs; got 1 (alice)*"])
+    result.stdout.fnmatch_lines(["sign-offs: 1/2 (alice)", "confgate: NEEDS SIGN-OFF",
+                                 "  1. sign-offs: 2 needed for tier T3, got 1"])
 
     pull_request.add_review("octo/app", 7, "bob", "APPROVED", commit_id=HEAD)
     result = project.runpytest("--confgate")
