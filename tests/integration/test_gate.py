@@ -140,7 +140,10 @@ def test_risky_tiers_need_signoffs_from_approvers(
     assert report["signoffs"]["approved_by"] == approved
     assert report["signoffs"]["required"] == {"T2": 1, "T3": 2}[tier]
     if decision == "needs_signoff":
-        result.stdout.fnmatch_lines([f"confgate: NEEDS SIGN-OFF: *{tier} needs*sign-off*"])
+        needed = {"T2": 1, "T3": 2}[tier]
+        result.stdout.fnmatch_lines(
+            [f"confgate: NEEDS SIGN-OFF: *sign-offs: {needed} needed for tier {tier}, got *"]
+        )
 
 
 def test_a_high_severity_bandit_finding_blocks_by_default(project: pytest.Pytester) -> None:
