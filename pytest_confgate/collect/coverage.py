@@ -15,6 +15,8 @@ project with ``filterwarnings = error`` must not abort on them).
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import time
 import warnings
@@ -296,7 +298,15 @@ class CoverageSession:
         selection = FileSelection.build(self._cov)
         if isinstance(selection, str):
             return None
-        return lambda name: selection.wants(name, "")
+        # `source = ["pkg"]` names a package: coverage.py matches the module's name, not
+        # its folder, so each file is asked about under the name it was imported as.
+        modules: dict[str, str] = {}
+        for name, module in list(sys.modules.items()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str):
+                modules.setdefault(filename, name)
+                modules.setdefault(os.path.realpath(filename), name)
+        return lambda filename: selection.wants(filename, modules.get(filename, ""))
 
     def _merge_early(self) -> None:
         early, self._early = self._early, None

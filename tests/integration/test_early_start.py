@@ -113,6 +113,23 @@ def test_the_module_entry_takes_pytests_arguments_and_exit_code(
     assert "1 failed, 1 passed" in done.stdout
 
 
+def test_a_source_named_as_a_package_keeps_what_ran_before_pytest_started(
+    plugin_project: pytest.Pytester,
+) -> None:
+    """typeguard's layout: `source = ["typeguard"]` with the package under `src/`. coverage.py
+    matches such a source by module name, so the early part is matched by module too."""
+    src = plugin_project.path / "src"
+    src.mkdir()
+    (plugin_project.path / "app").rename(src / "app")
+    pyproject = plugin_project.path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace('"."', '"src"'),
+                         encoding="utf-8")
+    expected = _coverage_py_totals(plugin_project)
+    done = _module_entry(plugin_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert totals(_details(plugin_project)) == expected
+
+
 @pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
 def test_plain_pytest_starts_again_measured_and_counts_as_coverage_run_does(
     plugin_project: pytest.Pytester, branch: bool
