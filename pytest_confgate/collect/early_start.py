@@ -39,7 +39,9 @@ def begin() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            cov = coverage.Coverage(data_file=None)
+            # Arcs, whatever the project's `branch`: the gate's own `branch: true` may
+            # measure branches where coverage.py's settings do not, and arcs give lines too.
+            cov = coverage.Coverage(data_file=None, branch=True)
             cov.set_option("run:patch", [])
             configured = cov.get_option("run:concurrency")
             concurrency = [c for c in (configured if isinstance(configured, list) else [])

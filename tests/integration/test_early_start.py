@@ -130,6 +130,26 @@ def test_a_source_named_as_a_package_keeps_what_ran_before_pytest_started(
     assert totals(_details(plugin_project)) == expected
 
 
+def test_branches_the_gate_forces_keep_what_ran_before_pytest_started(
+    plugin_project: pytest.Pytester,
+) -> None:
+    """`{type: test_coverage, branch: true}` where coverage.py's settings measure lines: the
+    early part records arcs anyway, so it is kept (it was left out, with a warning)."""
+    pyproject = plugin_project.path / "pyproject.toml"
+    lines_only = pyproject.read_text(encoding="utf-8")
+    _branch(plugin_project)
+    expected = _coverage_py_totals(plugin_project)
+    pyproject.write_text(lines_only, encoding="utf-8")
+    plugin_project.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics: [{type: test_pass_rate}, {type: test_coverage, branch: true}]\n",
+        encoding="utf-8")
+    done = _module_entry(plugin_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    details = _details(plugin_project)
+    assert totals(details) == expected
+    assert not details.get("warnings"), details.get("warnings")
+
+
 @pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
 def test_plain_pytest_starts_again_measured_and_counts_as_coverage_run_does(
     plugin_project: pytest.Pytester, branch: bool
