@@ -26,7 +26,7 @@ PROBED = textwrap.dedent(
     import glob, os, sys
     from pathlib import Path
     import coverage, pytest
-    from pytest_confgate.collect.line_probes import LineProbes
+    from pytest_confgate.collect.coverage.line_probes import LineProbes
     out, sources, args = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
     found = [p for s in sources for p in glob.glob(s + "/**/*.py", recursive=True)]
     files = sorted(os.path.abspath(p) for p in found)

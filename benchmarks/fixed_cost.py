@@ -43,7 +43,7 @@ PHASES = {
     "  of which the tools (cached answers, or starting the helper)":
         "pytest_confgate/gate/background.py:start",
     "  of which coverage's start (probes, coverage.py)":
-        "pytest_confgate/collect/coverage.py:start",
+        "pytest_confgate/collect/coverage/session.py:start",
     "importing, under the gate (all phases)": IMPORTING,
     "  of which pydantic and the report models": "pytest_confgate/models.py:<module>",
     "  of which the configuration models": "pytest_confgate/config/__init__.py:<module>",

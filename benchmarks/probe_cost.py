@@ -20,8 +20,8 @@ from types import CodeType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_confgate.collect.line_probes import PROBE, instrument
-from pytest_confgate.collect.probe_code import Deinstrumenter
+from pytest_confgate.collect.coverage.line_probes import PROBE, instrument
+from pytest_confgate.collect.coverage.probe_code import Deinstrumenter
 
 SOURCE = """\
 def hot(n):

@@ -11,7 +11,7 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pytest_confgate.collect import early_start
+    from pytest_confgate.collect.coverage import early_start
 
     early_start.begin()
     import pytest

@@ -117,7 +117,7 @@ def pytest_load_initial_conftests(
     separate = _separate_path_value(args)
     if separate is not None:
         raise pytest.UsageError(separate)
-    from pytest_confgate.collect import early_restart
+    from pytest_confgate.collect.coverage import early_restart
 
     restart = early_restart.needed(early_config)
     if restart is not None:  # a measured module ran unmeasured: start again, measured
@@ -336,7 +336,7 @@ class _GatePlugin:
         try:
             return (yield)
         except Exception as exc:
-            from pytest_confgate.collect.coverage import unreadable_data
+            from pytest_confgate.collect.coverage.reporting import unreadable_data
 
             self._cov_failed = unreadable_data(exc, "pytest-cov")
             if self._cov_failed is None or not self.role.borrow_cov:

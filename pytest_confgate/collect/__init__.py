@@ -3,31 +3,10 @@
 Each module turns one source of evidence into an ``EvalMetric``:
 
 - ``tests``        -- tallies pytest outcomes into ``test_pass_rate`` (fed by the plugin);
-- ``coverage``     -- drives coverage.py's API in process into ``test_coverage`` with the
-  project's coverage.py settings, combines xdist workers' data, adopts pytest-cov's
-  measurement and saves a shard's data for ``confgate merge``;
-- ``coverage_engines`` -- how lines are recorded: line probes, coverage.py's tracer, or both;
-- ``coverage_files`` -- which files coverage.py would measure, asked of coverage.py itself;
-- ``coverage_children`` -- code run in child processes (coverage.py's ``patch`` and
-  ``concurrency``), measured by coverage.py's own start-up hooks into a private folder, combined;
-- ``foreign_loaders`` -- measured modules another import hook executes, seen by an ``exec``
-  audit hook, so the probe engine has coverage.py trace them (3.11);
-- ``early_start`` -- coverage.py started before pytest imports its plugins
-  (``python -m pytest_confgate``), its part handed over to the gate's measurement;
-- ``line_probes``  -- line coverage without a tracer: modules compiled with a probe before
-  each statement, the recorded lines analysed by coverage.py itself;
-- ``probe_import`` -- the finder and loader that put the probes in a module, the import
-  otherwise left to the import system (no frame of ours on the module's stack);
-- ``probe_code``   -- instrumented code cached on disk; fired probes jumped over where nothing
-  but the function holds its code (3.10/3.11);
-- ``branch_probes`` -- branch coverage without a tracer on 3.11: arc probes on each branch's
-  edges, written by ``branch_edits``, at the end of ``finally`` blocks by ``branch_finally``,
-  their offsets turned into coverage.py's arcs by ``arc_resolver``;
-- ``monitor_engine`` / ``monitor_probes`` -- 3.12+: lines and branches from ``sys.monitoring``;
-- ``coverage_analysis`` -- coverage.py's per-file analysis, kept by content between runs;
-- ``ahead``        -- a helper process on the other core for a cold run's per-file work:
-  half the branch probes' compile-ahead, or coverage.py's analyses while the tests run;
-- ``coverage_figures`` -- coverage.py's JSON report turned into ``test_coverage``;
+- ``coverage/``    -- the coverage engine package into ``test_coverage``: coverage.py's settings,
+  files and figures, lines and branches recorded by ``sys.monitoring`` (3.12+), probes
+  compiled into the measured modules (3.10/3.11) or coverage.py's tracer, chosen in one place;
+  its ``__init__`` lists its parts and says where each engine lives;
 - ``lint``         -- runs ruff (JSON output) into ``lint_score``;
 - ``security``     -- runs bandit (JSON output) into ``security_score``; ``_bandit_files``
   mirrors bandit's file discovery so a warm run need not start it;

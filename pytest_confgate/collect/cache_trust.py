@@ -49,7 +49,7 @@ ALLOWED_CLASSES = frozenset({
     ("builtins", "dict"),
     ("builtins", "tuple"),
 })
-"""Everything a pickled coverage.py ``PythonParser`` refers to (``coverage_analysis``)."""
+"""Everything a pickled coverage.py ``PythonParser`` refers to (``coverage.analysis``)."""
 
 
 def project_code_since_ns(*, parent_too: bool = False) -> int:

@@ -8,7 +8,7 @@ the change runs before the supervisor is ready. If the supervisor closes the pip
 word (its own start failed), nothing runs.
 
 Leaf: the standard library until the go; then coverage.py's early measurement
-(``collect.early_start``) and pytest, through ``runpy`` as ``-m`` does.
+(``collect.coverage.early_start``) and pytest, through ``runpy`` as ``-m`` does.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def main() -> int:
     if not wait_for_go(os.environ):
         sys.stderr.write("confgate gate: the supervisor did not start the tests\n")
         return NOT_STARTED
-    from pytest_confgate.collect import early_start
+    from pytest_confgate.collect.coverage import early_start
 
     # Measured from here, before pytest imports its plugins, as `python -m pytest_confgate`
     # and `coverage run -m pytest` do (issue 35): the gate's own measurement takes it over.

@@ -36,7 +36,7 @@ from pytest_confgate.models import EvalMetric, MetricStatus, TestOutcomes
 if TYPE_CHECKING:
     # Each collector imports its tool's module when it runs: a run imports what it measures
     # (issue 26), and the helper process what it runs.
-    from pytest_confgate.collect.coverage import CoverageSession
+    from pytest_confgate.collect.coverage.session import CoverageSession
     from pytest_confgate.collect.requirements import Requirement
     from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.collect.tamper import ChangeAnalysis

@@ -61,8 +61,8 @@ from pytest_confgate.report.json_report import printable_report
 
 if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
-    from pytest_confgate.collect.coverage import CoverageSession
-    from pytest_confgate.collect.line_probes import AssertRewriting
+    from pytest_confgate.collect.coverage.line_probes import AssertRewriting
+    from pytest_confgate.collect.coverage.session import CoverageSession
     from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
     from pytest_confgate.models import ConfidenceResult
@@ -244,7 +244,7 @@ class GateRun:
                 for path in sorted(self.change.changes.paths())
                 if is_source_file(self.root / path, self.checked_sources)
             ]
-        from pytest_confgate.collect.coverage import CoverageSession
+        from pytest_confgate.collect.coverage.session import CoverageSession
 
         said = [c.branch for c in configs if "branch" in c.model_fields_set]
         branch = any(said) if said else None
@@ -575,7 +575,7 @@ class GateRun:
         if cache is None or not cache.is_dir():
             return []
         from pytest_confgate.collect.cache_trust import sweep
-        from pytest_confgate.collect.coverage_analysis import ANALYSES
+        from pytest_confgate.collect.coverage.analysis import ANALYSES
         from pytest_confgate.gate.collectors import CACHED
 
         removed = sweep(cache / "probes" / ANALYSES)

@@ -338,7 +338,7 @@ def merged_coverage(
             "merging changed-code coverage (scope: changed) is not supported yet; "
             "gate coverage in one run or use scope: all",
         )
-    from pytest_confgate.collect.coverage import CoverageSession
+    from pytest_confgate.collect.coverage.session import CoverageSession
     from pytest_confgate.collect.sources import resolve_sources
 
     try:

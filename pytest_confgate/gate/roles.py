@@ -87,7 +87,7 @@ class ProcessRole:
         """Start what this (provisional) role measures.
 
         Coverage first: a cold run's compile-ahead splits its files with a helper on the
-        other core (``collect.ahead``), and the tools have the whole test run to finish.
+        other core (``collect.coverage.ahead``), and the tools have the whole test run to finish.
         """
         if self.name != CONTROLLER and not self.borrow_cov:
             self.run.start_coverage()

@@ -122,7 +122,7 @@ def _beside_the_tests(run: GateRun) -> None:
     run.start_tools(TOOL_KINDS)
     import coverage.jsonreport  # noqa: F401 - warmed, see above
 
-    import pytest_confgate.collect.coverage
+    import pytest_confgate.collect.coverage.session
     import pytest_confgate.report.json_report
     import pytest_confgate.report.writers  # noqa: F401
 

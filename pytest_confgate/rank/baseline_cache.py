@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_confgate.collect.coverage_analysis import ANALYSES
+from pytest_confgate.collect.coverage.analysis import ANALYSES
 from pytest_confgate.rank.candidates import IGNORED_NAMES
 from pytest_confgate.rank.evaluate import Settings
 from pytest_confgate.rank.models import Evidence

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import metric, read_report, write_config
 
-from pytest_confgate.collect.coverage_engines import BRANCH_PROBES_PYTHONS
+from pytest_confgate.collect.coverage.probe_engine import BRANCH_PROBES_PYTHONS
 
 IN_RANGE = BRANCH_PROBES_PYTHONS[0] <= sys.version_info[:2] < BRANCH_PROBES_PYTHONS[1]
 SLOW = 300

@@ -17,7 +17,7 @@ from conftest import git, metric, read_report
 from coverage.parser import PythonParser
 from coverage.python import get_python_source
 
-from pytest_confgate.collect.coverage_analysis import ANALYSES, _entry
+from pytest_confgate.collect.coverage.analysis import ANALYSES, _entry
 
 UNTESTED = "def untested(x):\n    if x:\n        return 1\n    return 2\n"
 

@@ -130,7 +130,7 @@ WATCHED = (
     "pytest_confgate.collect.tamper", "pytest_confgate.github.api",
     "pytest_confgate.collect.lint", "pytest_confgate.collect.security",
     "pytest_confgate.collect.checklist", "pytest_confgate.collect.requirements",
-    "pytest_confgate.gate.background", "pytest_confgate.collect.coverage",
+    "pytest_confgate.gate.background", "pytest_confgate.collect.coverage.session",
 )
 
 
@@ -145,7 +145,7 @@ def pytest_sessionfinish(session):
     [
         pytest.param(
             "[{type: test_pass_rate}, {type: test_coverage, min: 0.5}]",
-            "pytest_confgate.collect.coverage",
+            "pytest_confgate.collect.coverage.session",
             id="tests-and-coverage",
         ),
         # Cold: the helper process runs ruff and bandit, so this process imports neither.

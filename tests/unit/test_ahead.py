@@ -1,5 +1,5 @@
-"""``collect.ahead``: the helper process prepares branch-probed files from the far end of the
-list, answers exactly what the gate's own ``prepare`` would, and what it writes to the caches
+"""``collect.coverage.ahead``: the helper process prepares branch-probed files from the far end
+of the list, answers exactly what the gate's own ``prepare`` would, and what it writes to the caches
 is read back only because the gate vouched for it from the helper's answers."""
 
 from __future__ import annotations
@@ -17,11 +17,12 @@ from types import CodeType
 import coverage
 import pytest
 
-from pytest_confgate.collect import ahead, cache_trust
-from pytest_confgate.collect.branch_edits import Plan
-from pytest_confgate.collect.branch_probes import BranchProbes
-from pytest_confgate.collect.coverage_analysis import ANALYSES, kept, missing
-from pytest_confgate.collect.line_probes import LineProbes
+from pytest_confgate.collect import cache_trust
+from pytest_confgate.collect.coverage import ahead
+from pytest_confgate.collect.coverage.analysis import ANALYSES, kept, missing
+from pytest_confgate.collect.coverage.branch_edits import Plan
+from pytest_confgate.collect.coverage.branch_probes import BranchProbes
+from pytest_confgate.collect.coverage.line_probes import LineProbes
 
 PLAIN = "def f(x):\n    if x:\n        return {n}\n    return 0\n"
 REFUSED = "def f(x):\n    if x: return 1\n    return 0\n"

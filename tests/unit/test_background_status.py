@@ -60,5 +60,5 @@ def test_the_helper_process_imports_the_tools_it_runs_and_not_the_gate_around_th
     assert "pytest_confgate.collect.lint" in modules
     unneeded = ("yaml", "coverage", "pytest_confgate.collect.tamper",
                 "pytest_confgate.config.loader", "pytest_confgate.gate.change",
-                "pytest_confgate.collect.coverage", "pytest_confgate.github.api")
+                "pytest_confgate.collect.coverage.session", "pytest_confgate.github.api")
     assert not [name for name in unneeded if name in modules]

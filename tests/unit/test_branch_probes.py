@@ -20,10 +20,10 @@ from typing import Any
 import coverage
 import pytest
 
-from pytest_confgate.collect.branch_probes import BranchProbes, arc_key, arcs_of, key_arc
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.coverage_engines import BRANCH_PROBES, BRANCH_PROBES_PYTHONS
-from pytest_confgate.collect.line_probes import LineProbes
+from pytest_confgate.collect.coverage.branch_probes import BranchProbes, arc_key, arcs_of, key_arc
+from pytest_confgate.collect.coverage.line_probes import LineProbes
+from pytest_confgate.collect.coverage.probe_engine import BRANCH_PROBES, BRANCH_PROBES_PYTHONS
+from pytest_confgate.collect.coverage.session import CoverageSession
 
 IN_RANGE = BRANCH_PROBES_PYTHONS[0] <= sys.version_info[:2] < BRANCH_PROBES_PYTHONS[1]
 pytestmark = pytest.mark.skipif(not IN_RANGE, reason="branch probes serve Python 3.10-3.11")
@@ -982,7 +982,7 @@ def test_a_refused_file_is_remembered_by_its_source(folder: Path) -> None:
 
 
 def test_branch_probes_serve_python_3_10_and_3_11_only() -> None:
-    from pytest_confgate.collect.coverage_engines import branch_probes
+    from pytest_confgate.collect.coverage.probe_engine import branch_probes
 
     cov = coverage.Coverage(data_file=None, branch=True)
     assert isinstance(branch_probes(cov, (3, 11)), BranchProbes)

@@ -13,8 +13,8 @@ import coverage
 import pytest
 
 from pytest_confgate.collect import cache_trust
-from pytest_confgate.collect.coverage_analysis import parsed
-from pytest_confgate.collect.probe_code import ProbeCache
+from pytest_confgate.collect.coverage.analysis import parsed
+from pytest_confgate.collect.coverage.probe_code import ProbeCache
 
 SOURCE = "def f(x):\n    if x:\n        return 1\n    return 2\n"
 

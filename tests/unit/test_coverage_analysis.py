@@ -1,4 +1,4 @@
-"""coverage.py's analysis kept by content between runs (``collect/coverage_analysis``).
+"""coverage.py's analysis kept by content between runs (``collect/coverage/analysis``).
 
 coverage.py is the oracle: the data of a real ``coverage run --branch`` is reported by
 coverage.py's own ``json_report`` and, beside it, under ``reporters`` with a cold cache, a
@@ -18,8 +18,8 @@ from typing import Any
 import coverage
 import pytest
 
-from pytest_confgate.collect.branch_probes import BranchProbes, Unmappable
-from pytest_confgate.collect.coverage_analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage.analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage.branch_probes import BranchProbes, Unmappable
 
 SHAPES = '''\
 def classify(x):  # a docstring-free function of branches

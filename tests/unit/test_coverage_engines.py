@@ -14,9 +14,10 @@ from types import ModuleType
 import coverage
 import pytest
 
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.coverage_engines import MIXED, choose_core
-from pytest_confgate.collect.coverage_files import FileSelection
+from pytest_confgate.collect.coverage.files import FileSelection
+from pytest_confgate.collect.coverage.probe_engine import MIXED
+from pytest_confgate.collect.coverage.session import CoverageSession
+from pytest_confgate.collect.coverage.tracer import choose_core
 from pytest_confgate.models import MetricStatus
 
 BODY = "def f(x):\n    if x:\n        return 1\n    return 2\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_confgate.collect import early_restart
+from pytest_confgate.collect.coverage import early_restart
 
 
 @pytest.mark.parametrize(

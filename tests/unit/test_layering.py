@@ -130,3 +130,38 @@ def test_each_database_driver_is_imported_by_its_own_modules_only(driver: str) -
         if any(name == driver or name.startswith(f"{driver}.") for name in _runtime_imports(path))
     }
     assert importers == DRIVERS[driver]
+
+
+COVERAGE_FRONT = {"session", "reporting", "analysis", "line_probes", "early_start", "early_restart"}
+"""What the rest of the code may import from the coverage engine's package (``collect/coverage``):
+the session, its report's error wording, the analysis cache's folder, pytest's assertion
+rewriting handed to the probes, and measuring from the process start."""
+
+
+def test_the_coverage_engine_lives_in_its_own_package() -> None:
+    engine_words = {"coverage", "probe", "probes", "monitor"}
+    flat = [p.stem for p in (PACKAGE / "collect").glob("*.py")]
+    assert not [name for name in flat if engine_words & set(name.split("_"))]
+    for path in (PACKAGE / "collect").glob("*.py"):
+        assert not {m for m in _imports(path) if m.split(".")[0] == "coverage"}, path
+    room = PACKAGE / "collect" / "coverage"
+    outside = [p for p in PACKAGE.rglob("*.py") if room not in p.parents]
+    for path in outside:
+        used = {
+            m.split(".")[3]
+            for m in _imports(path)
+            if m.startswith("pytest_confgate.collect.coverage.")
+        }
+        assert used <= COVERAGE_FRONT, path
+
+
+def test_the_coverage_engine_is_chosen_in_one_place() -> None:
+    """Only ``choice`` builds an engine (``MonitorEngine.for_run``, ``ProbeEngine.for_files``)."""
+    builders = {
+        path.name
+        for path in PACKAGE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        and node.value.id in {"MonitorEngine", "ProbeEngine"} and node.attr.startswith("for_")
+    }
+    assert builders == {"choice.py"}

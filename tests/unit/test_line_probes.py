@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from pytest_confgate.collect.coverage import CoverageSession
-from pytest_confgate.collect.line_probes import PROBE, LineProbes, instrument
+from pytest_confgate.collect.coverage.line_probes import PROBE, LineProbes, instrument
+from pytest_confgate.collect.coverage.session import CoverageSession
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -26,7 +26,7 @@ PROBED_RUN = textwrap.dedent(
     """\
     import json, os, runpy, sys
     import coverage
-    from pytest_confgate.collect.line_probes import LineProbes
+    from pytest_confgate.collect.coverage.line_probes import LineProbes
     target, driver, out = (os.path.abspath(a) for a in sys.argv[1:4])
     sys.path.insert(0, os.path.dirname(driver))
     probes = LineProbes.for_files([__import__("pathlib").Path(target)])
@@ -103,7 +103,7 @@ def test_no_bytecode_cache_is_written_for_an_instrumented_module(tmp_path: Path)
         f"""\
         import sys, pathlib
         sys.path.insert(0, {str(tmp_path)!r})
-        from pytest_confgate.collect.line_probes import LineProbes
+        from pytest_confgate.collect.coverage.line_probes import LineProbes
         probes = LineProbes.for_files([pathlib.Path({str(tmp_path / "cached_mod.py")!r})])
         probes.install()
         import cached_mod
@@ -187,7 +187,7 @@ def test_a_module_the_probes_cannot_instrument_still_loads_and_is_named(
     def broken(tree: ast.Module) -> ast.Module:
         raise RuntimeError("instrumenter bug")
 
-    monkeypatch.setattr("pytest_confgate.collect.line_probes.instrument", broken)
+    monkeypatch.setattr("pytest_confgate.collect.coverage.line_probes.instrument", broken)
     probes = LineProbes.for_files([tmp_path / "odd_mod.py"])
     probes.install()
     sys.path.insert(0, str(tmp_path))

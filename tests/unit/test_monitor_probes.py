@@ -106,7 +106,7 @@ def _coverage_py(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[
 
 
 def _probes(path: Path, branch: bool = True) -> Any:
-    from pytest_confgate.collect.monitor_probes import MonitorProbes
+    from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
 
     wanted = str(path.resolve())
     return MonitorProbes(lambda filename, module: filename == wanted, branch=branch)
@@ -176,7 +176,7 @@ def test_async_for_is_measured_from_3_14(tmp_path: Path) -> None:
 @pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 maps it: see the test above")
 def test_async_for_is_left_to_coverage_pys_tracer_before_3_14() -> None:
     """An ``async for`` ends on an exception, no branch event: its arcs would be missed."""
-    from pytest_confgate.collect.monitor_engine import needs_tracer
+    from pytest_confgate.collect.coverage.monitor_engine import needs_tracer
 
     path = DATA / "async_code.py"
     assert needs_tracer(str(path), branch=True)
@@ -248,7 +248,7 @@ def test_a_warning_at_import_names_the_importer(tmp_path: Path) -> None:
 
 
 def test_tool_id_is_never_coverage_pys_nor_the_debuggers_and_is_given_back() -> None:
-    from pytest_confgate.collect.monitor_probes import TOOL_IDS, MonitorProbes, NoToolId
+    from pytest_confgate.collect.coverage.monitor_probes import TOOL_IDS, MonitorProbes, NoToolId
 
     mon: Any = sys.monitoring
     assert not {mon.DEBUGGER_ID, mon.COVERAGE_ID, mon.PROFILER_ID} & set(TOOL_IDS)

@@ -11,8 +11,8 @@ from types import CodeType, ModuleType
 
 import pytest
 
-from pytest_confgate.collect.line_probes import PROBE, LineProbes
-from pytest_confgate.collect.probe_code import ACTIVE, ProbeCache, probe_sites
+from pytest_confgate.collect.coverage.line_probes import PROBE, LineProbes
+from pytest_confgate.collect.coverage.probe_code import ACTIVE, ProbeCache, probe_sites
 
 strips = pytest.mark.skipif(
     not ACTIVE,

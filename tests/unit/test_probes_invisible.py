@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_confgate.collect.line_probes import LineProbes
+from pytest_confgate.collect.coverage.line_probes import LineProbes
 
 Importer = Callable[[str, str], tuple[ModuleType, ModuleType, LineProbes]]
 
@@ -279,7 +279,7 @@ def test_a_module_imported_by_hand_from_its_spec_is_probed_and_normal(tmp_path: 
 TRACED_RUN = textwrap.dedent(
     """\
     import json, os, runpy, sys, threading
-    from pytest_confgate.collect.line_probes import LineProbes
+    from pytest_confgate.collect.coverage.line_probes import LineProbes
     target, driver, out, probed = sys.argv[1:5]
     sys.path.insert(0, os.path.dirname(driver))
     if probed == "yes":

@@ -1,64 +1,40 @@
-"""How one process records which lines ran: line probes, coverage.py's tracer, or both.
+"""The 3.10/3.11 engine: line probes, and with branch coverage branch probes, in the files
+coverage.py would measure; coverage.py's tracer (``tracer``) for the ones they cannot take.
 
 ``CoverageSession`` owns the ``coverage.Coverage`` object whose configuration and reporting
-count; the engines here only fill its data:
-
-- ``ProbeEngine``: line probes (``line_probes``) for every file coverage.py would measure,
-  chosen by coverage.py itself (``coverage_files``); files imported before the gate started
-  cannot be instrumented and are traced by a second ``coverage.Coverage`` limited to them, and
-  ``by_file`` says which engine measured what.
-- ``trace``: coverage.py's tracer for everything (branch coverage, or probes unavailable),
-  with the ``sysmon`` core chosen where coverage.py supports it for the run (never on 3.11,
-  where it warns and falls back).
+count; ``ProbeEngine`` only fills its data. Probes go into every file coverage.py would
+measure, chosen by coverage.py itself (``files``); files imported before the gate started
+cannot be instrumented and are traced by a second ``coverage.Coverage`` limited to them, a
+module another import hook executes is traced from then on (``foreign_loaders``), and
+``by_file`` says which engine measured what.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
-from typing import Any, TypeVar
+from typing import Any
 
-from pytest_confgate.collect import foreign_loaders
-from pytest_confgate.collect.ahead import prepare_all
-from pytest_confgate.collect.branch_probes import BranchProbes, arcs_of
-from pytest_confgate.collect.coverage_files import FileSelection
-from pytest_confgate.collect.line_probes import AssertRewriting, LineProbes
+from pytest_confgate.collect.coverage import foreign_loaders
+from pytest_confgate.collect.coverage.ahead import prepare_all
+from pytest_confgate.collect.coverage.branch_probes import BranchProbes, arcs_of
+from pytest_confgate.collect.coverage.files import FileSelection
+from pytest_confgate.collect.coverage.line_probes import AssertRewriting, LineProbes
+from pytest_confgate.collect.coverage.tracer import (
+    TRACER,
+    FileMapper,
+    finish,
+    mapped,
+    tracer_for,
+)
 
-PROBES, TRACER = "line probes", "coverage.py"
+PROBES = "line probes"
 MIXED = "line probes and coverage.py"
 BRANCH_PROBES = "branch probes"
 BRANCH_MIXED = "branch probes and coverage.py"
 BRANCH_PROBES_PYTHONS = ((3, 10), (3, 12))
 """Where branch probes replace the tracer for branch coverage (``sys.monitoring`` after)."""
-FileMapper = Callable[[str], str]
-"""A measured file's absolute name -> the name coverage.py's data keeps it under."""
-_T = TypeVar("_T")
-_NO_SYSMON_CONCURRENCY = {"greenlet", "eventlet", "gevent"}
-"""``concurrency`` settings coverage.py's ``sysmon`` core refuses (with a warning)."""
-
-
-def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> None:
-    """Prefer ``sysmon`` where coverage.py can use it for this run, unless the project chose.
-
-    coverage.py measures branches with ``sys.monitoring`` only from Python 3.14, lines from
-    3.12; elsewhere asking for it only produces a warning and the default core, and a
-    warning is an error in projects with ``filterwarnings = error``.
-    """
-    needed = (3, 14) if cov.get_option("run:branch") else (3, 12)
-    if version < needed:
-        return
-    try:
-        if cov.get_option("run:core") or cov.get_option("run:timid"):
-            return
-        if cov.get_option("run:dynamic_context") not in (None, "", "none"):
-            return
-        if set(cov.get_option("run:concurrency") or ()) & _NO_SYSMON_CONCURRENCY:
-            return
-        cov.set_option("run:core", "sysmon")
-    except Exception:  # a coverage.py without the option keeps its default core
-        return
 
 
 class ProbeEngine:
@@ -235,62 +211,3 @@ def branch_probes(
     return BranchProbes(exclude, cache_dir)
 
 
-def tracer_for(
-    cov: Any, files: list[str], branch: bool = False, *, omit: list[str] | None = None
-) -> Any:
-    """A tracer limited to ``files``, with the rest of ``cov``'s configuration.
-
-    With ``omit``, no ``files``: ``cov``'s own selection but for those files (the ones the
-    probes measure).
-    """
-    import coverage
-
-    tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
-    if omit is not None:
-        for name in ("run:source", "run:source_pkgs", "run:include"):
-            tracer.set_option(name, list(cov.get_option(name) or []))
-        tracer.set_option("run:omit", [*(cov.get_option("run:omit") or []), *omit])
-    else:
-        tracer.set_option("run:source", [])
-        tracer.set_option("run:source_pkgs", [])
-        tracer.set_option("run:include", list(files))
-    choose_core(tracer)
-    return tracer
-
-
-def finish(
-    data: Any, tracer: Any | None, selection: FileSelection | None, mapper: FileMapper = str
-) -> None:
-    """What every engine does last: the leftover files' tracer stopped and its data merged,
-    and files that never ran reported at 0%, as coverage.py's source search does."""
-    if tracer is not None:
-        tracer.stop()
-        data.update(tracer.get_data())
-    if selection is not None:
-        data.touch_files([mapper(name) for name in selection.unexecuted_candidates()])
-
-
-def file_mapper(cov: Any) -> FileMapper:
-    """The name coverage.py records a measured file under: relative to the directory it
-    started in with ``relative_files = true`` (its reporting looks data up by that name),
-    else the absolute name the engines already use."""
-    if not cov.get_option("run:relative_files"):
-        return str
-    from coverage.files import relative_filename
-
-    return relative_filename
-
-
-def mapped(found: dict[str, list[_T]], mapper: FileMapper) -> dict[str, list[_T]]:
-    """``found`` keyed by ``mapper``'s names (files that map alike are merged)."""
-    if mapper is str:
-        return found
-    result: dict[str, list[_T]] = {}
-    for name, items in found.items():
-        result.setdefault(mapper(name), []).extend(items)
-    return result
-
-
-def _config_file(cov: Any) -> str | bool:
-    found = getattr(cov.config, "config_file", None)
-    return str(found) if found else False

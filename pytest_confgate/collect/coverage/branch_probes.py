@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect import cache_trust
-from pytest_confgate.collect.branch_edits import (
+from pytest_confgate.collect.coverage.analysis import ANALYSES, parsed
+from pytest_confgate.collect.coverage.branch_edits import (
     EXC_INFO,
     FRAME,
     Construct,
@@ -45,8 +46,7 @@ from pytest_confgate.collect.branch_edits import (
     arcs_of,
     key_arc,
 )
-from pytest_confgate.collect.branch_finally import exception_exit, leave_finally, tails
-from pytest_confgate.collect.coverage_analysis import ANALYSES, parsed
+from pytest_confgate.collect.coverage.branch_finally import exception_exit, leave_finally, tails
 
 FORMAT = 2
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
@@ -107,7 +107,7 @@ def plan(
 
     ``tree`` is the module as it will be compiled, before the line probes; ``text`` its
     source as coverage.py reads it; ``exclude`` coverage.py's exclusion regex; ``keep`` where
-    coverage.py's analysis is kept for the report (``coverage_analysis``).
+    coverage.py's analysis is kept for the report (``analysis``).
     """
     seen = Analysis(text, path, exclude, keep)
     found = Plan()

@@ -142,7 +142,7 @@ def _docstring(stmt: ast.stmt) -> bool:
 
 
 def _probe(key: int, where: ast.AST, line: int | None = None) -> ast.stmt:
-    from pytest_confgate.collect.probe_import import PROBE
+    from pytest_confgate.collect.coverage.probe_import import PROBE
 
     call = ast.Call(func=ast.Name(id=PROBE, ctx=ast.Load()), args=[ast.Constant(key)],
                     keywords=[])

@@ -88,7 +88,7 @@ def _measured(under: dict[str, str]) -> list[str]:
     """Which of ``under`` (module name -> file) coverage.py's own selection keeps."""
     import warnings
 
-    from pytest_confgate.collect.coverage_files import FileSelection
+    from pytest_confgate.collect.coverage.files import FileSelection
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -106,7 +106,7 @@ def _measured(under: dict[str, str]) -> list[str]:
 
 def needed(config: Any) -> list[str] | None:
     """The restart command when this run should start again, measured; else None."""
-    from pytest_confgate.collect import early_start
+    from pytest_confgate.collect.coverage import early_start
 
     if os.environ.get(ENV_OFF, "").strip() == "0" or early_start.owned():
         return None

@@ -5,12 +5,12 @@ per-file analysis, on the tests' core:
 
 - branch probes (3.10/3.11) compile every measured file before the first import, to know
   which ones they refuse (``ProbeEngine.for_run``), while the tests wait. ``prepare_all``
-  starts ``python -m pytest_confgate.collect.ahead`` on the same list: the gate works through
-  it from the front, the helper from the back, and they stop where they meet. The helper's
+  starts ``python -m pytest_confgate.collect.coverage.ahead`` on the same list: the gate works
+  through it from the front, the helper from the back, and they stop where they meet. The helper's
   answer per file is what the gate's own ``LineProbes.prepare`` would have returned;
 - ``sys.monitoring`` (3.12+) and line probes analyse nothing ahead, so the report parses every
   file after the last test. ``ANALYSE`` has the helper keep those analyses while the tests
-  run; the report reads them (``coverage_analysis``) and does whatever is left itself.
+  run; the report reads them (``analysis``) and does whatever is left itself.
 
 Trust: the helper reads and writes the caches through ``cache_trust`` with the gate's
 threshold and the entries the gate vouches for, as the tools' helper does; each answer line
@@ -88,7 +88,7 @@ class Ahead:
         flags = subprocess._args_from_interpreter_flags()  # type: ignore[attr-defined]
         try:
             proc = subprocess.Popen(  # an argv list, never a shell
-                [sys.executable, *flags, "-m", "pytest_confgate.collect.ahead"],
+                [sys.executable, *flags, "-m", "pytest_confgate.collect.coverage.ahead"],
                 env=env,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -243,8 +243,8 @@ def _helper(request: dict[str, Any]) -> None:
     """In the helper: prepare files from the back until the gate's progress reaches us."""
     from coverage.files import canonical_filename
 
-    from pytest_confgate.collect.branch_probes import BranchProbes
-    from pytest_confgate.collect.line_probes import LineProbes
+    from pytest_confgate.collect.coverage.branch_probes import BranchProbes
+    from pytest_confgate.collect.coverage.line_probes import LineProbes
 
     os.chdir(request["cwd"])
     if isinstance(request.get("cache_threshold_ns"), int):
@@ -278,10 +278,10 @@ def _helper(request: dict[str, Any]) -> None:
 
 
 def _analyse(exclude: str | None, cache_dir: Path) -> Callable[[str], str | None]:
-    """coverage.py's analysis of a file, kept for the report (``coverage_analysis``)."""
+    """coverage.py's analysis of a file, kept for the report (``analysis``)."""
     from coverage.python import get_python_source
 
-    from pytest_confgate.collect.coverage_analysis import ANALYSES, kept, parsed
+    from pytest_confgate.collect.coverage.analysis import ANALYSES, kept, parsed
 
     folder = cache_dir / ANALYSES
 

@@ -34,7 +34,7 @@ def begin() -> None:
         return
     import coverage
 
-    from pytest_confgate.collect.coverage_engines import choose_core
+    from pytest_confgate.collect.coverage.tracer import choose_core
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

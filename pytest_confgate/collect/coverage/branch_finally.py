@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytest_confgate.collect.branch_edits import Construct, Unmappable
+from pytest_confgate.collect.coverage.branch_edits import Construct, Unmappable
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -1,6 +1,6 @@
 """Python 3.12+: lines and branches recorded with ``sys.monitoring`` (``monitor_probes``).
 
-The files measured are the ones coverage.py's tracer would record (``coverage_files``), or in
+The files measured are the ones coverage.py's tracer would record (``files``), or in
 pull-request mode the changed ones. A file whose branches the events cannot map with certainty
 is measured by coverage.py's own tracer, limited to those files, and ``by_file`` says which
 engine measured what. On 3.12 and 3.13 that is a file with ``async for`` (its loop ends by an
@@ -16,15 +16,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pytest_confgate.collect.coverage_engines import (
+from pytest_confgate.collect.coverage.files import FileSelection
+from pytest_confgate.collect.coverage.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
+from pytest_confgate.collect.coverage.tracer import (
     TRACER,
     FileMapper,
     finish,
     mapped,
     tracer_for,
 )
-from pytest_confgate.collect.coverage_files import FileSelection
-from pytest_confgate.collect.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
 
 MONITOR_MIXED = f"{MONITOR} and {TRACER}"
 AVAILABLE = sys.version_info >= (3, 12)
@@ -102,7 +102,7 @@ class MonitorEngine:
 
     def stop(self, data: Any, mapper: FileMapper = str) -> None:
         """Stop recording and put what ran into ``data`` (a ``CoverageData``), each file under
-        the name ``mapper`` gives it (``coverage_engines.file_mapper``)."""
+        the name ``mapper`` gives it (``tracer.file_mapper``)."""
         self.probes.stop()
         if self.probes.branch:
             data.add_arcs(mapped(self.probes.arcs(), mapper))

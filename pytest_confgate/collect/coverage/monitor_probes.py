@@ -34,7 +34,7 @@ from sys import _getframe  # bound once: a test may delete sys._getframe
 from types import CodeType
 from typing import Any
 
-from pytest_confgate.collect.arc_resolver import ArcResolver, bytes_to_lines
+from pytest_confgate.collect.coverage.arc_resolver import ArcResolver, bytes_to_lines
 
 MONITOR = "sys.monitoring"
 TOOL_IDS = (3, 4)

@@ -34,9 +34,9 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Protocol
 
-from pytest_confgate.collect.branch_probes import EXC_INFO, FRAME, BranchProbes
-from pytest_confgate.collect.probe_code import Deinstrumenter, ProbeCache
-from pytest_confgate.collect.probe_import import PROBE, ProbeFinder
+from pytest_confgate.collect.coverage.branch_probes import EXC_INFO, FRAME, BranchProbes
+from pytest_confgate.collect.coverage.probe_code import Deinstrumenter, ProbeCache
+from pytest_confgate.collect.coverage.probe_import import PROBE, ProbeFinder
 from pytest_confgate.collect.sources import is_test_path
 
 __all__ = ["PROBE", "AssertRewriting", "LineProbes", "Wants", "instrument"]
