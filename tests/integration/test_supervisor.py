@@ -260,7 +260,7 @@ def test_add():
 """
 
 
-def test_a_test_process_that_forges_its_coverage_figures_changes_no_published_figure(
+def test_a_report_forged_at_exit_is_named_and_none_of_its_figures_published(
     repo: pytest.Pytester,
 ) -> None:
     """The test process's report says 99/99 lines, no ruff or bandit finding: the figures the
@@ -273,15 +273,11 @@ def test_a_test_process_that_forges_its_coverage_figures_changes_no_published_fi
     git(repo.path, "commit", "-q", "-m", "a forger")
     done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
     report = load_report(repo.path / "confgate-report.json")
-    by_type = {m.type: m for m in report.metrics}
-    coverage = by_type["test_coverage"]
-    assert coverage.details["num_statements"] != 99, done.stdout
-    assert coverage.details["covered_lines"] < coverage.details["num_statements"]
-    assert coverage.value is not None
-    assert coverage.value < 1.0
-    assert coverage.details["missing"]["calc/untested.py"]
-    assert by_type["security_score"].details["items"], done.stdout
-    assert by_type["lint_score"].value == 1.0  # ruff found nothing to forge away here
+    # The report's sha256 went with the session's end: the rewrite is named, never read.
+    assert report.decision.value == "fail", done.stdout
+    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
+    assert any("report file changed after its session ended" in m for m in messages), messages
+    assert all(m.details.get("num_statements") != 99 for m in report.metrics)
 
 
 SPOILS_ITS_DATA = """\
@@ -304,7 +300,7 @@ def test_nothing():
 """
 
 
-def test_coverage_data_the_supervisor_cannot_read_is_an_error_not_a_figure(
+def test_coverage_data_spoiled_after_the_session_fails_the_run(
     repo: pytest.Pytester,
 ) -> None:
     repo.path.joinpath("tests", "test_spoil.py").write_text(SPOILS_ITS_DATA, encoding="utf-8")
@@ -312,43 +308,7 @@ def test_coverage_data_the_supervisor_cannot_read_is_an_error_not_a_figure(
     git(repo.path, "commit", "-q", "-m", "spoils its data")
     done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
     report = load_report(repo.path / "confgate-report.json")
-    coverage = next(m for m in report.metrics if m.type == "test_coverage")
-    assert coverage.status.value == "error", done.stdout
-    assert "coverage.py cannot read" in (coverage.reason or "")
+    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
+    assert any("coverage file changed after its session ended" in m for m in messages), messages
     assert report.decision.value == "fail"
     assert done.returncode == 1
-
-
-AT_EXIT = '''\
-import atexit as _a
-import glob as _g
-
-
-def _touch():
-    # after the session: the test process's own report and coverage data, found by a name
-    # built at run time, rewritten so the supervisor would read what the change wants
-    for name in _g.glob("." + "conf" + "gate/super" + "vised/*"):
-        with open(name, "ab") as handle:
-            handle.write(b" ")
-
-
-getattr(_a, "reg" + "ister")(_touch)
-'''
-
-
-def test_files_the_test_process_left_rewritten_after_its_session_fail_the_run(
-    repo: pytest.Pytester,
-) -> None:
-    """Code of the change that runs at exit (``atexit``) rewrites the report and the coverage
-    data the supervisor reads afterwards: their digests went with the session's end."""
-    repo.path.joinpath("calc", "_late.py").write_text(AT_EXIT, encoding="utf-8")
-    init = repo.path / "calc" / "__init__.py"
-    init.write_text(init.read_text(encoding="utf-8") + "\nfrom calc import _late  # noqa\n",
-                    encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "a module that runs at exit")
-    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
-    report = load_report(repo.path / "confgate-report.json")
-    assert report.decision.value == "fail", done.stdout
-    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
-    assert any("report file changed after its session ended" in m for m in messages), messages
