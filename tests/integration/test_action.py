@@ -686,19 +686,21 @@ def test_a_report_forged_in_process_cannot_lower_the_tier_the_files_demand(
     runner.write_event()
 
     gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
-    # The test process's report was forged; confgate gate's is its own (issue 34): the tier
-    # from the trusted configuration and the files, which the child's T0 cannot lower.
+    # The test process's report was forged after its session: confgate gate's is its own
+    # (issue 34), the tier from the trusted configuration and the files, and the rewrite is
+    # named (the report's sha256 went with the session's end) and fails the run.
     supervised = load_report(repo.path / "confgate-report.json")
     assert supervised.risk_tier == "T3", "\n".join(gate.log)
-    assert supervised.decision.value == "needs_signoff"
-    assert supervised.signoffs.required == 2
+    assert supervised.decision.value == "fail"
+    assert any("report file changed after its session ended" in c.message
+               for c in supervised.conditions if c.metric == "supervisor")
     assert supervised.signoffs.approvers == []
-    assert gate.status == 0  # the publish job counts the reviews
+    assert gate.status == 1
     published = runner.run({"mode": "publish", "comment": "false"},
                            workspace=upload(repo.path, tmp_path))
 
     assert published.status == 1
-    assert published.outputs["decision"] == "needs_signoff"  # T3, and nobody reviewed it
+    assert published.outputs["decision"] == "fail"
     final = load_report(tmp_path / "publish-workspace" / "confgate-report.json")
     assert final.risk_tier == "T3"
     assert "calc/extra.py matched gate.risk_rules[0]" in final.risk_reason
