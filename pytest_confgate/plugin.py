@@ -189,6 +189,8 @@ class _GatePlugin:
         self._started = time.perf_counter()
         self._cov_failed: str | None = None
         self.channel: Channel | None = None
+        self._report_digest: str | None = None
+        """The sha256 of the report as this process wrote it (for ``confgate gate``)."""
         """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
         self.audit: Recorder | None = None
         self.modules: dict[tuple[str, str], object] = {}
@@ -443,7 +445,7 @@ class _GatePlugin:
             if data_path and self.run.supervised:  # the raw data confgate gate analyses
                 self.run.hand_over_coverage(self.config.rootpath / data_path)
             self.report = self.run.finish(outcomes, self.tally.links, self.tally.by_test)
-            write_json_report(self.report, self.report_path, within=tree)
+            self._report_digest = write_json_report(self.report, self.report_path, within=tree)
             if data_path and not self.run.supervised:
                 self.run.write_coverage_data(self.config.rootpath / data_path)
         except ReportError as exc:  # the report cannot be written: nothing to fall back to
@@ -457,23 +459,11 @@ class _GatePlugin:
 
     def _handed_over(self) -> dict[str, str]:
         """The sha256 of each file ``confgate gate`` reads after this process ended (the
-        report, the coverage data), sent with the session's end: code that runs later (an
-        ``atexit`` handler, a process the tests left behind) cannot change them unseen."""
-        import hashlib
-        from pathlib import Path
-
-        digests = {}
-        data_path = self.config.getoption("confgate_coverage_data")
-        files = {"report": self.report_path,
-                 "coverage": self.config.rootpath / data_path if data_path else None}
-        for name, path in files.items():
-            if path is None:
-                continue
-            try:
-                digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-            except OSError:
-                continue  # not written: the supervisor finds no file, or no digest for it
-        return digests
+        report, the coverage data), of the bytes as this process wrote them, sent with the
+        session's end: code that runs later (an ``atexit`` handler, a process the tests left
+        behind, a thread racing the write) cannot change them unseen."""
+        written = {"report": self._report_digest, "coverage": self.run.coverage_digest}
+        return {name: digest for name, digest in written.items() if digest is not None}
 
     def _say_digest(self) -> None:
         """For the Action's gate step (issue 29): the digest of the report just written, on
@@ -501,7 +491,7 @@ class _GatePlugin:
 
         try:
             failed = self.run.failed_report(outcomes, self.error or "")
-            write_json_report(failed, self.report_path, within=tree)
+            self._report_digest = write_json_report(failed, self.report_path, within=tree)
         except Exception as exc:  # nothing more to fall back to: the error line says it all
             why = str(exc) if isinstance(exc, ConfgateError) else _internal_error(exc)
             self.error = f"{self.error}; no report was written either ({why})"

@@ -149,6 +149,8 @@ class GateRun:
         """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
         self.coverage_unsaved: str | None = None
         """Supervised: why this process had no coverage data to hand over (its error)."""
+        self.coverage_digest: str | None = None
+        """Supervised: the sha256 of the coverage data handed over, as written."""
         self.supervised = False
         """``confgate gate`` started this test process (the plugin says so): coverage figures,
         ruff, bandit, the judge, the confidence and the differential run are the supervisor's
@@ -277,6 +279,10 @@ class GateRun:
             path.write_bytes(payload)
         except OSError as exc:
             self.coverage_unsaved = f"the test process could not write its coverage data: {exc}"
+            return
+        import hashlib
+
+        self.coverage_digest = hashlib.sha256(payload).hexdigest()
 
     def write_coverage_data(self, path: Path) -> None:
         """Save what this run measured as a coverage.py data file (``confgate merge``)."""

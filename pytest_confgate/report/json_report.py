@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import secrets
@@ -64,10 +65,11 @@ def forget_report(path: Path) -> None:
         ) from exc
 
 
-def write_json_report(report: GateReport, path: Path, *, within: Path | None = None) -> None:
-    """Write the report atomically (``write_text_atomic``); ``within``: the working tree."""
+def write_json_report(report: GateReport, path: Path, *, within: Path | None = None) -> str:
+    """Write the report atomically (``write_text_atomic``); ``within``: the working tree.
+    Returns the sha256 of the bytes written."""
     data = printable_report(report).model_dump(mode="json")
-    write_json_atomic(data, path, within=within)
+    return write_json_atomic(data, path, within=within)
 
 
 def printable_report(report: GateReport) -> GateReport:
@@ -78,12 +80,13 @@ def printable_report(report: GateReport) -> GateReport:
     return report if cleaned is data else GateReport.model_validate(cleaned)
 
 
-def write_json_atomic(data: Any, path: Path, *, within: Path | None = None) -> None:
+def write_json_atomic(data: Any, path: Path, *, within: Path | None = None) -> str:
     """Never leave a half-written file: readers see the old file or the new one."""
-    write_text_atomic(json.dumps(data, indent=2, sort_keys=False) + "\n", path, within=within)
+    return write_text_atomic(json.dumps(data, indent=2, sort_keys=False) + "\n", path,
+                             within=within)
 
 
-def write_text_atomic(text: str, path: Path, *, within: Path | None = None) -> None:
+def write_text_atomic(text: str, path: Path, *, within: Path | None = None) -> str:
     """A temporary file beside ``path``, then a rename: readers see old or new, never half.
 
     Both happen through one descriptor of the folder, so they land in the same place. With
@@ -92,13 +95,14 @@ def write_text_atomic(text: str, path: Path, *, within: Path | None = None) -> N
     folder swapped for a symlink while the tests ran cannot send the file outside the tree.
     Temporary files that an earlier, killed run left beside ``path`` are removed. Readable by
     others (0644): a report is meant to be shared and never holds a secret. Text that cannot
-    be encoded (a lone surrogate from an undecodable file name) is written escaped.
+    be encoded (a lone surrogate from an undecodable file name) is written escaped. Returns
+    the sha256 of the bytes written: what was written, not what a reader finds there later.
     """
     try:
         folder = _open_folder(path, within)
         try:
             _remove_stale_temporaries(folder, path.name)
-            _write_and_rename(folder, path.name, text)
+            return _write_and_rename(folder, path.name, text)
         finally:
             os.close(folder)
     except OSError as exc:
@@ -158,19 +162,21 @@ def _remove_stale_temporaries(folder: int, name: str) -> None:
             pass  # gone already, or not ours to remove: the write below is what matters
 
 
-def _write_and_rename(folder: int, name: str, text: str) -> None:
+def _write_and_rename(folder: int, name: str, text: str) -> str:
+    data = text.encode("utf-8", errors="backslashreplace")
     temporary = f".{name}.{secrets.token_hex(8)}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
     fd = os.open(temporary, flags, 0o644, dir_fd=folder)
     try:
         os.fchmod(fd, 0o644)  # whatever the umask
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as out:
-            out.write(text)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
         os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=folder)
         raise
+    return hashlib.sha256(data).hexdigest()
 
 
 def report_schema() -> dict[str, Any]:
