@@ -19,11 +19,11 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
-    from pytest_confgate.collect.runtime_audit import Recorder
+    from pytest_confgate.collect.runtime_audit import Recorder, RuntimeFinding
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.collect.tests_audit import TestWatch
     from pytest_confgate.gate.channel import Channel
@@ -228,7 +228,9 @@ class _GatePlugin:
         # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
         worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
-        audit = _start_audit(root, None if worker else report_path)
+        # Each finding leaves for confgate gate as it is recorded (issue 34), unfiltered.
+        audit = _start_audit(root, None if worker else report_path,
+                             channel.finding if channel is not None else None)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -272,7 +274,11 @@ class _GatePlugin:
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         name = str(getattr(node.gateway, "id", node))
         output = getattr(node, "workeroutput", {})
+        known = len(self.run.audit)
         self.role.worker_finished(name, output, failed=error is not None)
+        if self.channel is not None:  # a worker has no channel: its findings go on from here
+            for found in self.run.audit[known:]:
+                self.channel.finding(found)
 
     def pytest_sessionstart(self) -> None:
         from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
@@ -311,7 +317,7 @@ class _GatePlugin:
 
     def _end_audit(self) -> None:
         """The session is over: what the hook saw, plus what it cannot see (patches)."""
-        from pytest_confgate.collect.runtime_audit import stop
+        from pytest_confgate.collect.runtime_audit import RuntimeFinding, stop
         from pytest_confgate.collect.runtime_snapshot import replaced
 
         audit = self.audit
@@ -328,6 +334,9 @@ class _GatePlugin:
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not stop(audit):
             audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        if self.channel is not None and audit.on_finding != self.channel.finding:
+            self.channel.finding(RuntimeFinding("runtime_gate_patched", "the run-time audit's "
+                                                "stream to confgate gate was switched off", ()))
         self.run.audit += audit.findings
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -559,13 +568,14 @@ class _GatePlugin:
             reporter.write_line(line, red=True, bold=True)
 
 
-def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+def _start_audit(root: Path, report_path: Path | None,
+                 on_finding: Callable[[RuntimeFinding], None] | None = None) -> Recorder:
     """The run-time audit (issue 34), before any conftest is imported: from here on, what the
     project's code does to the gate's state, pytest or its own process is recorded."""
     from pytest_confgate.collect.runtime_audit import Recorder, start
     from pytest_confgate.gate.engine import STATE_DIR
 
-    recorder = Recorder(root, root / STATE_DIR, report_path)
+    recorder = Recorder(root, root / STATE_DIR, report_path, on_finding=on_finding)
     start(recorder)
     return recorder
 

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from pytest_confgate.collect.runtime_audit import RuntimeFinding
 from pytest_confgate.collect.tests import TestTally
 from pytest_confgate.gate import channel
 from pytest_confgate.gate.channel import ENV_FD, Channel, StreamTally
@@ -150,3 +151,52 @@ def test_pytest_counting_a_failure_the_channel_never_sent_is_a_problem() -> None
 def test_the_session_end_names_the_files_it_leaves() -> None:
     stream = _streamed(line("start"), line("end", exitstatus=0, report="ab" * 32, coverage=7))
     assert stream.handed_over == {"report": "ab" * 32}  # a digest is a string or nothing
+
+
+def test_a_finding_sent_as_recorded_comes_out_as_the_audit_recorded_it() -> None:
+    """Every project frame goes with it (the supervisor places it against the change's files),
+    and a finding is kept whenever it comes: after the end too (a process a test forked)."""
+    read_end, write_end = os.pipe()
+    sender = Channel(write_end)
+    found = RuntimeFinding("runtime_gc_scan", "gc.get_objects()",
+                           (("tests/test_x.py", 5), ("calc/core.py", 9)), "tests/test_x.py::t")
+    try:
+        sender.send("start")
+        sender.finding(found)
+        sender.send("end", exitstatus=0)
+        sender.finding(found)
+        data = os.read(read_end, 65536)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    stream = _streamed(data)
+    assert stream.findings == [found, found]
+    assert stream.problems == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"rule": "behaviour_change", "message": "m", "stack": []},
+     {"rule": "runtime_gc_scan", "message": 3, "stack": []},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": [["a.py", "5"]]},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": "a.py"},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": [], "test": 1}],
+    ids=["not-runtime", "message", "line", "stack", "test"],
+)
+def test_a_finding_that_is_not_one_is_a_problem(fields: dict[str, object]) -> None:
+    stream = _streamed(line("start"), line("finding", **fields), line("end", exitstatus=0))
+    assert stream.findings == []
+    assert any("run-time finding that is not one" in p for p in stream.problems)
+
+
+def test_a_flood_of_findings_is_a_problem_and_only_so_many_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(channel, "MAX_STREAMED_FINDINGS", 3)
+    sent = [line("finding", rule="runtime_gc_scan", message="m" * 10_000, test=None,
+                 stack=[[f"t{n}.py", n]] * 40) for n in range(5)]
+    stream = _streamed(line("start"), *sent, line("end", exitstatus=0))
+    assert len(stream.findings) == 3
+    assert len(stream.findings[0].message) == 4096
+    assert len(stream.findings[0].stack) == 12
+    assert any("run-time findings (flooded)" in p for p in stream.problems), stream.problems
