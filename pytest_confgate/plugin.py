@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 _PLUGIN_NAME = "confgate-gate"
 _LINKS_KEY = "confgate_requirements"
+_FINDINGS_KEY = "confgate_findings"
+"""In ``workerinput``: where a worker sends its findings; in ``workeroutput``: that it did."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -199,6 +201,8 @@ class _GatePlugin:
         self.watch: TestWatch | None = None
         """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
+        self.streams_findings = False
+        """An xdist worker that sends its findings to ``confgate gate`` itself."""
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -269,6 +273,27 @@ class _GatePlugin:
             is_worker=hasattr(config, "workerinput"),
             distributing=config.getoption("dist", "no") != "no",
         )
+        path = getattr(config, "workerinput", {}).get(_FINDINGS_KEY)
+        if isinstance(path, str) and self.audit is not None and self.channel is None:
+            self._stream_findings(path, self.audit)
+
+    def _stream_findings(self, path: str, audit: Recorder) -> None:
+        """An xdist worker under ``confgate gate``: its findings go to the supervisor as they
+        are recorded, through its controller's pipe (those of its start-up first)."""
+        from pytest_confgate.gate.channel import Channel
+
+        stream = Channel.reopen(path)
+        if stream is None:
+            return  # the controller forwards them when this worker ends
+        self.streams_findings = True
+        for found in list(audit.findings):
+            stream.finding(found)
+        audit.on_finding = stream.finding
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.channel is not None:
+            node.workerinput[_FINDINGS_KEY] = self.channel.for_workers()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
@@ -276,8 +301,8 @@ class _GatePlugin:
         output = getattr(node, "workeroutput", {})
         known = len(self.run.audit)
         self.role.worker_finished(name, output, failed=error is not None)
-        if self.channel is not None:  # a worker has no channel: its findings go on from here
-            for found in self.run.audit[known:]:
+        if self.channel is not None and not output.get(_FINDINGS_KEY):
+            for found in self.run.audit[known:]:  # the worker could not stream them itself
                 self.channel.finding(found)
 
     def pytest_sessionstart(self) -> None:
@@ -420,7 +445,10 @@ class _GatePlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._end_audit()
         if not self.role.decides:
-            self.role.hand_back(getattr(session.config, "workeroutput", None))
+            output = getattr(session.config, "workeroutput", None)
+            self.role.hand_back(output)
+            if output is not None:
+                output[_FINDINGS_KEY] = self.streams_findings
             return
         exitstatus = int(session.exitstatus)
         self.run.stop_tracing()

@@ -8,10 +8,11 @@ one JSON line per event: ``start``; ``collect_error`` for each module that faile
 ``report`` for each test report, with the category pytest's summary gives it, its phase and
 outcome (the supervisor keeps each test's outcome by id); ``finding`` for each run-time audit
 finding at the moment the hook records it (``Channel.finding`` is the recorder's
-``on_finding``), with every project frame of its stack and no filter applied; ``end`` when the
-session ends. The supervisor keeps the read end and tallies (``StreamTally``): what the
-change's code does after a report or a finding was sent (rewrite the report file, empty the
-recorder, print a digest, ``os._exit``) cannot take it back.
+``on_finding``), with every project frame of its stack and no filter applied (an xdist
+worker, which inherits no descriptor, opens the same pipe through ``/proc``: ``reopen``);
+``end`` when the session ends. The supervisor keeps the read end and tallies
+(``StreamTally``): what the change's code does after a report or a finding was sent (rewrite
+the report file, empty the recorder, print a digest, ``os._exit``) cannot take it back.
 
 ``os.write`` is bound when this module is imported, before the change's code runs, so a
 wrapper the change puts on ``os.write`` later does not see the channel's bytes; one lock keeps
@@ -41,6 +42,7 @@ MAX_STREAMED_FINDINGS = 50 * MAX_FINDINGS
 """The audit keeps at most ``MAX_FINDINGS`` per process (each xdist worker's forwarded by the
 controller): past this many, findings the audit never recorded were sent (flooded)."""
 _MAX_TEXT = 4096
+_MAX_SENT = 1024
 _MAX_FRAMES = 12
 _lock = threading.RLock()
 """One line at a time: a finding recorded in another thread must not split a report's line.
@@ -112,8 +114,33 @@ class Channel:
     def finding(self, found: RuntimeFinding) -> None:
         """``Recorder.on_finding``: one run-time audit finding, out of this process as soon as
         it is recorded, whatever becomes of the recorder or the report later. Unfiltered: the
-        supervisor places it against the change's files it settled itself."""
-        self.send("finding", **found.as_dict())
+        supervisor places it against the change's files it settled itself. The message is
+        capped so the line stays one atomic write beside an xdist worker's."""
+        fields = found.as_dict()
+        fields["message"] = str(fields["message"])[:_MAX_SENT]
+        self.send("finding", **fields)
+
+    def for_workers(self) -> str:
+        """Where an xdist worker of this process opens the same pipe (``reopen``): workers
+        are started with no inherited descriptor, so they reach it through ``/proc``."""
+        return f"/proc/{os.getpid()}/fd/{self._fd}"
+
+    @classmethod
+    def reopen(cls, path: str) -> Channel | None:
+        """An xdist worker's own write end of its controller's channel (``for_workers``);
+        None where ``/proc`` does not give it (the controller then forwards at the end)."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                raise OSError(path)
+            os.set_blocking(fd, True)
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd)
 
 
 @dataclass

@@ -200,3 +200,25 @@ def test_a_flood_of_findings_is_a_problem_and_only_so_many_are_kept(
     assert len(stream.findings[0].message) == 4096
     assert len(stream.findings[0].stack) == 12
     assert any("run-time findings (flooded)" in p for p in stream.problems), stream.problems
+
+
+def test_an_xdist_worker_reopens_its_controllers_pipe_through_proc() -> None:
+    """Workers inherit no descriptor: they open the controller's write end by its ``/proc``
+    path, and their findings arrive on the same pipe, each line whole."""
+    read_end, write_end = os.pipe()
+    try:
+        os.set_inheritable(write_end, True)
+        controller = Channel.take({ENV_FD: str(write_end)})
+        assert controller is not None
+        worker = Channel.reopen(controller.for_workers())
+        assert worker is not None
+        worker.finding(RuntimeFinding("runtime_gc_scan", "x" * 9000, (("t.py", 1),)))
+        controller.send("start")
+        data = os.read(read_end, 65536)
+        os.close(worker._fd)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    stream = _streamed(data)
+    assert [len(f.message) for f in stream.findings] == [1024]
+    assert Channel.reopen("/nonexistent/fd/3") is None
