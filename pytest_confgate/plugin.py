@@ -286,9 +286,9 @@ class _GatePlugin:
         if stream is None:
             return  # the controller forwards them when this worker ends
         self.streams_findings = True
-        for found in list(audit.findings):
+        audit.on_finding = stream.finding  # first: a finding another thread records now is
+        for found in list(audit.findings):  # sent twice at worst, never missed
             stream.finding(found)
-        audit.on_finding = stream.finding
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -39,8 +39,8 @@ MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 """More than any real suite sends (about 200 bytes per report): past it the channel was flooded."""
 _write = os.write
 MAX_STREAMED_FINDINGS = 50 * MAX_FINDINGS
-"""The audit keeps at most ``MAX_FINDINGS`` per process (each xdist worker's forwarded by the
-controller): past this many, findings the audit never recorded were sent (flooded)."""
+"""The audit keeps at most ``MAX_FINDINGS`` per process (the controller and each xdist
+worker): past this many, findings the audit never recorded were sent (flooded)."""
 _MAX_TEXT = 4096
 _MAX_SENT = 1024
 _MAX_FRAMES = 12
