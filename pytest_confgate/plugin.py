@@ -201,8 +201,9 @@ class _GatePlugin:
         self.watch: TestWatch | None = None
         """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
-        self.streams_findings = False
-        """An xdist worker that sends its findings to ``confgate gate`` itself."""
+        self.findings_out: Channel | None = None
+        """Where this process's run-time findings go as they are recorded: the channel, or an
+        xdist worker's own write end of its controller's (``confgate gate`` only)."""
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -253,6 +254,7 @@ class _GatePlugin:
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
+        plugin.findings_out = channel
         run.supervised = channel is not None  # confgate gate measures the rest (issue 34)
         plugin.audit = audit
         from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -285,7 +287,7 @@ class _GatePlugin:
         stream = Channel.reopen(path)
         if stream is None:
             return  # the controller forwards them when this worker ends
-        self.streams_findings = True
+        self.findings_out = stream
         audit.on_finding = stream.finding  # first: a finding another thread records now is
         for found in list(audit.findings):  # sent twice at worst, never missed
             stream.finding(found)
@@ -359,9 +361,10 @@ class _GatePlugin:
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not stop(audit):
             audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
-        if self.channel is not None and audit.on_finding != self.channel.finding:
-            self.channel.finding(RuntimeFinding("runtime_gate_patched", "the run-time audit's "
-                                                "stream to confgate gate was switched off", ()))
+        out = self.findings_out
+        if out is not None and audit.on_finding != out.finding:
+            out.finding(RuntimeFinding("runtime_gate_patched", "the run-time audit's stream to "
+                                       "confgate gate was switched off", ()))
         self.run.audit += audit.findings
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -448,7 +451,7 @@ class _GatePlugin:
             output = getattr(session.config, "workeroutput", None)
             self.role.hand_back(output)
             if output is not None:
-                output[_FINDINGS_KEY] = self.streams_findings
+                output[_FINDINGS_KEY] = self.findings_out is not None
             return
         exitstatus = int(session.exitstatus)
         self.run.stop_tracing()

@@ -319,7 +319,8 @@ SCANS_THEN_HIDES = {
         "import gc\n\n\ndef test_scan():\n"
         "    for thing in getattr(gc, 'get_' + 'objects')():\n"
         "        if type(thing).__name__ == 'Rec' + 'order':\n"
-        "            thing.findings.clear()\n"),
+        "            thing.findings.clear()\n"
+        "            thing.on_finding = None\n"),
     "no-session-end": (  # no report at all: the test process never reaches its session end
         "import gc\nimport os\n\n\ndef test_scan():\n"
         "    getattr(gc, 'get_' + 'objects')()\n"
@@ -334,8 +335,9 @@ def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does
     repo: pytest.Pytester, variant: str, extra: tuple[str, ...]
 ) -> None:
     """The audit hook sends each finding as it records it: a test that scans ``gc`` and then
-    empties the recorder (in an xdist worker too), or ends before any report exists, is still
-    named in ``test_integrity``, at the line of the scan (the change's own file)."""
+    empties the recorder and unhooks its stream (in an xdist worker too), or ends before any
+    report exists, is still named in ``test_integrity``, at the line of the scan (the
+    change's own file); the unhooked stream is named at the session's end."""
     git(repo.path, "checkout", "-q", "main")
     repo.path.joinpath("confgate.yml").write_text(
         "gate:\n  metrics:\n    - {type: test_pass_rate}\n", encoding="utf-8")
@@ -354,5 +356,7 @@ def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does
     found = [(i["rule"], i["file"], i["line"]) for i in integrity.details["items"]]
     assert found.count(("runtime_gc_scan", "tests/test_scan.py",
                         5 if variant == "emptied" else 6)) == 1, found
+    switched_off = [i for i in integrity.details["items"] if "switched off" in i["message"]]
+    assert len(switched_off) == (variant == "emptied"), found  # seen at the session's end
     assert integrity.value == 0.0
     assert report.decision.value in ("fail", "needs_signoff")
