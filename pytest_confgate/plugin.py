@@ -275,16 +275,16 @@ class _GatePlugin:
             is_worker=hasattr(config, "workerinput"),
             distributing=config.getoption("dist", "no") != "no",
         )
-        path = getattr(config, "workerinput", {}).get(_FINDINGS_KEY)
-        if isinstance(path, str) and self.audit is not None and self.channel is None:
-            self._stream_findings(path, self.audit)
+        where = getattr(config, "workerinput", {}).get(_FINDINGS_KEY)
+        if where is not None and self.audit is not None and self.channel is None:
+            self._stream_findings(where, self.audit)
 
-    def _stream_findings(self, path: str, audit: Recorder) -> None:
+    def _stream_findings(self, where: object, audit: Recorder) -> None:
         """An xdist worker under ``confgate gate``: its findings go to the supervisor as they
         are recorded, through its controller's pipe (those of its start-up first)."""
         from pytest_confgate.gate.channel import Channel
 
-        stream = Channel.reopen(path)
+        stream = Channel.reopen(where)
         if stream is None:
             return  # the controller forwards them when this worker ends
         self.findings_out = stream

@@ -120,22 +120,28 @@ class Channel:
         fields["message"] = str(fields["message"])[:_MAX_SENT]
         self.send("finding", **fields)
 
-    def for_workers(self) -> str:
-        """Where an xdist worker of this process opens the same pipe (``reopen``): workers
-        are started with no inherited descriptor, so they reach it through ``/proc``."""
-        return f"/proc/{os.getpid()}/fd/{self._fd}"
+    def for_workers(self) -> list[object]:
+        """Where an xdist worker of this process opens the same pipe (``reopen``), and the
+        pipe's inode: workers are started with no inherited descriptor, so they reach it
+        through ``/proc``."""
+        return [f"/proc/{os.getpid()}/fd/{self._fd}", os.fstat(self._fd).st_ino]
 
     @classmethod
-    def reopen(cls, path: str) -> Channel | None:
+    def reopen(cls, where: object) -> Channel | None:
         """An xdist worker's own write end of its controller's channel (``for_workers``);
-        None where ``/proc`` does not give it (the controller then forwards at the end)."""
+        None where ``/proc`` does not give that very pipe (a remote worker, no ``/proc``):
+        the controller then forwards the worker's findings when it ends."""
+        if not (isinstance(where, list | tuple) and len(where) == 2
+                and isinstance(where[0], str) and isinstance(where[1], int)):
+            return None
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(where[0], os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
             return None
         try:
-            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-                raise OSError(path)
+            found = os.fstat(fd)
+            if not stat.S_ISFIFO(found.st_mode) or found.st_ino != where[1]:
+                raise OSError(where[0])
             os.set_blocking(fd, True)
         except OSError:
             os.close(fd)

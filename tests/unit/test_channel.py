@@ -221,4 +221,18 @@ def test_an_xdist_worker_reopens_its_controllers_pipe_through_proc() -> None:
         os.close(write_end)
     stream = _streamed(data)
     assert [len(f.message) for f in stream.findings] == [1024]
-    assert Channel.reopen("/nonexistent/fd/3") is None
+
+
+def test_a_worker_writes_to_no_pipe_but_its_controllers() -> None:
+    """A remote worker's ``/proc`` path names some other process's descriptor, if any."""
+    read_end, write_end = os.pipe()
+    other_read, other_write = os.pipe()
+    try:
+        path, _ = Channel(write_end).for_workers()
+        _, other = Channel(other_write).for_workers()
+        assert Channel.reopen([path, other]) is None
+        assert Channel.reopen(["/nonexistent/fd/3", 1]) is None
+        assert Channel.reopen(path) is None
+    finally:
+        for fd in (read_end, write_end, other_read, other_write):
+            os.close(fd)
