@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -107,7 +109,41 @@ def collect_changes(root: Path, base_ref: str, *, committed_only: bool = False) 
     changes = [_see_through(top, c) for c in changes]
     changes += link_aliases(changes, symlinks(top, merge_base, _git))
     files = tuple(sorted(changes, key=lambda c: c.path))
-    return ChangeSet(base_ref, merge_base, files, _prefix(root, top))
+    head = _tree_of(top, "HEAD") if committed_only else snapshot_tree(top)
+    return ChangeSet(base_ref, merge_base, files, _prefix(root, top), head)
+
+
+def _tree_of(top: Path, commit: str) -> str | None:
+    found = _git(top, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def snapshot_tree(top: Path) -> str | None:
+    """The working tree as a git tree object (tracked and untracked, ignored files left out),
+    written through a private copy of the index: the real index and the files stay untouched.
+
+    Taken when the change is read, before a test or conftest runs: code of the change that
+    rewrites its own files during the run (and puts them back, or not) cannot change what the
+    analyses after the run read. None when git cannot write it (they read the files then)."""
+    found = _git(top, "rev-parse", "--absolute-git-dir")
+    if found.returncode != 0:
+        return None
+    index = Path(found.stdout.rstrip("\n")) / "index"
+    with tempfile.TemporaryDirectory(prefix="confgate-snapshot-") as folder:
+        private = Path(folder) / "index"
+        try:
+            shutil.copyfile(index, private)  # its stat cache: only changed files are hashed
+        except FileNotFoundError:
+            pass  # no index yet: every file is hashed
+        except OSError:
+            return None
+        env = {**os.environ, "GIT_INDEX_FILE": str(private)}
+        added = _git(top, "add", "-A", "--", ".", env=env)
+        if added.returncode != 0:
+            return None
+        tree = _git(top, "write-tree", env=env)
+    sha = tree.stdout.strip()
+    return sha if tree.returncode == 0 and sha else None
 
 
 def committed_paths(root: Path, merge_base: str) -> frozenset[str]:
@@ -152,12 +188,13 @@ def read_at_ref(root: Path, ref: str, path: str) -> str | None:
     return blob.stdout
 
 
-def _git(cwd: Path, *args: str, errors: str = "surrogateescape") -> ToolResult:
+def _git(cwd: Path, *args: str, errors: str = "surrogateescape",
+         env: Mapping[str, str] | None = None) -> ToolResult:
     """``git ARGS``; names it prints keep undecodable bytes as surrogates (``os.fsdecode``),
     so a file named ``bad\xffname.py`` is found on disk; text for people uses ``replace``."""
     try:
         argv = ["git", "-c", "core.quotepath=on", *args]  # patch headers quote names alike
-        return run_tool(argv, cwd=cwd, timeout_s=GIT_TIMEOUT_S, errors=errors)
+        return run_tool(argv, cwd=cwd, timeout_s=GIT_TIMEOUT_S, errors=errors, env=env)
     except ToolMissing as exc:
         message = "git is not installed or not on PATH: install git, or drop `scope: changed`"
         raise EvidenceError(f"{message} and `risk_rules` ({exc})") from exc

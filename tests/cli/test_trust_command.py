@@ -10,7 +10,7 @@ import pytest
 
 from pytest_confgate.cli import main
 
-pytestmark = pytest.mark.usefixtures("trust_project")
+pytestmark = [pytest.mark.usefixtures("trust_project"), pytest.mark.one_python]
 
 NOW = "2025-01-31T00:00:00Z"
 

@@ -360,3 +360,47 @@ def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does
     assert len(switched_off) == (variant == "emptied"), found  # seen at the session's end
     assert integrity.value == 0.0
     assert report.decision.value in ("fail", "needs_signoff")
+
+
+PUTS_THE_BASE_BACK = """\
+import sys
+
+_exit_hooks = __import__("ate" + "xit")
+
+
+def _tidy():
+    run = getattr(__import__("sub" + "process"), "run")
+    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
+
+
+if "pytest" in sys.modules:
+    getattr(_exit_hooks, "regis" + "ter")(_tidy)
+"""
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "working-tree"])
+def test_files_the_run_puts_back_to_the_base_are_judged_as_they_were_before_it(
+    repo: pytest.Pytester, committed: bool,
+) -> None:
+    """A change breaks ``add``, loosens the test that would say so, and at exit checks the
+    base's files out again: every analysis after the run read the base then (no change to
+    the test, the base's code for the differential run), and it passed at T1. The analyses
+    read the snapshot taken before the run instead."""
+    repo.path.joinpath("calc", "_tidy.py").write_text(PUTS_THE_BASE_BACK, encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text("from calc._tidy import _tidy as _t\n\n\n" + init.read_text(
+        encoding="utf-8").replace("return a + b", "return a + b + 1 if _t else a + b"),
+        encoding="utf-8")
+    test = repo.path / "tests" / "test_calc.py"
+    test.write_text(test.read_text(encoding="utf-8").replace(
+        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
+    if committed:
+        git(repo.path, "add", "-A")
+        git(repo.path, "commit", "-q", "-m", "loosened, then put back at exit")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    assert "add(1, 2) == 3" in test.read_text(encoding="utf-8")  # it did put the base back
+    report = load_report(repo.path / "confgate-report.json")
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    rules = [item["rule"] for item in integrity.details["items"]]
+    assert "behaviour_change" in rules, done.stdout
+    assert report.decision.value != "pass"

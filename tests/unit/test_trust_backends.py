@@ -21,6 +21,8 @@ from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.formula import TrustTable, buckets_from_outcomes, score_table
 from pytest_confgate.trust.store import TrustStore
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 NOW = 1_750_000_000.0
 DAY = 86400.0
 _SCHEMAS = itertools.count()

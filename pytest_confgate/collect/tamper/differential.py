@@ -116,7 +116,9 @@ def differential_run(
         if not modules:
             return DifferentialResult(duration_s=_since(started))
         named = _named_by_tests(base_files, changes)
-        _build_copy(root, copy, base_files, named)
+        head_files = (_extract_base(root, changes.head_tree, scratch / "head")
+                      if changes.head_tree is not None else None)
+        _build_copy(root, copy, base_files, named, head_files)
         results = _run(copy, modules, timeout_s, environ)
     except EvidenceError as exc:
         return DifferentialResult(duration_s=_since(started), error=str(exc))
@@ -142,7 +144,8 @@ def _git(root: Path, *args: str) -> str:
 
 
 def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
-    """The base's machinery files (rootdir-relative path -> extracted file)."""
+    """The files of ``commit`` (a commit or a tree) under ROOT: rootdir-relative path ->
+    extracted file."""
     prefix = _git(root, "rev-parse", "--show-prefix").strip()
     archive = target.with_suffix(".tar")
     _git(root, "archive", "--format=tar", "-o", str(archive), f"{commit}:{prefix}")
@@ -201,7 +204,9 @@ def _named_by_tests(base_files: Mapping[str, Path], changes: ChangeSet) -> set[s
         return set()
     texts = [_text(f) for p, f in base_files.items() if is_machinery(p) and p.endswith(".py")]
     named = {p for p in files if any(p.rsplit("/", 1)[-1] in text for text in texts)}
-    imported = set().union(*(_imported(text) for text in texts)) if data else set()
+    last = {name.rpartition(".")[2] for name in _module_names(data)}
+    imported = set().union(*(_imported(text) for text in texts  # parsed only where named
+                             if any(word in text for word in last)))
     return named | {p for p in data if _module_names([p]) & imported}
 
 
@@ -247,6 +252,8 @@ def _module_names(paths: Iterable[str]) -> set[str]:
 
 
 def _imports_any(text: str, modules: set[str]) -> bool:
+    if not any(name.rpartition(".")[2] in text for name in modules):
+        return False  # no changed module's name anywhere in it: nothing to parse
     try:
         names = _imported(text, strict=True)
     except (SyntaxError, ValueError, RecursionError):
@@ -274,13 +281,18 @@ def _imported(text: str, strict: bool = False) -> set[str]:
     return names
 
 
-def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Path], named: set[str]) -> None:
-    """The head's files without its machinery, then the base's machinery."""
-    listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    for path in sorted(set(filter(None, listed.split("\0")))):
+def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Path], named: set[str],
+                head_files: Mapping[str, Path] | None = None) -> None:
+    """The head's files without its machinery, then the base's machinery. ``head_files``:
+    the head as the snapshot taken before the run holds it (``ChangeSet.head_tree``), so a run
+    that rewrote or restored files since does not choose the code this run tests; without
+    one, the working tree."""
+    if head_files is None:
+        listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        head_files = {path: root / path for path in filter(None, listed.split("\0"))}
+    for path, source in sorted(head_files.items()):
         if is_machinery(path) or path in named:
             continue
-        source = root / path
         if source.is_file() and not source.is_symlink():
             _copy(source, copy / path)
     for path, extracted in base_files.items():
