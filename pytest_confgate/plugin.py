@@ -19,11 +19,11 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
-    from pytest_confgate.collect.runtime_audit import Recorder
+    from pytest_confgate.collect.runtime_audit import Recorder, RuntimeFinding
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.collect.tests_audit import TestWatch
     from pytest_confgate.gate.channel import Channel
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 _PLUGIN_NAME = "confgate-gate"
 _LINKS_KEY = "confgate_requirements"
+_FINDINGS_KEY = "confgate_findings"
+"""In ``workerinput``: where a worker sends its findings; in ``workeroutput``: that it did."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -199,6 +201,9 @@ class _GatePlugin:
         self.watch: TestWatch | None = None
         """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
+        self.findings_out: Channel | None = None
+        """Where this process's run-time findings go as they are recorded: the channel, or an
+        xdist worker's own write end of its controller's (``confgate gate`` only)."""
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -228,7 +233,9 @@ class _GatePlugin:
         # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
         worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
-        audit = _start_audit(root, None if worker else report_path)
+        # Each finding leaves for confgate gate as it is recorded (issue 34), unfiltered.
+        audit = _start_audit(root, None if worker else report_path,
+                             channel.finding if channel is not None else None)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -247,6 +254,7 @@ class _GatePlugin:
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
+        plugin.findings_out = channel
         run.supervised = channel is not None  # confgate gate measures the rest (issue 34)
         plugin.audit = audit
         from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -267,12 +275,37 @@ class _GatePlugin:
             is_worker=hasattr(config, "workerinput"),
             distributing=config.getoption("dist", "no") != "no",
         )
+        where = getattr(config, "workerinput", {}).get(_FINDINGS_KEY)
+        if where is not None and self.audit is not None and self.channel is None:
+            self._stream_findings(where, self.audit)
+
+    def _stream_findings(self, where: object, audit: Recorder) -> None:
+        """An xdist worker under ``confgate gate``: its findings go to the supervisor as they
+        are recorded, through its controller's pipe (those of its start-up first)."""
+        from pytest_confgate.gate.channel import Channel
+
+        stream = Channel.reopen(where)
+        if stream is None:
+            return  # the controller forwards them when this worker ends
+        self.findings_out = stream
+        audit.on_finding = stream.finding  # first: a finding another thread records now is
+        for found in list(audit.findings):  # sent twice at worst, never missed
+            stream.finding(found)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.channel is not None:
+            node.workerinput[_FINDINGS_KEY] = self.channel.for_workers()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         name = str(getattr(node.gateway, "id", node))
         output = getattr(node, "workeroutput", {})
+        known = len(self.run.audit)
         self.role.worker_finished(name, output, failed=error is not None)
+        if self.channel is not None and not output.get(_FINDINGS_KEY):
+            for found in self.run.audit[known:]:  # the worker could not stream them itself
+                self.channel.finding(found)
 
     def pytest_sessionstart(self) -> None:
         from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
@@ -311,7 +344,7 @@ class _GatePlugin:
 
     def _end_audit(self) -> None:
         """The session is over: what the hook saw, plus what it cannot see (patches)."""
-        from pytest_confgate.collect.runtime_audit import stop
+        from pytest_confgate.collect.runtime_audit import RuntimeFinding, stop
         from pytest_confgate.collect.runtime_snapshot import replaced
 
         audit = self.audit
@@ -328,6 +361,10 @@ class _GatePlugin:
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not stop(audit):
             audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        out = self.findings_out
+        if out is not None and audit.on_finding != out.finding:
+            out.finding(RuntimeFinding("runtime_gate_patched", "the run-time audit's stream to "
+                                       "confgate gate was switched off", ()))
         self.run.audit += audit.findings
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -411,7 +448,10 @@ class _GatePlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self._end_audit()
         if not self.role.decides:
-            self.role.hand_back(getattr(session.config, "workeroutput", None))
+            output = getattr(session.config, "workeroutput", None)
+            self.role.hand_back(output)
+            if output is not None:
+                output[_FINDINGS_KEY] = self.findings_out is not None
             return
         exitstatus = int(session.exitstatus)
         self.run.stop_tracing()
@@ -559,13 +599,14 @@ class _GatePlugin:
             reporter.write_line(line, red=True, bold=True)
 
 
-def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+def _start_audit(root: Path, report_path: Path | None,
+                 on_finding: Callable[[RuntimeFinding], None] | None = None) -> Recorder:
     """The run-time audit (issue 34), before any conftest is imported: from here on, what the
     project's code does to the gate's state, pytest or its own process is recorded."""
     from pytest_confgate.collect.runtime_audit import Recorder, start
     from pytest_confgate.gate.engine import STATE_DIR
 
-    recorder = Recorder(root, root / STATE_DIR, report_path)
+    recorder = Recorder(root, root / STATE_DIR, report_path, on_finding=on_finding)
     start(recorder)
     return recorder
 

@@ -18,9 +18,12 @@ code never runs in:
 4. the child leaves its report and its raw coverage data (the lines and arcs it ran) at
    private paths of our choosing. We analyse the data with coverage.py here (statements,
    branches, exclusions, figures: ``GateRun.supervisor_metrics``), ask the judge, run the
-   differential run against our own per-test tally, replace the child's outcomes and those
-   metrics, and let the policy decide again (``gate.supervised``); we write the report and
-   return its digest.
+   differential run against our own per-test tally, merge into ``test_integrity`` the
+   run-time audit's findings the child streamed as they were recorded (placed against the
+   change's files settled in step 1: the child's own copy of that list is the change's to
+   edit), replace the child's outcomes and those metrics, and let the policy decide again
+   (``gate.supervised``); we write the report and return its digest. With no usable report
+   from the child, the failing report still lists those findings.
 """
 
 from __future__ import annotations
@@ -355,6 +358,7 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
+    run.audit = list(stream.findings)  # sent as recorded: whatever the test process did later
     measured, unsaved = None, None
     if child is not None:
         unsaved = _combine_coverage(run, child, private.coverage)
@@ -367,8 +371,10 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
             problems.append(f"the supervisor could not measure ({type(exc).__name__}: {exc})")
     if child is None or measured is None:
         failed = run.failed_report(tests, "; ".join(problems))
+        audit = run.audit_metric()  # what the run-time audit saw still shows, and why
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
-                                                        *failed.conditions]})
+                                                        *failed.conditions],
+                                         "metrics": [audit] if audit is not None else []})
     metrics, waivers, confidence = measured
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,

@@ -314,6 +314,54 @@ def test_coverage_data_spoiled_after_the_session_fails_the_run(
     assert done.returncode == 1
 
 
+SCANS_THEN_HIDES = {
+    "emptied": (  # the report the test process writes is whole and bound, and says nothing
+        "import gc\n\n\ndef test_scan():\n"
+        "    for thing in getattr(gc, 'get_' + 'objects')():\n"
+        "        if type(thing).__name__ == 'Rec' + 'order':\n"
+        "            thing.findings.clear()\n"
+        "            thing.on_finding = None\n"),
+    "no-session-end": (  # no report at all: the test process never reaches its session end
+        "import gc\nimport os\n\n\ndef test_scan():\n"
+        "    getattr(gc, 'get_' + 'objects')()\n"
+        "    getattr(os, '_ex' + 'it')(0)\n"),
+}
+
+
+@pytest.mark.parametrize(("variant", "extra"),
+                         [("emptied", ()), ("no-session-end", ()), ("emptied", ("-n", "1"))],
+                         ids=["emptied", "no-session-end", "emptied-in-an-xdist-worker"])
+def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does_later(
+    repo: pytest.Pytester, variant: str, extra: tuple[str, ...]
+) -> None:
+    """The audit hook sends each finding as it records it: a test that scans ``gc`` and then
+    empties the recorder and unhooks its stream (in an xdist worker too), or ends before any
+    report exists, is still named in ``test_integrity``, at the line of the scan (the
+    change's own file); the unhooked stream is named at the session's end."""
+    git(repo.path, "checkout", "-q", "main")
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "configuration")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    repo.path.joinpath("tests", "test_scan.py").write_text(SCANS_THEN_HIDES[variant],
+                                                           encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a scan")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider", *extra)
+    report = load_report(repo.path / "confgate-report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    found = [(i["rule"], i["file"], i["line"]) for i in integrity.details["items"]]
+    assert found.count(("runtime_gc_scan", "tests/test_scan.py",
+                        5 if variant == "emptied" else 6)) == 1, found
+    switched_off = [i for i in integrity.details["items"] if "switched off" in i["message"]]
+    assert len(switched_off) == (variant == "emptied"), found  # seen at the session's end
+    assert integrity.value == 0.0
+    assert report.decision.value in ("fail", "needs_signoff")
+
+
 PUTS_THE_BASE_BACK = """\
 import sys
 
