@@ -109,7 +109,7 @@ def collect_changes(root: Path, base_ref: str, *, committed_only: bool = False) 
     changes = [_see_through(top, c) for c in changes]
     changes += link_aliases(changes, symlinks(top, merge_base, _git))
     files = tuple(sorted(changes, key=lambda c: c.path))
-    head = _tree_of(top, "HEAD") if committed_only else snapshot_tree(top)
+    head = _tree_of(top, "HEAD") if committed_only else _snapshot(top)
     return ChangeSet(base_ref, merge_base, files, _prefix(root, top), head)
 
 
@@ -118,13 +118,34 @@ def _tree_of(top: Path, commit: str) -> str | None:
     return found.stdout.strip() or None if found.returncode == 0 else None
 
 
-def snapshot_tree(top: Path) -> str | None:
-    """The working tree as a git tree object (tracked and untracked, ignored files left out),
-    written through a private copy of the index: the real index and the files stay untouched.
+def snapshot_tree(root: Path) -> str | None:
+    """The working tree of ROOT's repository as a git tree object (tracked and untracked
+    files, ignored ones left out), written through a private copy of the index: the real index
+    and the files stay untouched. None outside a repository or when git cannot write it.
 
-    Taken when the change is read, before a test or conftest runs: code of the change that
-    rewrites its own files during the run (and puts them back, or not) cannot change what the
-    analyses after the run read. None when git cannot write it (they read the files then)."""
+    Taken before a test or conftest runs, it is what the analyses after the run read, so code
+    of the change that rewrites files during the run (and puts them back, or not) cannot choose
+    what they see; taken again after the run, it shows what the run rewrote."""
+    try:
+        return _snapshot(_top_level(root))
+    except EvidenceError:
+        return None
+
+
+def rewritten_between(root: Path, before: str, after: str) -> list[Path]:
+    """Files of ROOT's repository that tree ``before`` holds and ``after`` changed or lacks
+    (absolute paths; files only ``after`` has are not listed)."""
+    top = _top_level(root)
+    result = _git(top, "diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
+    if result.returncode != 0:
+        raise EvidenceError(f"git could not compare the working tree before and after the "
+                            f"run: {tail(result.stderr)}")
+    fields = result.stdout.split("\0")
+    return [top / path for status, path in zip(fields[::2], fields[1::2], strict=False)
+            if status and status[0] in "MDT"]
+
+
+def _snapshot(top: Path) -> str | None:
     found = _git(top, "rev-parse", "--absolute-git-dir")
     if found.returncode != 0:
         return None

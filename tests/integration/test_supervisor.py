@@ -404,3 +404,41 @@ def test_files_the_run_puts_back_to_the_base_are_judged_as_they_were_before_it(
     rules = [item["rule"] for item in integrity.details["items"]]
     assert "behaviour_change" in rules, done.stdout
     assert report.decision.value != "pass"
+
+
+EMPTIES_UNTESTED_CODE = """\
+import os
+
+_hooks = __import__("ate" + "xit")
+
+
+def _empty():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, "calc", "ex" + "tra.py"), "w") as handle:
+        handle.write("")
+
+
+getattr(_hooks, "regis" + "ter")(_empty)
+
+
+def test_nothing_more():
+    pass
+"""
+
+
+def test_measured_code_the_run_empties_is_named_not_counted_as_covered(
+    repo: pytest.Pytester,
+) -> None:
+    """An untested module is emptied at exit: coverage.py's analysis after the run found no
+    statement in it, and the change read as fully covered."""
+    (repo.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (repo.path / "tests" / "test_empties.py").write_text(EMPTIES_UNTESTED_CODE, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "untested code, emptied at exit")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert (repo.path / "calc" / "extra.py").read_text(encoding="utf-8") == ""
+    report = load_report(repo.path / "confgate-report.json")
+    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
+    assert any("rewrote or removed measured code: calc/extra.py" in m for m in messages), (
+        messages, done.stdout)
+    assert report.decision.value == "fail"
