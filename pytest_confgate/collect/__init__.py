@@ -22,7 +22,10 @@ Each module turns one source of evidence into an ``EvalMetric``:
 - ``tests_audit`` -- single tests: skip/xfail marks added after collection, test methods
   swapped by the code under test, exceptions lost in threads, skips because a project
   module is missing;
-- ``changes``      -- the change from git: files and lines since the merge base;
+- ``changes``      -- the change from git: files and lines since the merge base, and the
+  snapshot of the working tree (a git tree) the analyses after the run read;
+- ``git_objects``  -- git objects read with their bytes checked against their names: the run
+  can write ``.git``, so what it left there is never read as the change;
 - ``tamper/``      -- the tamper analysis package, base vs head (``ast``/``tokenize``): tests
   deleted, skipped or weakened, suppressions and tool ignores added, reward-hacking patterns;
   for the gate and ``rank``. ``tamper/core`` is its pure core, ``tamper/reading`` reads git

@@ -135,14 +135,12 @@ def snapshot_tree(root: Path) -> str | None:
 def rewritten_between(root: Path, before: str, after: str) -> list[Path]:
     """Files of ROOT's repository that tree ``before`` holds and ``after`` changed or lacks
     (absolute paths; files only ``after`` has are not listed)."""
+    from pytest_confgate.collect.git_objects import VerifiedObjects
+
     top = _top_level(root)
-    result = _git(top, "diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
-    if result.returncode != 0:
-        raise EvidenceError(f"git could not compare the working tree before and after the "
-                            f"run: {tail(result.stderr)}")
-    fields = result.stdout.split("\0")
-    return [top / path for status, path in zip(fields[::2], fields[1::2], strict=False)
-            if status and status[0] in "MDT"]
+    store = VerifiedObjects(top)  # ``before`` was named before the run; its objects are checked
+    earlier, later = store.files(before), store.files(after)
+    return [top / path for path, entry in sorted(earlier.items()) if later.get(path) != entry]
 
 
 def _snapshot(top: Path) -> str | None:

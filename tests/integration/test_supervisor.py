@@ -442,3 +442,57 @@ def test_measured_code_the_run_empties_is_named_not_counted_as_covered(
     assert any("rewrote or removed measured code: calc/extra.py" in m for m in messages), (
         messages, done.stdout)
     assert report.decision.value == "fail"
+
+
+REWRITES_THE_OBJECTS = """\
+import os
+import sys
+import zlib
+
+_hooks = __import__("ate" + "xit")
+
+
+def _git(*args):
+    run = getattr(__import__("sub" + "process"), "run")
+    return run(["g" + "it", *args], capture_output=True, check=False).stdout
+
+
+def _rewrite():
+    for path in ("tests/test_calc.py", "calc/__init__.py"):
+        name = _git("rev-parse", "HEAD:" + path).decode().strip()
+        base = _git("show", "ma" + "in:" + path)
+        where = os.path.join(".git", "objects", name[:2], name[2:])
+        os.chmod(where, 0o644)
+        with open(where, "wb") as handle:
+            handle.write(zlib.compress(b"blob %d\\0" % len(base) + base))
+
+
+if "pytest" in sys.modules:
+    getattr(_hooks, "regis" + "ter")(_rewrite)
+"""
+
+
+def test_git_objects_the_run_rewrites_are_never_read_as_the_change(
+    repo: pytest.Pytester,
+) -> None:
+    """The analyses after the run read the change from git objects named before it; a change
+    that rewrites those objects at exit (git does not check an object against its name when it
+    reads it) had the base's test and code read as its own. Now it fails closed."""
+    repo.path.joinpath("calc", "_tidy.py").write_text(REWRITES_THE_OBJECTS, encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text("from calc._tidy import _rewrite as _r\n\n\n" + init.read_text(
+        encoding="utf-8").replace("return a + b", "return a + b + 1 if _r else a + b"),
+        encoding="utf-8")
+    test = repo.path / "tests" / "test_calc.py"
+    test.write_text(test.read_text(encoding="utf-8").replace(
+        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "loosened, and its objects rewritten at exit")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    shown = git(repo.path, "cat-file", "-p", "HEAD:tests/test_calc.py")
+    assert "add(1, 2) == 3" in shown  # git itself now reads the base's text as the head's
+    report = load_report(repo.path / "confgate-report.json")
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    assert integrity.status.value == "error", (integrity, done.stdout)
+    assert "no longer holds what its name says" in (integrity.reason or "")
+    assert report.decision.value == "fail"

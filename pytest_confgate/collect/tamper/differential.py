@@ -31,7 +31,6 @@ import json
 import shutil
 import socket
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -145,24 +144,24 @@ def _git(root: Path, *args: str) -> str:
 
 def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
     """The files of ``commit`` (a commit or a tree) under ROOT: rootdir-relative path ->
-    extracted file."""
-    prefix = _git(root, "rev-parse", "--show-prefix").strip()
-    archive = target.with_suffix(".tar")
-    _git(root, "archive", "--format=tar", "-o", str(archive), f"{commit}:{prefix}")
+    extracted file. Each object is checked against its name (``collect.git_objects``): the
+    run may have rewritten ``.git`` since the commit was named."""
+    from pytest_confgate.collect.git_objects import VerifiedObjects, prefix_of
+
+    store = VerifiedObjects(root)
+    prefix = prefix_of(root)
+    files = {path[len(prefix):]: entry for path, entry in store.files(commit).items()
+             if path.startswith(prefix) and entry.regular}  # links and submodules: not needed
+    blobs = store.read(entry.name for entry in files.values())
     found: dict[str, Path] = {}
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            parts = member.name.split("/")
-            if not member.isfile() or member.name.startswith("/") or ".." in parts:
-                continue  # git archives one commit's tree: links and folders are not needed
-            source = tar.extractfile(member)
-            if source is None:
-                continue
-            path = target.joinpath(*parts)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with source, path.open("wb") as out:
-                shutil.copyfileobj(source, out)
-            found[member.name] = path
+    for name, entry in files.items():
+        parts = name.split("/")
+        if ".." in parts or name.startswith("/"):
+            continue
+        path = target.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(blobs[entry.name][1])
+        found[name] = path
     return found
 
 

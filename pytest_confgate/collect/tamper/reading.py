@@ -21,14 +21,11 @@ from pytest_confgate.collect.tamper.comments import WATCHED
 from pytest_confgate.collect.tamper.core import TamperReport, find_tampering
 from pytest_confgate.collect.tamper.settings import CONFIG_NAMES, PYTEST_FILES
 from pytest_confgate.collect.tamper.shapes import FileVersions
-from pytest_confgate.collect.tool_cache import chunked
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet
-from pytest_confgate.processes import ToolMissing, run_tool, tail
 
 MAX_FILE_BYTES = 2_000_000
 """Larger files (generated code, data) are not analysed; the report names them."""
-_GIT_TIMEOUT_S = 120.0
 _SKIPPED_DIRS = frozenset(
     {"node_modules", "__pycache__", "venv", "env", "build", "dist", "site-packages"}
 )
@@ -122,33 +119,36 @@ class GitTree:
         """Paths present at the commit but not read: symlinks and files too large."""
 
     def read_many(self, paths: Iterable[str]) -> dict[str, str | None]:
-        """Root-relative path -> text at the commit (None: absent, not a file, or skipped)."""
+        """Root-relative path -> text at the commit (None: absent, not a file, or skipped).
+
+        Each object is checked against its name (``collect.git_objects``): the run may have
+        rewritten ``.git`` since the commit was named."""
+        from pytest_confgate.collect.git_objects import VerifiedObjects, prefix_of
+
         wanted = sorted(set(paths))
         texts: dict[str, str | None] = dict.fromkeys(wanted)
-        for batch in chunked(wanted):
-            listing = self._git("ls-tree", "-r", "-z", "-l", self.commit, "--", *batch)
-            for record in listing.split("\0"):
-                meta, _, path = record.partition("\t")
-                parts = meta.split()
-                if len(parts) != 4 or parts[1] != "blob" or path not in texts:
-                    continue
-                if parts[0] == "120000" or not parts[3].isdigit() or int(parts[3]) > MAX_FILE_BYTES:
-                    self.skipped.add(path)
-                    continue
-                texts[path] = self._git("cat-file", "blob", parts[2])
+        if not wanted:
+            return texts
+        store = VerifiedObjects(self.root)
+        prefix = prefix_of(self.root)
+        files = store.files(self.commit, only=[prefix + path for path in wanted])
+        chosen: dict[str, str] = {}
+        for path in wanted:
+            entry = files.get(prefix + path)
+            if entry is None:
+                continue
+            if entry.mode == "120000":
+                self.skipped.add(path)
+            elif entry.regular:
+                chosen[path] = entry.name
+        blobs = store.read(chosen.values())
+        for path, name in chosen.items():
+            data = blobs[name][1]
+            if len(data) > MAX_FILE_BYTES:
+                self.skipped.add(path)
+                continue
+            texts[path] = data.decode("utf-8", errors="replace")
         return texts
-
-    def _git(self, *args: str) -> str:
-        try:
-            argv = ["git", "--literal-pathspecs", *args]
-            result = run_tool(argv, cwd=self.root, timeout_s=_GIT_TIMEOUT_S)
-        except ToolMissing as exc:
-            raise EvidenceError(f"git is needed to read the base of the change: {exc}") from exc
-        if result.returncode != 0:
-            raise EvidenceError(
-                f"git {args[0]} failed in {self.root} at {self.commit[:12]}: {tail(result.stderr)}"
-            )
-        return result.stdout
 
 
 def versions_from_change(root: Path, changes: ChangeSet) -> list[FileVersions]:
