@@ -10,6 +10,7 @@ instruct it; so does the confidence evaluator (``gate.confidence``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -67,6 +68,16 @@ class AgentEvidence:
         if confidence.enabled and confidence.method != "formula" and confidence.evaluator_agent:
             names.append(confidence.evaluator_agent)
         return list(dict.fromkeys(names))
+
+    def read_change(self) -> None:
+        """Read the diff and the task the agents are shown now, before any code of the change
+        runs (``confgate gate``): read after the run, they would be whatever the run left in
+        the working tree and the branch."""
+        if not self.needed():
+            return
+        with contextlib.suppress(EvidenceError):  # read again when asked, and said there
+            self._diff()
+        self._task()
 
     def preflight(self) -> None:
         """Raise ``ConfigError`` naming each agent that could not answer (key, SDK, program).

@@ -502,5 +502,6 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     loaded = load_config(root, choice.path)
     run = GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
                   config_choice=choice)
+    run.agents.read_change()
     forget_report(report_path)
     return run, report_path

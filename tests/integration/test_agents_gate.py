@@ -7,6 +7,7 @@ real SDK talking to a real HTTP server on 127.0.0.1 (``tests/fakes``).
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from typing import Any
@@ -449,3 +450,41 @@ def test_a_failed_llm_confidence_falls_back_to_the_formula(project: pytest.Pytes
     assert confidence["method"] == "hybrid"
     assert confidence["score"] == 1.0  # 0.6 * formula + 0.4 * formula
     assert "formula" in confidence["breakdown"]["fallback"]
+
+
+PUTS_THE_BASE_BACK = """\
+import sys
+
+_hooks = __import__("ate" + "xit")
+
+
+def _tidy():
+    run = getattr(__import__("sub" + "process"), "run")
+    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
+
+
+if "pytest" in sys.modules:
+    getattr(_hooks, "regis" + "ter")(_tidy)
+"""
+
+
+def test_under_confgate_gate_the_judge_reads_the_change_as_it_was_before_the_run(
+    change: pytest.Pytester,
+) -> None:
+    """The diff the judge is shown was read after the run, from whatever the run left: a
+    change that put the base's files back at exit showed the judge none of its code."""
+    log = change.path / "judge.log"
+    judge_config(change, agent_script(change, "judge", JUDGE, log=str(log), answer={"score": 1}))
+    on_main(change)
+    (change.path / "calc" / "_tidy.py").write_text(PUTS_THE_BASE_BACK, encoding="utf-8")
+    calc = change.path / "calc" / "__init__.py"
+    calc.write_text("from calc import _tidy  # noqa: F401\n" + calc.read_text())
+    git(change.path, "add", "-A")
+    add_double(change)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.cli", "gate", "--base", "main", "--",
+         "-p", "no:cacheprovider"],
+        cwd=change.path, capture_output=True, text=True, check=False, timeout=240)
+    assert "def double" not in calc.read_text()  # the run did put the base back
+    prompt = log.read_text()
+    assert "def double(x):" in prompt, done.stdout
