@@ -120,3 +120,21 @@ def repo(project: pytest.Pytester) -> pytest.Pytester:
     git(project.path, "commit", "-q", "-m", "base")
     git(project.path, "checkout", "-q", "-b", "feature")
     return project
+
+
+# A module of the code under test that checks the base's files out again when the test process
+# exits: what a change that only wants green does to the analyses that read the tree after it.
+PUTS_THE_BASE_BACK = """\
+import sys
+
+_hooks = __import__("ate" + "xit")
+
+
+def _tidy():
+    run = getattr(__import__("sub" + "process"), "run")
+    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
+
+
+if "pytest" in sys.modules:
+    getattr(_hooks, "regis" + "ter")(_tidy)
+"""

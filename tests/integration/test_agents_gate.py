@@ -13,7 +13,7 @@ import textwrap
 from typing import Any
 
 import pytest
-from conftest import git, metric, read_report, write_config
+from conftest import PUTS_THE_BASE_BACK, git, metric, read_report, write_config
 from fakes.llm_servers import FakeOpenAIServer, judge_answer
 
 pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
@@ -450,22 +450,6 @@ def test_a_failed_llm_confidence_falls_back_to_the_formula(project: pytest.Pytes
     assert confidence["method"] == "hybrid"
     assert confidence["score"] == 1.0  # 0.6 * formula + 0.4 * formula
     assert "formula" in confidence["breakdown"]["fallback"]
-
-
-PUTS_THE_BASE_BACK = """\
-import sys
-
-_hooks = __import__("ate" + "xit")
-
-
-def _tidy():
-    run = getattr(__import__("sub" + "process"), "run")
-    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
-
-
-if "pytest" in sys.modules:
-    getattr(_hooks, "regis" + "ter")(_tidy)
-"""
 
 
 def test_under_confgate_gate_the_judge_reads_the_change_as_it_was_before_the_run(

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import PUTS_THE_BASE_BACK, git
 
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.writers import load_report
@@ -362,20 +362,17 @@ def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does
     assert report.decision.value in ("fail", "needs_signoff")
 
 
-PUTS_THE_BASE_BACK = """\
-import sys
-
-_exit_hooks = __import__("ate" + "xit")
-
-
-def _tidy():
-    run = getattr(__import__("sub" + "process"), "run")
-    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
-
-
-if "pytest" in sys.modules:
-    getattr(_exit_hooks, "regis" + "ter")(_tidy)
-"""
+def _break_and_loosen(repo: pytest.Pytester, trick: str, hook: str) -> None:
+    """``add`` made wrong and its test loosened to pass anyway; ``trick`` (a module of
+    ``calc``, imported by it) hides it after the run through its function ``hook``."""
+    repo.path.joinpath("calc", "_tidy.py").write_text(trick, encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text(f"from calc._tidy import {hook} as _h\n\n\n" + init.read_text(
+        encoding="utf-8").replace("return a + b", "return a + b + 1 if _h else a + b"),
+        encoding="utf-8")
+    test = repo.path / "tests" / "test_calc.py"
+    test.write_text(test.read_text(encoding="utf-8").replace(
+        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
 
 
 @pytest.mark.parametrize("committed", [True, False], ids=["committed", "working-tree"])
@@ -386,14 +383,8 @@ def test_files_the_run_puts_back_to_the_base_are_judged_as_they_were_before_it(
     base's files out again: every analysis after the run read the base then (no change to
     the test, the base's code for the differential run), and it passed at T1. The analyses
     read the snapshot taken before the run instead."""
-    repo.path.joinpath("calc", "_tidy.py").write_text(PUTS_THE_BASE_BACK, encoding="utf-8")
-    init = repo.path / "calc" / "__init__.py"
-    init.write_text("from calc._tidy import _tidy as _t\n\n\n" + init.read_text(
-        encoding="utf-8").replace("return a + b", "return a + b + 1 if _t else a + b"),
-        encoding="utf-8")
+    _break_and_loosen(repo, PUTS_THE_BASE_BACK, "_tidy")
     test = repo.path / "tests" / "test_calc.py"
-    test.write_text(test.read_text(encoding="utf-8").replace(
-        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
     if committed:
         git(repo.path, "add", "-A")
         git(repo.path, "commit", "-q", "-m", "loosened, then put back at exit")
@@ -478,14 +469,7 @@ def test_git_objects_the_run_rewrites_are_never_read_as_the_change(
     """The analyses after the run read the change from git objects named before it; a change
     that rewrites those objects at exit (git does not check an object against its name when it
     reads it) had the base's test and code read as its own. Now it fails closed."""
-    repo.path.joinpath("calc", "_tidy.py").write_text(REWRITES_THE_OBJECTS, encoding="utf-8")
-    init = repo.path / "calc" / "__init__.py"
-    init.write_text("from calc._tidy import _rewrite as _r\n\n\n" + init.read_text(
-        encoding="utf-8").replace("return a + b", "return a + b + 1 if _r else a + b"),
-        encoding="utf-8")
-    test = repo.path / "tests" / "test_calc.py"
-    test.write_text(test.read_text(encoding="utf-8").replace(
-        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
+    _break_and_loosen(repo, REWRITES_THE_OBJECTS, "_rewrite")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "loosened, and its objects rewritten at exit")
     done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
