@@ -412,7 +412,11 @@ class GateRun:
         ]:
             raise EvidenceError("the test process's report does not list the configured metrics")
         measured: dict[int, EvalMetric] = {}
-        for index, config in enumerate(self.gate.metrics):
+        # test_integrity last: its differential run and replay run the change's code again,
+        # and nothing read from the working tree (coverage.py's analysis) may come after it
+        order = sorted(enumerate(self.gate.metrics),
+                       key=lambda pair: isinstance(pair[1], IntegrityMetricConfig))
+        for index, config in order:
             if isinstance(config, LlmJudgeMetricConfig):
                 continue
             metric = child[index]

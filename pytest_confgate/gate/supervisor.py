@@ -229,6 +229,7 @@ def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
     if child is not None and not _unchanged(private.coverage, stream, "coverage", problems):
         child = None
     report = _decide(run, child, stream, private, problems)
+    subreaper.end_descendants()  # what the differential run or the replay left running
     write_json_report(report, report_path, within=working_tree(run.root))
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
     return Supervised(report, digest, status, problems)

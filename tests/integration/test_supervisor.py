@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PUTS_THE_BASE_BACK, git
+from conftest import PUTS_THE_BASE_BACK, git, write_config
 
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.writers import load_report
@@ -479,4 +479,44 @@ def test_git_objects_the_run_rewrites_are_never_read_as_the_change(
     integrity = next(m for m in report.metrics if m.type == "test_integrity")
     assert integrity.status.value == "error", (integrity, done.stdout)
     assert "no longer holds what its name says" in (integrity.reason or "")
+    assert report.decision.value == "fail"
+
+
+EMPTIES_FROM_THE_DIFFERENTIAL_RUN = """\
+import os
+
+ROOT = {root!r}
+if os.path.realpath(os.getcwd()) != os.path.realpath(ROOT):  # the differential run's copy
+    with open(os.path.join(ROOT, "calc", "ex" + "tra.py"), "w") as handle:
+        handle.write("")
+"""
+
+
+def test_coverage_is_analysed_before_the_change_s_code_runs_again(
+    repo: pytest.Pytester,
+) -> None:
+    """The differential run runs the change's code again, after the test process ended; with
+    ``test_integrity`` listed before ``test_coverage``, coverage.py's analysis came after it,
+    and code that emptied an untested module from there made it read as covered."""
+    git(repo.path, "checkout", "-q", "main")
+    write_config(repo, "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+                 "    - {type: test_integrity}\n    - {type: test_coverage, min: 0.8}\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "configuration")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    (repo.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (repo.path / "calc" / "_tidy.py").write_text(
+        EMPTIES_FROM_THE_DIFFERENTIAL_RUN.format(root=str(repo.path)), encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text("from calc import _tidy  # noqa: F401\n" + init.read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "untested code, emptied from the differential run")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    assert (repo.path / "calc" / "extra.py").read_text(encoding="utf-8") == ""  # it did
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert coverage.details["missing"], (coverage.details, done.stdout)
+    assert not coverage.passed
     assert report.decision.value == "fail"
