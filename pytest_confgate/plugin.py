@@ -5,6 +5,10 @@ of the engine (pydantic, yaml, coverage) happens only once the gate is enabled.
 
 Under pytest-xdist each process has a role (``gate.roles``): the controller decides, workers
 only measure coverage. This module reads pytest's objects and hands the role plain facts.
+
+The deciding process measures until pytest's last cleanup (added before any other, so run after
+all of them, ``pytest_unconfigure`` included), and decides, reports and sets the exit status
+there: code run after the tests counts as under ``coverage run``.
 """
 
 from __future__ import annotations
@@ -201,7 +205,6 @@ class _GatePlugin:
         """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
         self._session: pytest.Session | None = None
-        self._session_over = False
         """Set once the session finished: the last cleanup decides for it."""
 
     @classmethod
@@ -316,11 +319,11 @@ class _GatePlugin:
                               "saved streams or file descriptors) was changed", (where,))
         self._outputs = now
 
-    def _end_audit(self, *, last: bool = True) -> None:
+    def _end_audit(self, *, last: bool, pytest_objects: bool = True) -> None:
         """What the hook saw, plus what it cannot see (patches, plugins, the real output): at
-        the session's end, and for a deciding process again at its last cleanup, when it
-        stops listening. That second look leaves pytest's and pluggy's objects out: pytest's
-        own cleanups undo what its configure patched there (legacy path attributes)."""
+        the session's end, and for a deciding process again at its last cleanup, where it
+        stops listening (``last``). That second look leaves pytest's and pluggy's objects out
+        (``pytest_objects``): pytest's own cleanups undo what its configure patched there."""
         from pytest_confgate.collect.runtime_audit import stop
         from pytest_confgate.collect.runtime_snapshot import replaced
 
@@ -331,12 +334,11 @@ class _GatePlugin:
         self._check_outputs(("(session)", 0))
         if self.plugins is not None:
             self.plugins.sweep(self.config.pluginmanager)
-        watched = self.modules if not self._session_over else {
+        watched = self.modules if pytest_objects else {
             key: value for key, value in self.modules.items() if not _pytest_own(key[0])
         }
         for name in replaced(watched, sys.modules):
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
-        self._session_over = True
         if not last:
             return
         audit.session_over = True
@@ -451,7 +453,7 @@ class _GatePlugin:
             cache_trust.end()
 
     def _finish(self, session: pytest.Session) -> None:
-        self._end_audit()
+        self._end_audit(last=True, pytest_objects=False)
         exitstatus = int(session.exitstatus)
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")

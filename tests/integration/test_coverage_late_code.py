@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 import pytest
-from conftest import metric, read_report
+from conftest import git, metric, read_report, write_config
 from coverage_oracle import SLOW, coverage_py_totals, totals
 
 APP = '''\
@@ -102,3 +102,88 @@ def test_the_supervised_child_measures_until_its_end(late: pytest.Pytester) -> N
         late.path, "-q", "-p", "no:cacheprovider"
     ), (row["details"], done.stdout[-3000:])
     assert read_report(late)["decision"] == "pass", done.stdout[-3000:]
+
+
+FAILING_LATE = '''\
+import app
+
+
+def _cleanup():
+    app.cleanup()
+    raise RuntimeError("the project's own cleanup failed")
+
+
+def pytest_configure(config):
+    config.add_cleanup(_cleanup)
+
+
+def pytest_terminal_summary(terminalreporter):
+    app.summary()
+
+
+def pytest_unconfigure(config):
+    app.flush()
+    raise RuntimeError("the project's own unconfigure failed")
+'''
+
+
+def test_a_failing_unconfigure_or_cleanup_of_the_project_still_gets_its_verdict(
+    late: pytest.Pytester,
+) -> None:
+    """The gate's cleanup runs after the project's, even when those raise; their error still
+    ends pytest's run (in process: an internal error)."""
+    late.path.joinpath("tests", "conftest.py").write_text(FAILING_LATE, encoding="utf-8")
+    result = late.runpytest("--confgate", "-p", "no:cacheprovider")
+    row = _row(late)
+    assert (row["details"]["covered_lines"], row["details"]["num_statements"]) == (8, 8)
+    assert read_report(late)["decision"] == "pass"
+    out = result.stdout.str()
+    assert out.rindex("confgate: PASS") > out.rindex(" passed in "), out[-3000:]
+    assert result.ret != 0
+
+
+def test_without_pytest_s_terminal_the_exit_status_still_says_it(
+    late: pytest.Pytester,
+) -> None:
+    """``-p no:terminal``: no summary hook runs (1 line short of ``fail_under = 100``), no
+    block is printed, and the exit status and the report carry the verdict."""
+    result = late.runpytest("--confgate", "-p", "no:cacheprovider", "-p", "no:terminal")
+    assert read_report(late)["decision"] == "fail"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "confgate" not in result.stdout.str()
+
+
+PATCHES_LATE = '''\
+import importlib
+
+
+def pytest_unconfigure(config):
+    engine = importlib.import_module("pytest_confgate.gate." + "engine")
+    real = engine.GateRun.finish
+
+    def finish(self, *args, **kwargs):
+        return real(self, *args, **kwargs)
+
+    setattr(engine.GateRun, "fin" + "ish", finish)
+'''
+
+
+def test_the_gate_replaced_after_the_tests_is_found(
+    repo: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The gate decides after the project's late code ran: the run-time audit listens until
+    then, and a function of the gate replaced there is a finding."""
+    from pytest_confgate.gate.engine import GateRun
+
+    monkeypatch.setattr(GateRun, "finish", GateRun.finish)  # put back after this process's run
+    write_config(repo, "gate:\n  metrics:\n    - {type: test_pass_rate}\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "base")
+    git(repo.path, "branch", "-f", "main")
+    repo.path.joinpath("tests", "conftest.py").write_text(PATCHES_LATE, encoding="utf-8")
+    repo.runpytest("--confgate", "--confgate-base", "main", "-p", "no:cacheprovider")
+    items = metric(read_report(repo), "test_integrity")["details"]["items"]
+    assert [(i["rule"], i["message"]) for i in items] == [
+        ("runtime_gate_patched", "pytest_confgate.gate.engine.GateRun.finish: changed during "
+         "the session")
+    ]
