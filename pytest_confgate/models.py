@@ -243,6 +243,9 @@ class ChangeSet:
     files: tuple[FileChange, ...]
     root_prefix: str = ""
     """ROOT relative to the git top-level (``""`` when ROOT is the top-level)."""
+    head_tree: str | None = None
+    """The git tree of the working tree when the change was read, before any of its code
+    ran: what the analyses after the run read as the head, whatever the run did to the files."""
 
     @cached_property
     def _by_path(self) -> dict[str, FileChange]:
@@ -287,7 +290,7 @@ class ChangeSet:
                 )
             elif old is not None:
                 files.append(FileChange(path=old, old_path=None, status="deleted"))
-        return ChangeSet(self.base_ref, self.merge_base, tuple(files))
+        return ChangeSet(self.base_ref, self.merge_base, tuple(files), head_tree=self.head_tree)
 
 
 def _strip(path: str | None, prefix: str) -> str | None:

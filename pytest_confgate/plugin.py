@@ -24,11 +24,11 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Generator
+    from collections.abc import Callable, Generator
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
-    from pytest_confgate.collect.runtime_audit import Recorder
+    from pytest_confgate.collect.runtime_audit import Recorder, RuntimeFinding
     from pytest_confgate.collect.tests import TestTally
     from pytest_confgate.collect.tests_audit import TestWatch
     from pytest_confgate.gate.channel import Channel
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 
 _PLUGIN_NAME = "confgate-gate"
 _LINKS_KEY = "confgate_requirements"
+_FINDINGS_KEY = "confgate_findings"
+"""In ``workerinput``: where a worker sends its findings; in ``workeroutput``: that it did."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -204,6 +206,9 @@ class _GatePlugin:
         self.watch: TestWatch | None = None
         """Marks added, tests replaced, failures lost, project imports skipped (``tests_audit``)."""
         self._outputs: tuple[object, ...] | None = None
+        self.findings_out: Channel | None = None
+        """Where this process's run-time findings go as they are recorded: the channel, or an
+        xdist worker's own write end of its controller's (``confgate gate`` only)."""
         self._session: pytest.Session | None = None
         """Set once the session finished: the last cleanup decides for it."""
 
@@ -235,7 +240,9 @@ class _GatePlugin:
         # The Action's gate step removes it first, so there only this run's report counts.
         report_path = resolve_report_path(root, options.confgate_report)
         worker = distributed(options) and os.environ.get("PYTEST_XDIST_WORKER")
-        audit = _start_audit(root, None if worker else report_path)
+        # Each finding leaves for confgate gate as it is recorded (issue 34), unfiltered.
+        audit = _start_audit(root, None if worker else report_path,
+                             channel.finding if channel is not None else None)
         choice = choose_config(requested, os.environ)
         loaded = load_config(root, choice.path)
         run = GateRun(
@@ -254,6 +261,7 @@ class _GatePlugin:
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
+        plugin.findings_out = channel
         run.supervised = channel is not None  # confgate gate measures the rest (issue 34)
         plugin.audit = audit
         from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -277,12 +285,37 @@ class _GatePlugin:
             is_worker=hasattr(config, "workerinput"),
             distributing=config.getoption("dist", "no") != "no",
         )
+        where = getattr(config, "workerinput", {}).get(_FINDINGS_KEY)
+        if where is not None and self.audit is not None and self.channel is None:
+            self._stream_findings(where, self.audit)
+
+    def _stream_findings(self, where: object, audit: Recorder) -> None:
+        """An xdist worker under ``confgate gate``: its findings go to the supervisor as they
+        are recorded, through its controller's pipe (those of its start-up first)."""
+        from pytest_confgate.gate.channel import Channel
+
+        stream = Channel.reopen(where)
+        if stream is None:
+            return  # the controller forwards them when this worker ends
+        self.findings_out = stream
+        audit.on_finding = stream.finding  # first: a finding another thread records now is
+        for found in list(audit.findings):  # sent twice at worst, never missed
+            stream.finding(found)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.channel is not None:
+            node.workerinput[_FINDINGS_KEY] = self.channel.for_workers()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
         name = str(getattr(node.gateway, "id", node))
         output = getattr(node, "workeroutput", {})
+        known = len(self.run.audit)
         self.role.worker_finished(name, output, failed=error is not None)
+        if self.channel is not None and not output.get(_FINDINGS_KEY):
+            for found in self.run.audit[known:]:  # the worker could not stream them itself
+                self.channel.finding(found)
 
     def pytest_sessionstart(self) -> None:
         from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
@@ -324,7 +357,7 @@ class _GatePlugin:
         the session's end, and for a deciding process again at its last cleanup, where it
         stops listening (``last``). That second look leaves pytest's and pluggy's objects out
         (``pytest_objects``): pytest's own cleanups undo what its configure patched there."""
-        from pytest_confgate.collect.runtime_audit import stop
+        from pytest_confgate.collect.runtime_audit import RuntimeFinding, stop
         from pytest_confgate.collect.runtime_snapshot import replaced
 
         audit = self.audit
@@ -346,6 +379,10 @@ class _GatePlugin:
             self.watch.unhook_threads()
         if not stop(audit):
             audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
+        out = self.findings_out
+        if out is not None and audit.on_finding != out.finding:
+            out.finding(RuntimeFinding("runtime_gate_patched", "the run-time audit's stream to "
+                                       "confgate gate was switched off", ()))
         self.run.audit += audit.findings
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -432,7 +469,10 @@ class _GatePlugin:
         ``config.add_cleanup`` callback) counts as under ``coverage run``. It decides at last."""
         self._end_audit(last=not self.role.decides)
         if not self.role.decides:
-            self.role.hand_back(getattr(session.config, "workeroutput", None))
+            output = getattr(session.config, "workeroutput", None)
+            self.role.hand_back(output)
+            if output is not None:
+                output[_FINDINGS_KEY] = self.findings_out is not None
             return
         self._session = session
 
@@ -597,13 +637,14 @@ def _pytest_own(module: str) -> bool:
     return module.partition(".")[0] in ("_pytest", "pytest", "pluggy")
 
 
-def _start_audit(root: Path, report_path: Path | None) -> Recorder:
+def _start_audit(root: Path, report_path: Path | None,
+                 on_finding: Callable[[RuntimeFinding], None] | None = None) -> Recorder:
     """The run-time audit (issue 34), before any conftest is imported: from here on, what the
     project's code does to the gate's state, pytest or its own process is recorded."""
     from pytest_confgate.collect.runtime_audit import Recorder, start
     from pytest_confgate.gate.engine import STATE_DIR
 
-    recorder = Recorder(root, root / STATE_DIR, report_path)
+    recorder = Recorder(root, root / STATE_DIR, report_path, on_finding=on_finding)
     start(recorder)
     return recorder
 

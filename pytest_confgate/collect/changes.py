@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -107,7 +109,62 @@ def collect_changes(root: Path, base_ref: str, *, committed_only: bool = False) 
     changes = [_see_through(top, c) for c in changes]
     changes += link_aliases(changes, symlinks(top, merge_base, _git))
     files = tuple(sorted(changes, key=lambda c: c.path))
-    return ChangeSet(base_ref, merge_base, files, _prefix(root, top))
+    head = _tree_of(top, "HEAD") if committed_only else _snapshot(top)
+    return ChangeSet(base_ref, merge_base, files, _prefix(root, top), head)
+
+
+def _tree_of(top: Path, commit: str) -> str | None:
+    found = _git(top, "rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}")
+    return found.stdout.strip() or None if found.returncode == 0 else None
+
+
+def snapshot_tree(root: Path) -> str | None:
+    """The working tree of ROOT's repository as a git tree object (tracked and untracked
+    files, ignored ones left out), written through a private copy of the index: the real index
+    and the files stay untouched. None outside a repository or when git cannot write it.
+
+    Taken before a test or conftest runs, it is what the analyses after the run read, so code
+    of the change that rewrites files during the run (and puts them back, or not) cannot choose
+    what they see; taken again after the run, it shows what the run rewrote."""
+    try:
+        return _snapshot(_top_level(root))
+    except EvidenceError:
+        return None
+
+
+def rewritten_between(root: Path, before: str, after: str) -> list[Path]:
+    """Files of ROOT's repository that tree ``before`` holds and ``after`` changed or lacks
+    (absolute paths; files only ``after`` has are not listed)."""
+    top = _top_level(root)
+    result = _git(top, "diff-tree", "-r", "-z", "--no-renames", "--name-status", before, after)
+    if result.returncode != 0:
+        raise EvidenceError(f"git could not compare the working tree before and after the "
+                            f"run: {tail(result.stderr)}")
+    fields = result.stdout.split("\0")
+    return [top / path for status, path in zip(fields[::2], fields[1::2], strict=False)
+            if status and status[0] in "MDT"]
+
+
+def _snapshot(top: Path) -> str | None:
+    found = _git(top, "rev-parse", "--absolute-git-dir")
+    if found.returncode != 0:
+        return None
+    index = Path(found.stdout.rstrip("\n")) / "index"
+    with tempfile.TemporaryDirectory(prefix="confgate-snapshot-") as folder:
+        private = Path(folder) / "index"
+        try:
+            shutil.copyfile(index, private)  # its stat cache: only changed files are hashed
+        except FileNotFoundError:
+            pass  # no index yet: every file is hashed
+        except OSError:
+            return None
+        env = {**os.environ, "GIT_INDEX_FILE": str(private)}
+        added = _git(top, "add", "-A", "--", ".", env=env)
+        if added.returncode != 0:
+            return None
+        tree = _git(top, "write-tree", env=env)
+    sha = tree.stdout.strip()
+    return sha if tree.returncode == 0 and sha else None
 
 
 def committed_paths(root: Path, merge_base: str) -> frozenset[str]:
@@ -152,12 +209,13 @@ def read_at_ref(root: Path, ref: str, path: str) -> str | None:
     return blob.stdout
 
 
-def _git(cwd: Path, *args: str, errors: str = "surrogateescape") -> ToolResult:
+def _git(cwd: Path, *args: str, errors: str = "surrogateescape",
+         env: Mapping[str, str] | None = None) -> ToolResult:
     """``git ARGS``; names it prints keep undecodable bytes as surrogates (``os.fsdecode``),
     so a file named ``bad\xffname.py`` is found on disk; text for people uses ``replace``."""
     try:
         argv = ["git", "-c", "core.quotepath=on", *args]  # patch headers quote names alike
-        return run_tool(argv, cwd=cwd, timeout_s=GIT_TIMEOUT_S, errors=errors)
+        return run_tool(argv, cwd=cwd, timeout_s=GIT_TIMEOUT_S, errors=errors, env=env)
     except ToolMissing as exc:
         message = "git is not installed or not on PATH: install git, or drop `scope: changed`"
         raise EvidenceError(f"{message} and `risk_rules` ({exc})") from exc

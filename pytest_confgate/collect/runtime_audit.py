@@ -31,8 +31,9 @@ rootdir, not in ``site-packages``); an event whose stack reaches the gate's own 
 gate's own and is ignored. The hot path is one dict lookup on the event name.
 
 In-process limits (``docs/security.md``): code that knows the gate can reach this module's
-objects too; the supervisor (a process of its own) is what such code cannot reach. Findings can
-also be streamed out as they happen (``Recorder.on_finding``).
+objects too; the supervisor (a process of its own) is what such code cannot reach. Under
+``confgate gate`` each finding leaves the process as it is recorded (``Recorder.on_finding``
+is the channel's ``finding``), unfiltered: the supervisor places it against the change.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ One evaluation flows one way::
     binding     whether a saved report is this run's verdict on this commit (publish asks)
     rederive    the tier worked out again in the publish step from GitHub's file list, and
                 gate-tampering code in the change's Python files
-    channel     the test outcomes streamed from the test process to ``confgate gate`` (the
-                plugin's end and the supervisor's tally)
+    channel     the test outcomes and the run-time audit's findings streamed from the test
+                process to ``confgate gate`` as they happen (the plugin's end and the
+                supervisor's tally)
     supervisor  ``confgate gate``: pytest as a child process, its outcomes counted outside
                 it; ruff, bandit, the coverage analysis (from the child's raw data), the
                 judge and the differential run done in the supervisor; the report written

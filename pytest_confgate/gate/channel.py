@@ -6,14 +6,19 @@ its write end down by number (``ENV_FD``). The plugin takes it before any confte
 one JSON line per event: ``start``; ``collect_error`` for each module that failed to collect;
 ``collected`` with the number of tests to run (not under xdist, whose controller collects none);
 ``report`` for each test report, with the category pytest's summary gives it, its phase and
-outcome (the supervisor keeps each test's outcome by id); ``end`` when the session ends.
-The supervisor keeps the read end and tallies (``StreamTally``): what the change's code does
-after a report was sent (rewrite the report file, print a digest, ``os._exit``) cannot take
-the report back.
+outcome (the supervisor keeps each test's outcome by id); ``finding`` for each run-time audit
+finding at the moment the hook records it (``Channel.finding`` is the recorder's
+``on_finding``), with every project frame of its stack and no filter applied (an xdist
+worker, which inherits no descriptor, opens the same pipe through ``/proc``: ``reopen``);
+``end`` when the session ends. The supervisor keeps the read end and tallies
+(``StreamTally``): what the change's code does after a report or a finding was sent (rewrite
+the report file, empty the recorder, print a digest, ``os._exit``) cannot take it back.
 
 ``os.write`` is bound when this module is imported, before the change's code runs, so a
-wrapper the change puts on ``os.write`` later does not see the channel's bytes. Leaf: imports
-only ``collect.tests`` (the same tally ``pytest --confgate`` keeps) and ``gate.child``.
+wrapper the change puts on ``os.write`` later does not see the channel's bytes; one lock keeps
+the lines of two threads whole. Leaf: imports only ``collect.tests`` (the same tally
+``pytest --confgate`` keeps), ``collect.runtime_audit`` (the finding's shape) and
+``gate.child``.
 """
 
 from __future__ import annotations
@@ -21,17 +26,36 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 
 from pytest_confgate.collect.plugin_audit import counted_category
+from pytest_confgate.collect.runtime_audit import MAX_FINDINGS, RuntimeFinding
 from pytest_confgate.collect.tests import TestTally
 from pytest_confgate.gate.child import ENV_FD
 
 MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 """More than any real suite sends (about 200 bytes per report): past it the channel was flooded."""
 _write = os.write
+MAX_STREAMED_FINDINGS = 50 * MAX_FINDINGS
+"""The audit keeps at most ``MAX_FINDINGS`` per process (the controller and each xdist
+worker): past this many, findings the audit never recorded were sent (flooded)."""
+_MAX_TEXT = 4096
+_MAX_SENT = 1024
+_MAX_FRAMES = 12
+_lock = threading.RLock()
+"""One line at a time: a finding recorded in another thread must not split a report's line.
+Re-entrant: a signal handler that records a finding in the middle of a send cannot deadlock."""
 
+
+def _new_lock() -> None:
+    """A process forked while another thread held the lock gets one nobody holds."""
+    global _lock
+    _lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_new_lock)
 
 _TESTS_FAILED = 1
 """pytest's exit status when a test failed (``pytest.ExitCode.TESTS_FAILED``)."""
@@ -80,11 +104,49 @@ class Channel:
         if self.broken:
             return
         line = json.dumps({"e": event, **fields}, separators=(",", ":")).encode() + b"\n"
+        with _lock:
+            try:
+                while line:
+                    line = line[_write(self._fd, line):]
+            except OSError:
+                self.broken = True
+
+    def finding(self, found: RuntimeFinding) -> None:
+        """``Recorder.on_finding``: one run-time audit finding, out of this process as soon as
+        it is recorded, whatever becomes of the recorder or the report later. Unfiltered: the
+        supervisor places it against the change's files it settled itself. The message is
+        capped so the line stays one atomic write beside an xdist worker's."""
+        fields = found.as_dict()
+        fields["message"] = str(fields["message"])[:_MAX_SENT]
+        self.send("finding", **fields)
+
+    def for_workers(self) -> list[object]:
+        """Where an xdist worker of this process opens the same pipe (``reopen``), and the
+        pipe's inode: workers are started with no inherited descriptor, so they reach it
+        through ``/proc``."""
+        return [f"/proc/{os.getpid()}/fd/{self._fd}", os.fstat(self._fd).st_ino]
+
+    @classmethod
+    def reopen(cls, where: object) -> Channel | None:
+        """An xdist worker's own write end of its controller's channel (``for_workers``);
+        None where ``/proc`` does not give that very pipe (a remote worker, no ``/proc``):
+        the controller then forwards the worker's findings when it ends."""
+        if not (isinstance(where, list | tuple) and len(where) == 2
+                and isinstance(where[0], str) and isinstance(where[1], int)):
+            return None
         try:
-            while line:
-                line = line[_write(self._fd, line):]
+            fd = os.open(where[0], os.O_WRONLY | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
-            self.broken = True
+            return None
+        try:
+            found = os.fstat(fd)
+            if not stat.S_ISFIFO(found.st_mode) or found.st_ino != where[1]:
+                raise OSError(where[0])
+            os.set_blocking(fd, True)
+        except OSError:
+            os.close(fd)
+            return None
+        return cls(fd)
 
 
 @dataclass
@@ -105,6 +167,8 @@ class StreamTally:
     set_up: set[str] = field(default_factory=set)
     """Node ids with a setup report: each test pytest ran has one, skipped or not."""
     problems: list[str] = field(default_factory=list)
+    findings: list[RuntimeFinding] = field(default_factory=list)
+    """The run-time audit's findings as they were sent, in order (``Channel.finding``)."""
     _pending: bytes = b""
 
     def feed(self, data: bytes) -> bool:
@@ -147,7 +211,9 @@ class StreamTally:
             self._problem("the channel carried a line that is not an event")
             return
         kind = event["e"]
-        if kind == "start":
+        if kind == "finding":  # whenever sent (a process forked by a test, after the end):
+            self._finding(event)  # a finding only ever adds evidence
+        elif kind == "start":
             if self.started:
                 self._problem("the channel was started twice")
             self.started = True
@@ -189,6 +255,16 @@ class StreamTally:
             self.tally.add_requirement_link([str(i) for i in ids], nodeid,
                                             event.get("passed") is True)
 
+    def _finding(self, event: Mapping[str, object]) -> None:
+        found = _runtime_finding(event)
+        if found is None:
+            self._problem("the channel sent a run-time finding that is not one")
+        elif len(self.findings) >= MAX_STREAMED_FINDINGS:
+            self._problem(f"the test process sent more than {MAX_STREAMED_FINDINGS} run-time "
+                          "findings (flooded): the run-time audit records far fewer")
+        else:
+            self.findings.append(found)
+
     def _failures(self) -> int:
         counted = self.tally.outcomes(0.0)
         return counted.failed + counted.errors
@@ -196,3 +272,20 @@ class StreamTally:
     def _problem(self, message: str) -> None:
         if message not in self.problems:
             self.problems.append(message)
+
+
+def _runtime_finding(event: Mapping[str, object]) -> RuntimeFinding | None:
+    """A ``finding`` event read strictly: each text capped, at most ``_MAX_FRAMES`` frames."""
+    rule, message, test, stack = (event.get(k) for k in ("rule", "message", "test", "stack"))
+    if (not isinstance(rule, str) or not rule.startswith("runtime_") or len(rule) > 64
+            or not isinstance(message, str) or not isinstance(stack, list)
+            or not (test is None or isinstance(test, str))):
+        return None
+    frames: list[tuple[str, int]] = []
+    for frame in stack[:_MAX_FRAMES]:
+        if (not isinstance(frame, list) or len(frame) != 2 or not isinstance(frame[0], str)
+                or not isinstance(frame[1], int) or isinstance(frame[1], bool)):
+            return None
+        frames.append((frame[0][:_MAX_TEXT], frame[1]))
+    return RuntimeFinding(rule, message[:_MAX_TEXT], tuple(frames),
+                          None if test is None else test[:_MAX_TEXT])

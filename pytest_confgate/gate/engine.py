@@ -146,7 +146,8 @@ class GateRun:
         """pytest-cov's ``--cov-fail-under`` (from the plugin): the coverage floor when the
         configuration sets none, as coverage.py's ``fail_under`` is."""
         self.audit: list[RuntimeFinding] = []
-        """What the run-time audit saw in this process and the xdist workers (the plugin's)."""
+        """What the run-time audit saw in this process and the xdist workers (the plugin's);
+        in ``confgate gate``, what the test process streamed as it was recorded."""
         self.coverage_unsaved: str | None = None
         """Supervised: why this process had no coverage data to hand over (its error)."""
         self.coverage_digest: str | None = None
@@ -347,6 +348,30 @@ class GateRun:
                 )
         return measured
 
+    def changed_paths(self) -> frozenset[str] | None:
+        """The files the change touched, as settled at start-up (None: no base known). Under
+        ``confgate gate`` this is the supervisor's own diff, made before any test ran: the
+        run-time findings are placed against it, never against what the test process says."""
+        changes = self.change.changes
+        return changes.paths() if changes is not None else None
+
+    def audit_metric(self) -> EvalMetric | None:
+        """``test_integrity`` with the run-time findings alone, for a report the test process
+        left no evidence for (no session end, no readable report); None when the gate has no
+        ``test_integrity`` or no finding counts."""
+        from pytest_confgate.collect.integrity import with_audit
+
+        config = next((c for c in self.gate.metrics if isinstance(c, IntegrityMetricConfig)),
+                      None)
+        if config is None:
+            return None
+        blank = EvalMetric(type="test_integrity", value=1.0, status=MetricStatus.OK,
+                           details={"findings": 0, "by_rule": {}, "items": []})
+        metric = with_audit(blank, config, self.audit, self.changed_paths())
+        if not metric.details.get("items"):
+            return None
+        return metric.model_copy(update={**_UNJUDGED, "weight": config.weight})
+
     def supervisor_metrics(
         self,
         child: Sequence[EvalMetric],
@@ -358,10 +383,11 @@ class GateRun:
         in the configuration's order, then plugins'): coverage from the data the test process
         handed over (``combine_coverage`` first), ruff and bandit from this process's helper,
         the judge and the confidence asked here, the differential run and the replay run
-        here against the outcomes counted here. Returns the metrics with waivers applied,
+        here against the outcomes counted here, the run-time findings streamed (``audit``)
+        placed against the change's files settled here. Returns the metrics with waivers applied,
         the waivers' report and the confidence. Raises ``EvidenceError`` when ``child`` does
         not list the configured metrics."""
-        from pytest_confgate.collect.integrity import with_replay
+        from pytest_confgate.collect.integrity import with_audit, with_replay
 
         self.stop_tracing()
         evidence = self._evidence(tests, links, by_test)
@@ -379,6 +405,7 @@ class GateRun:
             elif isinstance(config, IntegrityMetricConfig):
                 metric = with_replay(metric, config, self._analysis, self.root, self.environ,
                                      tests, by_test, self.failing_before)
+                metric = with_audit(metric, config, self.audit, self.changed_paths())
             measured[index] = metric
         measured = self._judged(measured)
         ours = [measured[index] for index in range(len(self.gate.metrics))]

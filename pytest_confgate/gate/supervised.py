@@ -4,10 +4,11 @@ The test process ran the change's code, so its report is the change's word (issu
 supervisor replaces what it counted itself from the channel (``gate.channel``: the tests'
 outcomes, the pass rate, every problem with the channel or the report path as a failing
 ``supervisor`` condition) and what it measured itself (coverage figures from the test
-process's raw data, ruff, bandit, the judge, the confidence, the differential run); it keeps
-the rest (the static tamper analysis, the run-time audit, plugins' metrics; see
-docs/security.md for what that leaves open). The policy then decides again
-(``recheck.redecide``) with the supervisor's own configuration and tier, which only rise.
+process's raw data, ruff, bandit, the judge, the confidence, the differential run, the
+run-time audit's findings as they were streamed); it keeps the rest (the static tamper
+analysis, plugins' metrics; see docs/security.md for what that leaves open). The policy
+then decides again (``recheck.redecide``) with the supervisor's own configuration and tier,
+which only rise.
 
 The condition ``supervisor``/``attested`` marks a report ``confgate gate`` wrote; the Action's
 publish step (``confgate github publish --supervised``) publishes no ``pass`` without it.

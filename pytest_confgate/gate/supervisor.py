@@ -18,9 +18,12 @@ code never runs in:
 4. the child leaves its report and its raw coverage data (the lines and arcs it ran) at
    private paths of our choosing. We analyse the data with coverage.py here (statements,
    branches, exclusions, figures: ``GateRun.supervisor_metrics``), ask the judge, run the
-   differential run against our own per-test tally, replace the child's outcomes and those
-   metrics, and let the policy decide again (``gate.supervised``); we write the report and
-   return its digest.
+   differential run against our own per-test tally, merge into ``test_integrity`` the
+   run-time audit's findings the child streamed as they were recorded (placed against the
+   change's files settled in step 1: the child's own copy of that list is the change's to
+   edit), replace the child's outcomes and those metrics, and let the policy decide again
+   (``gate.supervised``); we write the report and return its digest. With no usable report
+   from the child, the failing report still lists those findings.
 """
 
 from __future__ import annotations
@@ -102,18 +105,65 @@ def supervise(
         child.stop()
         raise
     from pytest_confgate.collect import cache_trust
+    from pytest_confgate.collect.changes import snapshot_tree
 
     # Entries changed once this process started are read only if it (or its helper) wrote them.
     cache_trust.begin()
     try:
+        before = _before_the_run(run, root, snapshot_tree)
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
         stream, status = child.follow(output, then=lambda: _beside_the_tests(run))
+        stream.problems.extend(_rewritten_sources(run, root, before))
         return _finish(run, stream, status, private, report_path)
     finally:
         run.close()
         private.discard()
         run.sweep_evidence_caches()
         cache_trust.end()
+
+
+def _before_the_run(run: GateRun, root: Path,
+                    snapshot: Callable[[Path], str | None]) -> str | None:
+    """The working tree as a git tree before any code of the change runs: the snapshot the
+    change was read with, else one taken now."""
+    changes = run.change.changes
+    if changes is not None and changes.head_tree is not None and changes.root_prefix == "":
+        return changes.head_tree
+    return snapshot(root)
+
+
+def _rewritten_sources(run: GateRun, root: Path, before: str | None) -> list[str]:
+    """The measured code the run rewrote or removed: coverage.py's analysis (statements,
+    branches) and the tools' findings are read from those files after the run, so code of the
+    change that empties an untested module at exit would make it look covered. Files the run
+    only added count as coverage.py would count them."""
+    from pytest_confgate.collect.changes import rewritten_between, snapshot_tree
+    from pytest_confgate.exceptions import EvidenceError
+
+    if before is None:
+        return []
+    after = snapshot_tree(root)
+    if after is None:
+        return ["the working tree could not be read again after the run, so nothing says the "
+                "measured code is what the run started with"]
+    if after == before:
+        return []
+    try:
+        rewritten = rewritten_between(root, before, after)
+    except EvidenceError as exc:
+        return [str(exc)]
+    sources = [source.resolve() for source in run.sources]
+    measured = sorted(
+        str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+        for path in rewritten
+        if path.suffix == ".py" and any(path == s or path.is_relative_to(s) for s in sources))
+    if not measured:
+        return []
+    shown = ", ".join(measured[:5]) + (f" and {len(measured) - 5} more" if len(measured) > 5
+                                       else "")
+    return [f"the run rewrote or removed measured code: {shown}; its coverage and findings "
+            "would be read from what the run left, not from the change (a test must not "
+            "write into the code it measures)"]
 
 
 def _beside_the_tests(run: GateRun) -> None:
@@ -355,6 +405,7 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
     from pytest_confgate.gate.supervised import problem_conditions, supervised_report
 
     tests = stream.tally.outcomes(stream.duration_s)
+    run.audit = list(stream.findings)  # sent as recorded: whatever the test process did later
     measured, unsaved = None, None
     if child is not None:
         unsaved = _combine_coverage(run, child, private.coverage)
@@ -367,8 +418,10 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
             problems.append(f"the supervisor could not measure ({type(exc).__name__}: {exc})")
     if child is None or measured is None:
         failed = run.failed_report(tests, "; ".join(problems))
+        audit = run.audit_metric()  # what the run-time audit saw still shows, and why
         return failed.model_copy(update={"conditions": [*problem_conditions(problems),
-                                                        *failed.conditions]})
+                                                        *failed.conditions],
+                                         "metrics": [audit] if audit is not None else []})
     metrics, waivers, confidence = measured
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,

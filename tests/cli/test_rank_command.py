@@ -10,6 +10,8 @@ import pytest
 
 from pytest_confgate.cli import main
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 MODULE = 'def double(x: int) -> int:\n    """Twice x."""\n    return {body}\n'
 TEST = "from calc import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 JUDGE = '''import json, sys

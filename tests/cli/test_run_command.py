@@ -14,6 +14,8 @@ from pytest_confgate.cli import main
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 from test_run_support import CODE_FULL, RunProject, write_step
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunProject:

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_confgate.cli import main
 
-pytestmark = pytest.mark.usefixtures("trust_project")
+pytestmark = [pytest.mark.usefixtures("trust_project"), pytest.mark.one_python]
 
 EVENTS = [  # (event, agent, finding, severity, run, at): several per bucket, several ages
     ("finding_accepted", "fd-arch", "F1", "P0", "r1", "2025-01-01T00:00:00Z"),

@@ -28,6 +28,8 @@ from pytest_confgate.github.publish import annotation_commands
 from pytest_confgate.report.markdown import MARKER
 from pytest_confgate.report.writers import load_report
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOW = ROOT / "examples" / "github-workflow.yml"

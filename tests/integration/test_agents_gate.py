@@ -15,6 +15,8 @@ import pytest
 from conftest import git, metric, read_report, write_config
 from fakes.llm_servers import FakeOpenAIServer, judge_answer
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 # A judge that follows its prompt: it echoes the prompt's canary line in its answer.
 JUDGE = """\
 import json, pathlib, re, sys

@@ -247,6 +247,26 @@ def test_a_test_module_skipped_because_the_change_removed_a_module(
     assert item["file"] == "calc/fast.py"
 
 
+def test_an_expectation_weakened_in_a_data_module_of_the_package(repo: pytest.Pytester) -> None:
+    """The base's test takes its cases from ``calc/_expected.py``, a module of nothing but
+    literals; the change breaks ``add`` and edits the table to match. The differential run
+    takes that module at the base, like a test helper: the base's cases fail on the head's
+    code."""
+    write_file(repo, "calc/_expected.py", '"""Cases."""\n\nCASES = [(1, 2, 3), (2, 2, 4)]\n')
+    write_file(repo, "tests/test_cases.py",
+               "import pytest\n\nfrom calc import add\nfrom calc._expected import CASES\n\n\n"
+               "@pytest.mark.parametrize(('a', 'b', 'total'), CASES)\n"
+               "def test_add_cases(a, b, total):\n    assert add(a, b) == total\n")
+    edit_file(repo, "tests/test_calc.py", "def test_add():\n    assert add(1, 2) == 3\n", "")
+    _base(repo)
+    edit_file(repo, "calc/__init__.py", GOOD, BROKEN)
+    write_file(repo, "calc/_expected.py", '"""Cases."""\n\nCASES = [(1, 2, 4), (2, 2, 5)]\n')
+    report = _gate(repo)
+    assert report["tests"]["failed"] == 0  # the weakened table passes in the main run
+    changed = {i["test"] for i in _named(report, "behaviour_change")}
+    assert "tests/test_cases.py::test_add_cases" in changed, changed
+
+
 def test_what_honest_projects_do_is_no_finding(repo: pytest.Pytester) -> None:
     """A plugin module the change leaves alone, tests inherited from a mixin, a decorator
     that wraps the test, a skip mark present at collection, the gate's own branch probes

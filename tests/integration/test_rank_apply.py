@@ -18,6 +18,8 @@ from rank_task import build_task, git
 
 from pytest_confgate.cli import main
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 ACCEPTING = "rank:\n  auto_accept:\n    enabled: true\n"
 """c is blocked (its own test fails); b (correct, convoluted) ranks second and its tests ran on
 a: a is accepted (issue 36: a lone candidate no other candidate's tests vouch for is not)."""

@@ -21,6 +21,8 @@ from rank_task import build_task, git
 from pytest_confgate.cli import main
 from pytest_confgate.rank.ranking import to_fixed
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 CATEGORIES = ("correctness", "quality", "efficiency", "completeness", "safety")
 
 

@@ -35,6 +35,8 @@ from pytest_confgate.config.loader import load_config
 from pytest_confgate.rank import service
 from pytest_confgate.rank.service import RankOutcome, decide, scoring_context
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 CONFIG = "rank:\n  auto_accept:\n    enabled: true\n"
 STRICT = {"clean-vs-convoluted": "    min_confidence: 0.99\n"}
 """Groups ranked with more than auto-acceptance switched on."""

@@ -13,6 +13,8 @@ import pytest
 from fakes.processes import process_gone, sigint_as_at_a_terminal
 from rank_task import build_task, git
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 # The test hangs, and a helper it started in a session of its own (as the gate starts ruff
 # and bandit) keeps writing under its TMPDIR, inside the ranking's temporary tree: killing the
 # test's process group misses the helper, which then writes the removed tree back.

@@ -34,6 +34,8 @@ from test_rank_groups import CONFIG, rank, ranked  # noqa: F401 - ``ranked`` is 
 from pytest_confgate.config.loader import load_config
 from pytest_confgate.rank.service import RankOutcome, decide, scoring_context
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -15,6 +15,8 @@ from test_run_support import (
     write_step,
 )
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 LOOP_TASK = """\
 fix:
   agent: dev

@@ -14,6 +14,8 @@ import pytest
 from fakes.processes import process_gone, sigint_as_at_a_terminal
 from test_run_support import CODE_FULL, RunProject, write_step
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 RUN = "import sys; from pytest_confgate.cli import main; sys.exit(main(sys.argv[1:]))"
 
 

@@ -11,6 +11,8 @@ from test_run_support import CODE_FULL, CODE_PARTIAL, RunProject, verdict, write
 
 from pytest_confgate.overlays.paired import CHALLENGER_PROMPT
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 PAIRED = """\
 design:
   agent: pe

@@ -19,6 +19,8 @@ from pytest_confgate.cli import main
 from pytest_confgate.cli.github import publish
 from pytest_confgate.report.markdown import MARKER
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 LOOP = """\
 fix:
   agent: dev

@@ -16,7 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_confgate.cli import main
+
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
 
 AGENT_PROGRAM = r"""
 import json, os, pathlib, re, subprocess, sys, time

@@ -10,6 +10,8 @@ from conftest import git, read_report, write_config
 from fakes.llm_servers import FakeOpenAIServer
 from fakes.seed003 import SEED_BLOCK, SEED_TEMPLATE
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 
 def _configure(project: pytest.Pytester, server: FakeOpenAIServer, prompt: str) -> None:
     """The seed's block as written (plus our ``prompt``), committed on ``main`` with a change

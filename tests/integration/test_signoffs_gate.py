@@ -12,6 +12,8 @@ import pytest
 from conftest import read_report, write_config
 from fakes.github_server import FakeGitHubServer
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 HEAD = "c0ffee" + "0" * 34
 OLD = "bad" + "1" * 37
 

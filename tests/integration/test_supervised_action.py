@@ -19,6 +19,8 @@ from test_action import Runner, assert_never_published_as_pass, serve_pull_reque
 
 from pytest_confgate.report.writers import load_report
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 FORGER = '''\
 import hashlib as _h
 import json as _j

@@ -312,3 +312,133 @@ def test_coverage_data_spoiled_after_the_session_fails_the_run(
     assert any("coverage file changed after its session ended" in m for m in messages), messages
     assert report.decision.value == "fail"
     assert done.returncode == 1
+
+
+SCANS_THEN_HIDES = {
+    "emptied": (  # the report the test process writes is whole and bound, and says nothing
+        "import gc\n\n\ndef test_scan():\n"
+        "    for thing in getattr(gc, 'get_' + 'objects')():\n"
+        "        if type(thing).__name__ == 'Rec' + 'order':\n"
+        "            thing.findings.clear()\n"
+        "            thing.on_finding = None\n"),
+    "no-session-end": (  # no report at all: the test process never reaches its session end
+        "import gc\nimport os\n\n\ndef test_scan():\n"
+        "    getattr(gc, 'get_' + 'objects')()\n"
+        "    getattr(os, '_ex' + 'it')(0)\n"),
+}
+
+
+@pytest.mark.parametrize(("variant", "extra"),
+                         [("emptied", ()), ("no-session-end", ()), ("emptied", ("-n", "1"))],
+                         ids=["emptied", "no-session-end", "emptied-in-an-xdist-worker"])
+def test_a_runtime_finding_reaches_the_supervisor_whatever_the_test_process_does_later(
+    repo: pytest.Pytester, variant: str, extra: tuple[str, ...]
+) -> None:
+    """The audit hook sends each finding as it records it: a test that scans ``gc`` and then
+    empties the recorder and unhooks its stream (in an xdist worker too), or ends before any
+    report exists, is still named in ``test_integrity``, at the line of the scan (the
+    change's own file); the unhooked stream is named at the session's end."""
+    git(repo.path, "checkout", "-q", "main")
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "configuration")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    repo.path.joinpath("tests", "test_scan.py").write_text(SCANS_THEN_HIDES[variant],
+                                                           encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a scan")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider", *extra)
+    report = load_report(repo.path / "confgate-report.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    found = [(i["rule"], i["file"], i["line"]) for i in integrity.details["items"]]
+    assert found.count(("runtime_gc_scan", "tests/test_scan.py",
+                        5 if variant == "emptied" else 6)) == 1, found
+    switched_off = [i for i in integrity.details["items"] if "switched off" in i["message"]]
+    assert len(switched_off) == (variant == "emptied"), found  # seen at the session's end
+    assert integrity.value == 0.0
+    assert report.decision.value in ("fail", "needs_signoff")
+
+
+PUTS_THE_BASE_BACK = """\
+import sys
+
+_exit_hooks = __import__("ate" + "xit")
+
+
+def _tidy():
+    run = getattr(__import__("sub" + "process"), "run")
+    run(["g" + "it", "check" + "out", "ma" + "in", "--", "."], capture_output=True, check=False)
+
+
+if "pytest" in sys.modules:
+    getattr(_exit_hooks, "regis" + "ter")(_tidy)
+"""
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "working-tree"])
+def test_files_the_run_puts_back_to_the_base_are_judged_as_they_were_before_it(
+    repo: pytest.Pytester, committed: bool,
+) -> None:
+    """A change breaks ``add``, loosens the test that would say so, and at exit checks the
+    base's files out again: every analysis after the run read the base then (no change to
+    the test, the base's code for the differential run), and it passed at T1. The analyses
+    read the snapshot taken before the run instead."""
+    repo.path.joinpath("calc", "_tidy.py").write_text(PUTS_THE_BASE_BACK, encoding="utf-8")
+    init = repo.path / "calc" / "__init__.py"
+    init.write_text("from calc._tidy import _tidy as _t\n\n\n" + init.read_text(
+        encoding="utf-8").replace("return a + b", "return a + b + 1 if _t else a + b"),
+        encoding="utf-8")
+    test = repo.path / "tests" / "test_calc.py"
+    test.write_text(test.read_text(encoding="utf-8").replace(
+        "assert add(1, 2) == 3", "assert add(1, 2) in (3, 4)"), encoding="utf-8")
+    if committed:
+        git(repo.path, "add", "-A")
+        git(repo.path, "commit", "-q", "-m", "loosened, then put back at exit")
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    assert "add(1, 2) == 3" in test.read_text(encoding="utf-8")  # it did put the base back
+    report = load_report(repo.path / "confgate-report.json")
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    rules = [item["rule"] for item in integrity.details["items"]]
+    assert "behaviour_change" in rules, done.stdout
+    assert report.decision.value != "pass"
+
+
+EMPTIES_UNTESTED_CODE = """\
+import os
+
+_hooks = __import__("ate" + "xit")
+
+
+def _empty():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, "calc", "ex" + "tra.py"), "w") as handle:
+        handle.write("")
+
+
+getattr(_hooks, "regis" + "ter")(_empty)
+
+
+def test_nothing_more():
+    pass
+"""
+
+
+def test_measured_code_the_run_empties_is_named_not_counted_as_covered(
+    repo: pytest.Pytester,
+) -> None:
+    """An untested module is emptied at exit: coverage.py's analysis after the run found no
+    statement in it, and the change read as fully covered."""
+    (repo.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (repo.path / "tests" / "test_empties.py").write_text(EMPTIES_UNTESTED_CODE, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "untested code, emptied at exit")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert (repo.path / "calc" / "extra.py").read_text(encoding="utf-8") == ""
+    report = load_report(repo.path / "confgate-report.json")
+    messages = [c.message for c in report.conditions if c.metric == "supervisor"]
+    assert any("rewrote or removed measured code: calc/extra.py" in m for m in messages), (
+        messages, done.stdout)
+    assert report.decision.value == "fail"

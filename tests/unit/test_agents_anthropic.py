@@ -12,6 +12,8 @@ from pytest_confgate.agents import Agent, build_agent
 from pytest_confgate.config import AnthropicAgentConfig
 from pytest_confgate.exceptions import AgentError
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 KEY = "sk-ant-test-0123456789-not-a-real-key"
 ENV = {"ANTHROPIC_API_KEY": KEY}
 

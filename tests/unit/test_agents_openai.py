@@ -12,6 +12,8 @@ from pytest_confgate.agents import Agent, build_agent
 from pytest_confgate.config import OpenAIAgentConfig
 from pytest_confgate.exceptions import AgentError
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 KEY = "sk-test-0123456789-not-a-real-key"
 ENV = {"OPENAI_API_KEY": KEY}
 SDK_DEFAULT_TIMEOUT_S = 600  # what the SDK would wait without our explicit timeout

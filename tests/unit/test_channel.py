@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from pytest_confgate.collect.runtime_audit import RuntimeFinding
 from pytest_confgate.collect.tests import TestTally
 from pytest_confgate.gate import channel
 from pytest_confgate.gate.channel import ENV_FD, Channel, StreamTally
@@ -150,3 +151,88 @@ def test_pytest_counting_a_failure_the_channel_never_sent_is_a_problem() -> None
 def test_the_session_end_names_the_files_it_leaves() -> None:
     stream = _streamed(line("start"), line("end", exitstatus=0, report="ab" * 32, coverage=7))
     assert stream.handed_over == {"report": "ab" * 32}  # a digest is a string or nothing
+
+
+def test_a_finding_sent_as_recorded_comes_out_as_the_audit_recorded_it() -> None:
+    """Every project frame goes with it (the supervisor places it against the change's files),
+    and a finding is kept whenever it comes: after the end too (a process a test forked)."""
+    read_end, write_end = os.pipe()
+    sender = Channel(write_end)
+    found = RuntimeFinding("runtime_gc_scan", "gc.get_objects()",
+                           (("tests/test_x.py", 5), ("calc/core.py", 9)), "tests/test_x.py::t")
+    try:
+        sender.send("start")
+        sender.finding(found)
+        sender.send("end", exitstatus=0)
+        sender.finding(found)
+        data = os.read(read_end, 65536)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    stream = _streamed(data)
+    assert stream.findings == [found, found]
+    assert stream.problems == []
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"rule": "behaviour_change", "message": "m", "stack": []},
+     {"rule": "runtime_gc_scan", "message": 3, "stack": []},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": [["a.py", "5"]]},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": "a.py"},
+     {"rule": "runtime_gc_scan", "message": "m", "stack": [], "test": 1}],
+    ids=["not-runtime", "message", "line", "stack", "test"],
+)
+def test_a_finding_that_is_not_one_is_a_problem(fields: dict[str, object]) -> None:
+    stream = _streamed(line("start"), line("finding", **fields), line("end", exitstatus=0))
+    assert stream.findings == []
+    assert any("run-time finding that is not one" in p for p in stream.problems)
+
+
+def test_a_flood_of_findings_is_a_problem_and_only_so_many_are_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(channel, "MAX_STREAMED_FINDINGS", 3)
+    sent = [line("finding", rule="runtime_gc_scan", message="m" * 10_000, test=None,
+                 stack=[[f"t{n}.py", n]] * 40) for n in range(5)]
+    stream = _streamed(line("start"), *sent, line("end", exitstatus=0))
+    assert len(stream.findings) == 3
+    assert len(stream.findings[0].message) == 4096
+    assert len(stream.findings[0].stack) == 12
+    assert any("run-time findings (flooded)" in p for p in stream.problems), stream.problems
+
+
+def test_an_xdist_worker_reopens_its_controllers_pipe_through_proc() -> None:
+    """Workers inherit no descriptor: they open the controller's write end by its ``/proc``
+    path, and their findings arrive on the same pipe, each line whole."""
+    read_end, write_end = os.pipe()
+    try:
+        os.set_inheritable(write_end, True)
+        controller = Channel.take({ENV_FD: str(write_end)})
+        assert controller is not None
+        worker = Channel.reopen(controller.for_workers())
+        assert worker is not None
+        worker.finding(RuntimeFinding("runtime_gc_scan", "x" * 9000, (("t.py", 1),)))
+        controller.send("start")
+        data = os.read(read_end, 65536)
+        os.close(worker._fd)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    stream = _streamed(data)
+    assert [len(f.message) for f in stream.findings] == [1024]
+
+
+def test_a_worker_writes_to_no_pipe_but_its_controllers() -> None:
+    """A remote worker's ``/proc`` path names some other process's descriptor, if any."""
+    read_end, write_end = os.pipe()
+    other_read, other_write = os.pipe()
+    try:
+        path, _ = Channel(write_end).for_workers()
+        _, other = Channel(other_write).for_workers()
+        assert Channel.reopen([path, other]) is None
+        assert Channel.reopen(["/nonexistent/fd/3", 1]) is None
+        assert Channel.reopen(path) is None
+    finally:
+        for fd in (read_end, write_end, other_read, other_write):
+            os.close(fd)

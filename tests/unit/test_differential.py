@@ -8,11 +8,13 @@ import pytest
 
 from pytest_confgate.collect.tamper.differential import (
     _findings,
+    _named_by_tests,
     is_machinery,
     known_failing,
     selected_modules,
 )
 from pytest_confgate.collect.tamper.shapes import FileVersions
+from pytest_confgate.collect.tamper.syntax import literal_data
 from pytest_confgate.models import ChangeSet, FileChange, TestOutcomes
 
 
@@ -113,3 +115,38 @@ def test_outcomes_are_compared_test_by_test_even_when_the_main_run_fails() -> No
     assert "failed with the change's tests and settings and passed with the base's" in (
         messages[1])
     assert "not run (absent or deselected) with the change's tests" in messages[2]
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ('"""Cases."""\n\nCASES = [(1, 2, 3), (-1, 1, 0)]\nLIMIT: float = 2.5\n', True),
+        ("from __future__ import annotations\n\nTABLE = A = {'a': (1, None, b'x')}\n", True),
+        ("def add(a, b):\n    return a + b\n", False),
+        ("CASES = [(1, 2, 3)]\nCASES.append((2, 2, 4))\n", False),
+        ("import os\n\nX = 1\n", False),
+        ("X = compute()\n", False),
+        ("calc.X = 1\n", False),
+        ('"""Only a docstring."""\n', False),
+        ("X = [\n", False),
+    ],
+    ids=["table", "future-and-chained", "function", "call", "import", "computed",
+         "attribute", "docstring-only", "unparsable"],
+)
+def test_what_is_a_module_of_literal_data(text: str, data: bool) -> None:
+    assert literal_data(text) is data
+
+
+def test_a_changed_data_module_a_base_test_imports_is_taken_at_the_base(tmp_path: Path) -> None:
+    """By what the module is and who imports it: a literal table under any name, imported by
+    a base test, is the tests' expectation; code, or a table no test imports, is the head's."""
+    base = _base(tmp_path, {
+        "calc/cases.py": "CASES = [(1, 2, 3)]\n",
+        "calc/_expected.py": "def expected():\n    return 3\n",
+        "calc/limits.py": "LIMIT = 10\n",
+        "tests/test_add.py": "from calc import cases\nfrom calc._expected import expected\n",
+    })
+    changes = ChangeSet("main", "0" * 40, tuple(
+        FileChange(p, None, "modified")
+        for p in ("calc/cases.py", "calc/_expected.py", "calc/limits.py")))
+    assert _named_by_tests(base, changes) == {"calc/cases.py"}

@@ -37,6 +37,8 @@ from pytest_confgate.gate.policy import decide
 from pytest_confgate.gate.tiers import raise_for_evidence
 from pytest_confgate.models import Decision, EvalMetric, MetricStatus, Signoffs, TestOutcomes
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 DATA = Path(__file__).resolve().parents[1] / "data"
 PAYLOADS: list[dict[str, Any]] = json.loads(
     (DATA / "injection_payloads.json").read_text(encoding="utf-8")

@@ -26,6 +26,8 @@ from pytest_confgate.config import (
 )
 from pytest_confgate.models import EvalMetric, MetricStatus
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 DETAIL_KEYS = {
     "tool",
     "version",

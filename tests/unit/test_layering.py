@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 PACKAGE = Path(__file__).resolve().parents[2] / "pytest_confgate"
 PURE = [
     "gate/scope.py",

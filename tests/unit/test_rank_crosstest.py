@@ -21,6 +21,8 @@ from pytest_confgate.rank.crosstest import (
 from pytest_confgate.rank.evaluate import Processes, Settings
 from pytest_confgate.rank.models import Evidence, Issue, Regression
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
                     type_check=False, timeouts=RankTimeouts(tests_s=120))
 

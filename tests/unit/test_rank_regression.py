@@ -18,6 +18,8 @@ from pytest_confgate.rank.outcomes_plugin import LAST
 from pytest_confgate.rank.regression import rerun_plan, run_regression, run_unmarked
 from pytest_confgate.rank.trees import read_tree
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
                     type_check=False, timeouts=RankTimeouts(tests_s=120))
 CODE = "def fmt(seconds):\n    return f'{seconds // 86400}d'\n"

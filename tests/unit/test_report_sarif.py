@@ -16,6 +16,8 @@ from pytest_confgate.models import Decision, EvalMetric, Finding, GateReport
 from pytest_confgate.report.sarif import render_sarif, sarif_text
 from pytest_confgate.report.writers import render
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 SCHEMA_PATH = Path(__file__).parent.parent / "data" / "sarif-schema-2.1.0.json"
 HOSTILE = "a | b\n::error::pwned `x` <script>alert(1)</script>"
 

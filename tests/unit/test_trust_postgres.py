@@ -18,6 +18,8 @@ from pytest_confgate.trust.postgres_store import PostgresTrustStore
 from pytest_confgate.trust.server import Server
 from pytest_confgate.trust.store import SCHEMA_VERSION, TrustStore
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 NOW = 1_750_000_000.0
 DAY = 86400.0
 

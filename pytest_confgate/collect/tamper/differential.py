@@ -6,8 +6,9 @@ helper module, a conftest, pytest's settings) or make the code under test answer
 when it sees it is being checked again. So after the main run, this builds a copy of the
 project in a temporary folder: the head's files (tracked and untracked, not ignored), except
 the machinery, which is the base's (``is_machinery``: everything under ``tests/``, ``test/``
-or ``testing/``, every ``conftest.py`` and test module, the rootdir's pytest settings files,
-and the changed files a base test names by file name). Then it runs
+or ``testing/``, every ``conftest.py`` and test module, the rootdir's pytest settings files;
+and the changed files a base test names by file name, or imports as a module that held only
+literal data on the base: ``_named_by_tests``). Then it runs
 ``python -m pytest MODULE...`` there, for the base's test modules the change can affect
 (``selected_modules``), with the gate's environment unchanged and nothing of ours on the
 command line; outcomes come back over an inherited socket (``outcomes``).
@@ -42,6 +43,7 @@ from typing import Any
 from pytest_confgate.collect.tamper.compare import TamperFinding
 from pytest_confgate.collect.tamper.replay import BEHAVIOUR_CHANGE, checks_of, failure_line
 from pytest_confgate.collect.tamper.shapes import FileVersions
+from pytest_confgate.collect.tamper.syntax import literal_data
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, TestOutcomes
@@ -114,7 +116,9 @@ def differential_run(
         if not modules:
             return DifferentialResult(duration_s=_since(started))
         named = _named_by_tests(base_files, changes)
-        _build_copy(root, copy, base_files, named)
+        head_files = (_extract_base(root, changes.head_tree, scratch / "head")
+                      if changes.head_tree is not None else None)
+        _build_copy(root, copy, base_files, named, head_files)
         results = _run(copy, modules, timeout_s, environ)
     except EvidenceError as exc:
         return DifferentialResult(duration_s=_since(started), error=str(exc))
@@ -140,7 +144,8 @@ def _git(root: Path, *args: str) -> str:
 
 
 def _extract_base(root: Path, commit: str, target: Path) -> dict[str, Path]:
-    """The base's machinery files (rootdir-relative path -> extracted file)."""
+    """The files of ``commit`` (a commit or a tree) under ROOT: rootdir-relative path ->
+    extracted file."""
     prefix = _git(root, "rev-parse", "--show-prefix").strip()
     archive = target.with_suffix(".tar")
     _git(root, "archive", "--format=tar", "-o", str(archive), f"{commit}:{prefix}")
@@ -186,13 +191,23 @@ def selected_modules(base_files: Mapping[str, Path], changes: ChangeSet,
 
 
 def _named_by_tests(base_files: Mapping[str, Path], changes: ChangeSet) -> set[str]:
-    """Changed files outside the machinery folders that a base test or conftest names: the
-    files the tests read, taken at the base too."""
-    candidates = {p for p in changes.paths() if not p.endswith(".py") and not is_machinery(p)}
-    if not candidates:
+    """Changed files outside the machinery folders that the base's tests read, taken at the
+    base too: files a base test or conftest names by file name, and modules of the code under
+    test that held only literal data on the base (``syntax.literal_data``) and that a base
+    test or conftest imports: expectations kept beside the code (an ``_expected.py`` table).
+    Decided by what the module is and who imports it, never by its name."""
+    changed = [p for p in changes.paths() if not is_machinery(p)]
+    files = {p for p in changed if not p.endswith(".py")}
+    data = {p for p in changed if p.endswith(".py") and p in base_files
+            and literal_data(_text(base_files[p]))}
+    if not files and not data:
         return set()
     texts = [_text(f) for p, f in base_files.items() if is_machinery(p) and p.endswith(".py")]
-    return {p for p in candidates if any(p.rsplit("/", 1)[-1] in text for text in texts)}
+    named = {p for p in files if any(p.rsplit("/", 1)[-1] in text for text in texts)}
+    last = {name.rpartition(".")[2] for name in _module_names(data)}
+    imported = set().union(*(_imported(text) for text in texts  # parsed only where named
+                             if any(word in text for word in last)))
+    return named | {p for p in data if _module_names([p]) & imported}
 
 
 def _text(path: Path) -> str:
@@ -237,31 +252,47 @@ def _module_names(paths: Iterable[str]) -> set[str]:
 
 
 def _imports_any(text: str, modules: set[str]) -> bool:
+    if not any(name.rpartition(".")[2] in text for name in modules):
+        return False  # no changed module's name anywhere in it: nothing to parse
+    try:
+        names = _imported(text, strict=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return True  # cannot tell: run it
+    # ``from pkg import sub`` names ``pkg.sub``; importing ``pkg`` alone does not count as
+    # importing each of its submodules (that would be the whole suite)
+    return any(name == m or name.startswith(m + ".") for name in names for m in modules)
+
+
+def _imported(text: str, strict: bool = False) -> set[str]:
+    """Every dotted name ``text`` imports (``from pkg import sub``: ``pkg`` and ``pkg.sub``);
+    unparsable text imports nothing, or raises when ``strict``."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
-        return True  # cannot tell: run it
+        if strict:
+            raise
+        return set()
+    names: set[str] = set()
     for node in ast.walk(tree):
-        imported: list[str] = []
         if isinstance(node, ast.Import):
-            imported = [alias.name for alias in node.names]
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module:
-            imported = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
-        for name in imported:
-            # ``from pkg import sub`` names ``pkg.sub``; importing ``pkg`` alone does not
-            # count as importing each of its submodules (that would be the whole suite)
-            if any(name == m or name.startswith(m + ".") for m in modules):
-                return True
-    return False
+            names.update([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
+    return names
 
 
-def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Path], named: set[str]) -> None:
-    """The head's files without its machinery, then the base's machinery."""
-    listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    for path in sorted(set(filter(None, listed.split("\0")))):
+def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Path], named: set[str],
+                head_files: Mapping[str, Path] | None = None) -> None:
+    """The head's files without its machinery, then the base's machinery. ``head_files``:
+    the head as the snapshot taken before the run holds it (``ChangeSet.head_tree``), so a run
+    that rewrote or restored files since does not choose the code this run tests; without
+    one, the working tree."""
+    if head_files is None:
+        listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+        head_files = {path: root / path for path in filter(None, listed.split("\0"))}
+    for path, source in sorted(head_files.items()):
         if is_machinery(path) or path in named:
             continue
-        source = root / path
         if source.is_file() and not source.is_symlink():
             _copy(source, copy / path)
     for path, extracted in base_files.items():

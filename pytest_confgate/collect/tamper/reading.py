@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,13 +161,14 @@ def versions_from_change(root: Path, changes: ChangeSet) -> list[FileVersions]:
     configs = [name for name in PYTEST_FILES if changes.get(name) is None]
     tree = GitTree(root, changes.merge_base)
     texts = tree.read_many(base_paths)
+    heads = _heads(root, changes, [c.path for c in wanted if c.status != "deleted"])
     versions = []
     for change in wanted:
         old = change.old_path or change.path
         new = change.status in ("added", "copied")  # a copy is a new file; its source stays
         renamed = change.old_path if change.status == "renamed" else None
         try:
-            head = None if change.status == "deleted" else _read_text(root / change.path)
+            head = None if change.status == "deleted" else heads(change.path)
         except _Unreadable:
             head, skipped = None, True
         else:
@@ -177,6 +178,27 @@ def versions_from_change(root: Path, changes: ChangeSet) -> list[FileVersions]:
     for name in configs:  # unchanged, so the same on both sides
         versions.append(_from_disk(name, root / name, root / name))
     return [v for v in versions if v.skipped or v.base is not None or v.head is not None]
+
+
+def _heads(root: Path, changes: ChangeSet, paths: list[str]) -> Callable[[str], str | None]:
+    """How the head of a changed file is read: from the snapshot taken when the change was
+    read (``ChangeSet.head_tree``), so a run that rewrote the file since changes nothing here;
+    from disk only for what the snapshot cannot hold (no snapshot, a path seen through a
+    symlink, a file too large)."""
+    if changes.head_tree is None:
+        return lambda path: _read_text(root / path)
+    snapshot = GitTree(root, changes.head_tree)
+    texts = snapshot.read_many(paths)
+
+    def head(path: str) -> str | None:
+        text = texts.get(path)
+        if text is None and path not in snapshot.skipped and path in texts:
+            return _read_text(root / path)  # under a symlinked folder: not in the tree
+        if path in snapshot.skipped:
+            raise _Unreadable(path)
+        return text
+
+    return head
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 What a name stands for after ``import pytest as pt``, ``from pytest import mark`` or
 ``skip = pytest.mark.skip``; whether an expression is a constant truth (``assert True``,
-``if False:``); which marks, calls and handlers skip a test or swallow its failures. Pure.
+``if False:``); which marks, calls and handlers skip a test or swallow its failures; whether a
+module is only literal data (``literal_data``). Pure.
 """
 
 from __future__ import annotations
@@ -267,3 +268,38 @@ def _rest(call: ast.Call) -> str:
     """Everything but the condition and the reason."""
     kept = [k for k in call.keywords if k.arg not in ("reason", "condition")]
     return fingerprint(ast.Call(func=call.func, args=call.args[1:], keywords=kept))
+
+
+def literal_data(text: str) -> bool:
+    """Whether a module is data, not code: only assignments of literals to plain names (what
+    ``ast.literal_eval`` reads: numbers, strings, tuples, lists, sets, dicts of them), with
+    at most a docstring and ``from __future__`` imports besides. An expected-values table a
+    test imports looks like this; a module that defines or calls anything does not."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    assigned = False
+    for index, node in enumerate(tree.body):
+        if index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            return False
+        if not all(isinstance(t, ast.Name) for t in targets) or not _literal(value):
+            return False
+        assigned = True
+    return assigned
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
