@@ -7,6 +7,7 @@ in a helper process while the tests run, so their cost hides behind the tests.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import typing
 from collections.abc import Collection, Mapping, Sequence
@@ -179,6 +180,21 @@ class GateRun:
                 configs, self.root, self.checked_sources, self._cache_dir(), self._analysis
             )
             self._tools.start()
+
+    def analyse_change_beside(self) -> None:
+        """Start the tamper analysis of the change in a thread of its own: it reads git and
+        the snapshot the change was read with, never the files the run may rewrite, so it
+        need not wait for the tests (what needs it after the run takes it, or waits for it)."""
+        analysis = self._analysis
+        if analysis is None or analysis.changes is None or analysis.changes.head_tree is None:
+            return
+        import threading
+
+        def analyse() -> None:
+            with contextlib.suppress(EvidenceError):  # kept in the analysis; said where used
+                analysis.report()
+
+        threading.Thread(target=analyse, name="confgate-change-analysis", daemon=True).start()
 
     def between_tests(self) -> None:
         """A test has finished: a moment for the coverage engine's housekeeping."""

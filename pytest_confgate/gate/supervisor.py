@@ -170,6 +170,7 @@ def _beside_the_tests(run: GateRun) -> None:
     """While the tests run: start ruff and bandit, and import what the report needs after
     them (coverage.py's analysis, the report writers), off the path that follows the run."""
     run.start_tools(TOOL_KINDS)
+    run.analyse_change_beside()
     import coverage.jsonreport  # noqa: F401 - warmed, see above
 
     import pytest_confgate.collect.coverage.session

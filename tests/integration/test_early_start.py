@@ -8,6 +8,7 @@ and says what to run.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -201,3 +202,36 @@ def test_confgate_gate_counts_what_pytest_imported_first_as_coverage_run_does(
     details = _details(plugin_project)
     assert totals(details) == expected
     assert "imported_before_start" not in details
+
+
+WATCHES_THE_START = """\
+import json
+import sys
+
+from pytest_confgate.collect.coverage import early_start
+
+early_start.begin()
+import pytest  # noqa: E402, F401 - installed code: nothing to measure yet
+before = early_start.started()
+import app  # noqa: E402, F401 - the project's own code: measured from its first line
+after = early_start.started()
+data = early_start.handover()
+lines = sorted(data.lines(app.__file__) or []) if data is not None else []
+print(json.dumps([before, after, lines]))
+"""
+
+
+def test_the_early_measurement_starts_at_the_first_module_it_could_measure(
+    pytester: pytest.Pytester,
+) -> None:
+    """Tracing pytest's own start-up measured nothing and cost ``confgate gate`` several
+    percent: coverage.py's tracer starts as the project's first module is imported, and its
+    import-time lines are recorded all the same."""
+    pytester.mkpydir("app").joinpath("__init__.py").write_text(APP, encoding="utf-8")
+    pytester.path.joinpath("watch.py").write_text(WATCHES_THE_START, encoding="utf-8")
+    done = subprocess.run([sys.executable, "watch.py"], cwd=pytester.path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after, lines = json.loads(done.stdout.splitlines()[-1])
+    assert (before, after) == (False, True)
+    assert {2, 5} <= set(lines)  # NAME = ..., def greet: the import-time lines

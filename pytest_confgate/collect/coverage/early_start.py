@@ -3,14 +3,24 @@
 ``pytest --confgate`` starts measuring once pytest has loaded its plugins: a package pytest
 imports first (pluggy, a pytest plugin, anything a plugin imports) has run its import-time lines
 unmeasured, where ``coverage run -m pytest`` counts them. ``python -m pytest_confgate`` owns the
-process start: it calls ``begin`` before importing pytest, so coverage.py's tracer records from
-the first line, and the gate's measurement takes the early part over (``handover``) when it
-starts, keeping the files it measures. Without it, ``CoverageSession`` names the measured
-modules imported too early instead.
+process start: it calls ``begin`` before importing pytest, and the gate's measurement takes the
+early part over (``handover``) when it starts, keeping the files it measures. Without it,
+``CoverageSession`` names the measured modules imported too early instead.
+
+``begin`` does not trace at once: most projects import none of their code before the gate
+starts, and tracing pytest's own start-up cost ``confgate gate`` several percent on click for
+nothing. A finder put first on ``sys.meta_path`` looks at each import instead, and starts
+coverage.py's tracer as the first module that could be measured is found, before its first line
+runs (code of the project's folder outside any installed packages, or a ``source`` /
+``source_pkgs`` that coverage.py's settings name): the lines recorded are the same.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import sysconfig
 import warnings
 from typing import Any
 
@@ -22,15 +32,82 @@ _owned = False
 """Whether this process was started by the gate (``begin`` was called), measured or not."""
 
 
+class _FirstMeasured:
+    """On ``sys.meta_path``, first: finds each module through the finders after it, and starts
+    the early measurement when one could be measured (then leaves the path)."""
+
+    def __init__(self, cov: Any, folders: tuple[str, ...], packages: frozenset[str]) -> None:
+        self.cov, self.folders, self.packages = cov, folders, packages
+        self.skipped = tuple({os.path.join(os.path.realpath(p), "") for p in _installed()})
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        spec = None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        if spec is not None and self._measurable(name, getattr(spec, "origin", None)):
+            _start(self)
+        return spec
+
+    def _measurable(self, name: str, origin: str | None) -> bool:
+        if name.partition(".")[0] in self.packages:
+            return True
+        if not origin or not os.path.isabs(origin):
+            return False  # built in, frozen, a namespace: nothing coverage.py measures
+        real = os.path.realpath(origin)
+        if any(real.startswith(folder) for folder in self.folders[1:]):
+            return True  # a folder `source` names, wherever it is
+        return real.startswith(self.folders[0]) and not real.startswith(self.skipped)
+
+
+def _installed() -> list[str]:
+    """Where the interpreter and installed packages live: not the project's own code."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        found = sysconfig.get_paths().get(key)
+        if found:
+            paths.add(found)
+    return [p for p in paths if p]
+
+
+_finder: _FirstMeasured | None = None
+
+
+def _start(finder: _FirstMeasured) -> None:
+    global _early
+    _disarm()
+    if type(finder.cov).current() is not None:
+        return  # coverage.py already measures (pytest-cov started): that measurement counts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            finder.cov.start()
+        except Exception:  # a broken configuration: the gate's own start reports it
+            return
+    _early = finder.cov
+
+
+def _disarm() -> None:
+    global _finder
+    if _finder is not None:
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(_finder)
+        _finder = None
+
+
 def begin() -> None:
-    """Start coverage.py's tracer with the project's configuration (cwd), as ``coverage run``.
+    """Measure with the project's configuration (cwd), as ``coverage run`` would, from the
+    first import of a module it could measure (see above).
 
     Child-process settings are left to the gate's own measurement: this part only covers the
     time before it starts, in this process.
     """
-    global _early, _owned
+    global _owned, _finder
     _owned = True
-    if _early is not None:
+    if _early is not None or _finder is not None:
         return
     import coverage
 
@@ -48,15 +125,34 @@ def begin() -> None:
                            if c != "multiprocessing"]
             cov.set_option("run:concurrency", concurrency)
             choose_core(cov)
-            cov.start()
+            folders, packages = _named_sources(cov)
         except Exception:  # a broken configuration: the gate's own start reports it
             return
-    _early = cov
+    _finder = _FirstMeasured(cov, folders, packages)
+    sys.meta_path.insert(0, _finder)
+
+
+def _named_sources(cov: Any) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The project's folder first, then the folders coverage.py's ``source`` names; the
+    packages ``source`` and ``source_pkgs`` name."""
+    here = os.path.join(os.path.realpath(os.getcwd()), "")
+    folders, packages = [here], set()
+    for option in ("run:source", "run:source_pkgs"):
+        value = cov.get_option(option)
+        for entry in value if isinstance(value, list) else []:
+            entry = str(entry)
+            candidate = os.path.realpath(os.path.join(here, entry))
+            if option == "run:source" and os.path.isdir(candidate):
+                folders.append(os.path.join(candidate, ""))
+            else:
+                packages.add(entry.partition(".")[0])
+    return tuple(folders), frozenset(packages)
 
 
 def handover() -> Any | None:
     """Stop the early measurement; its ``CoverageData``, or ``None`` if there was none."""
     global _early
+    _disarm()
     cov, _early = _early, None
     if cov is None:
         return None
