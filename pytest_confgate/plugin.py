@@ -5,10 +5,15 @@ of the engine (pydantic, yaml, coverage) happens only once the gate is enabled.
 
 Under pytest-xdist each process has a role (``gate.roles``): the controller decides, workers
 only measure coverage. This module reads pytest's objects and hands the role plain facts.
+
+The deciding process measures until pytest's last cleanup (added before any other, so run after
+all of them, ``pytest_unconfigure`` included), and decides, reports and sets the exit status
+there: code run after the tests counts as under ``coverage run``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -204,6 +209,8 @@ class _GatePlugin:
         self.findings_out: Channel | None = None
         """Where this process's run-time findings go as they are recorded: the channel, or an
         xdist worker's own write end of its controller's (``confgate gate`` only)."""
+        self._session: pytest.Session | None = None
+        """Set once the session finished: the last cleanup decides for it."""
 
     @classmethod
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
@@ -267,6 +274,9 @@ class _GatePlugin:
     def begin(self) -> None:
         if self.channel is not None:
             self.channel.send("start")
+        # pytest runs its cleanups last in, first out, after every pytest_unconfigure: added
+        # before any conftest or other plugin adds its own, this one runs last of all.
+        self.config.add_cleanup(self._at_last)
         self.role.begin()
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -342,23 +352,31 @@ class _GatePlugin:
                               "saved streams or file descriptors) was changed", (where,))
         self._outputs = now
 
-    def _end_audit(self) -> None:
-        """The session is over: what the hook saw, plus what it cannot see (patches)."""
+    def _end_audit(self, *, last: bool, pytest_objects: bool = True) -> None:
+        """What the hook saw, plus what it cannot see (patches, plugins, the real output): at
+        the session's end, and for a deciding process again at its last cleanup, where it
+        stops listening (``last``). That second look leaves pytest's and pluggy's objects out
+        (``pytest_objects``): pytest's own cleanups undo what its configure patched there."""
         from pytest_confgate.collect.runtime_audit import RuntimeFinding, stop
         from pytest_confgate.collect.runtime_snapshot import replaced
 
         audit = self.audit
         if audit is None:
             return
-        audit.session_over = True
         audit.current_test = None
         self._check_outputs(("(session)", 0))
         if self.plugins is not None:
             self.plugins.sweep(self.config.pluginmanager)
+        watched = self.modules if pytest_objects else {
+            key: value for key, value in self.modules.items() if not _pytest_own(key[0])
+        }
+        for name in replaced(watched, sys.modules):
+            audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
+        if not last:
+            return
+        audit.session_over = True
         if self.watch is not None:
             self.watch.unhook_threads()
-        for name in replaced(self.modules, sys.modules):
-            audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not stop(audit):
             audit.record("runtime_gate_patched", "the run-time audit was switched off", ())
         out = self.findings_out
@@ -446,13 +464,36 @@ class _GatePlugin:
                               else [])
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self._end_audit()
+        """A worker hands its share back now (xdist reads it next); a deciding process keeps
+        measuring: code run later (``pytest_terminal_summary``, ``pytest_unconfigure``, a
+        ``config.add_cleanup`` callback) counts as under ``coverage run``. It decides at last."""
+        self._end_audit(last=not self.role.decides)
         if not self.role.decides:
             output = getattr(session.config, "workeroutput", None)
             self.role.hand_back(output)
             if output is not None:
                 output[_FINDINGS_KEY] = self.findings_out is not None
             return
+        self._session = session
+
+    def _at_last(self) -> None:
+        """The last thing pytest does (the first cleanup added runs last): stop measuring,
+        decide, hand over, and say the verdict after pytest's own summary line; the exit status
+        set here is the one pytest returns."""
+        from pytest_confgate.collect import cache_trust
+
+        try:
+            if self._session is not None:
+                self._finish(self._session)
+        finally:
+            self.run.stop_tracing()
+            self.run.close()
+            if self.role.decides:
+                self.run.sweep_caches()
+            cache_trust.end()
+
+    def _finish(self, session: pytest.Session) -> None:
+        self._end_audit(last=True, pytest_objects=False)
         exitstatus = int(session.exitstatus)
         self.run.stop_tracing()
         cov_plugin = session.config.pluginmanager.get_plugin("_cov")
@@ -461,18 +502,32 @@ class _GatePlugin:
         self.run.plugins.register_modules(
             sorted(plugins, key=lambda p: str(getattr(p, "__name__", "")))
         )
-        self.tests_passed = session.exitstatus == pytest.ExitCode.OK
+        self.tests_passed = exitstatus == pytest.ExitCode.OK
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         waiting = self.run.waiting_for()
         if waiting and reporter is not None and getattr(reporter, "isatty", False):
-            reporter.write_line(waiting)  # only on a terminal: a CI log needs no status line
+            with self._uncaptured():
+                reporter.write_line(waiting)  # on a terminal only: a CI log needs no status
         self._decide()
         if self.channel is not None:  # last: the files it names are written and bound to it
             self.channel.send("end", exitstatus=exitstatus, **self._handed_over())
         self._say_digest()
         supervised = self.run.supervised and self.error is None  # confgate gate decides
-        if not supervised and not self._passed() and session.exitstatus == pytest.ExitCode.OK:
+        if not supervised and not self._passed() and exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if reporter is not None:  # `-p no:terminal`: the exit status and the report say it
+            with self._uncaptured():
+                self._show(reporter)
+
+    def _uncaptured(self) -> contextlib.AbstractContextManager[None]:
+        """pytest's real output, not its capture (its own cleanup stops capturing after ours)."""
+        capture = self.config.pluginmanager.get_plugin("capturemanager")
+        if capture is None:
+            return contextlib.nullcontext()
+        disabled: contextlib.AbstractContextManager[None] = (
+            capture.global_and_fixture_disabled()
+        )
+        return disabled
 
     def _decide(self) -> None:
         from pytest_confgate.exceptions import ConfgateError, ReportError
@@ -512,14 +567,9 @@ class _GatePlugin:
 
         if os.environ.get(ENV_DIGEST) != "1":
             return
-        import contextlib
-
-        capture = self.config.pluginmanager.get_plugin("capturemanager")
-        uncaptured = (capture.global_and_fixture_disabled() if capture is not None
-                      else contextlib.nullcontext())
         try:
             line = DIGEST_LINE + report_digest(self.report_path).encode() + b"\n"
-            with uncaptured:  # the real output, not pytest's capture of it
+            with self._uncaptured():
                 os.write(1, b"\n" + line)  # on a line of its own, after any progress
         except OSError:
             return  # no report, or no output: the step finds no digest and fails closed
@@ -545,11 +595,11 @@ class _GatePlugin:
             and (self.report.decision is Decision.PASS)
         )
 
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        from pytest_confgate.report.terminal import summary_lines
+    def _show(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """The confgate block, after pytest's summary line; when the tests passed but the gate
+        did not, its last line says so."""
+        from pytest_confgate.report.terminal import summary_lines, verdict_line
 
-        if not self.role.decides:
-            return
         terminalreporter.write_sep("-", "confgate")
         if self.run.supervised and self.error is None:  # the verdict is confgate gate's
             terminalreporter.write_line("confgate: measured; confgate gate decides once every "
@@ -571,32 +621,20 @@ class _GatePlugin:
         elif self.report is not None and self.config.getoption("confgate_compare"):
             for line in _comparison(self.report, str(self.config.getoption("confgate_compare"))):
                 terminalreporter.write_line(line)
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        """Say it on the very last line when the tests passed but the gate did not."""
-        self.run.stop_tracing()
-        self.run.close()
-        from pytest_confgate.collect import cache_trust
-
-        if self.role.decides:
-            self.run.sweep_caches()
-        cache_trust.end()
-        if not self.role.decides or not self.tests_passed or self._passed():
+        if not self.tests_passed or passed:
             return
-        if self.run.supervised and self.error is None:
-            return
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is None:
-            return
-        from pytest_confgate.report.terminal import verdict_line
-
-        line = (
+        last = (
             f"confgate: ERROR: the tests passed but the gate could not decide: {self.error}"
             if self.error is not None or self.report is None
             else verdict_line(self.report)
         )
-        if line is not None:
-            reporter.write_line(line, red=True, bold=True)
+        if last is not None:
+            terminalreporter.write_line(last, red=True, bold=True)
+
+
+def _pytest_own(module: str) -> bool:
+    """A module of pytest or pluggy (whose classes pytest's own cleanups may restore)."""
+    return module.partition(".")[0] in ("_pytest", "pytest", "pluggy")
 
 
 def _start_audit(root: Path, report_path: Path | None,

@@ -653,19 +653,24 @@ def test_the_example_workflow_is_two_jobs_and_only_publish_holds_a_token() -> No
 
 
 FORGING_CONFTEST = """\
+import atexit
 import json
 import pathlib
 
 
 def pytest_unconfigure(config):
-    # After the gate wrote its report (wherever pytest was told to): keep its provenance,
-    # claim an easy pass.
+    # The gate writes its report at pytest's last cleanup: rewrite it after that (wherever
+    # pytest was told to), keep its provenance, claim an easy pass.
     path = pathlib.Path(config.getoption("confgate_report"))
-    report = json.loads(path.read_text())
-    report.update(risk_tier="T0", risk_reason="set by gate.risk_tier", decision="pass",
-                  reasons=[], conditions=[], auto_advance=True)
-    report["signoffs"].update(required=0, approvers=["mallory"])
-    path.write_text(json.dumps(report))
+
+    def forge():
+        report = json.loads(path.read_text())
+        report.update(risk_tier="T0", risk_reason="set by gate.risk_tier", decision="pass",
+                      reasons=[], conditions=[], auto_advance=True)
+        report["signoffs"].update(required=0, approvers=["mallory"])
+        path.write_text(json.dumps(report))
+
+    atexit.register(forge)
 """
 
 

@@ -112,26 +112,18 @@ def test_a_temporary_report_a_killed_run_left_behind_is_removed(project: pytest.
 
 
 def test_running_out_of_memory_anywhere_still_writes_a_report_that_says_so(
-    project: pytest.Pytester,
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A MemoryError cannot be provoked reliably on a shared CI machine: one collector of the
     # real table raises it once the tests are over, as an allocation there would.
-    # The run is in this process: the table is put back when it ends, for the tests after it.
-    project.makeconftest(
-        """
-        from pytest_confgate.gate import collectors
+    # The run is in this process: the table is put back after this test, not by a conftest's
+    # pytest_unconfigure (the gate decides after that one ran).
+    from pytest_confgate.gate import collectors
 
-        _ORIGINAL = collectors.COLLECTORS["test_pass_rate"]
+    def _exhausted(config: object, evidence: object) -> None:
+        raise MemoryError
 
-        def _exhausted(config, evidence):
-            raise MemoryError
-
-        collectors.COLLECTORS["test_pass_rate"] = _exhausted
-
-        def pytest_unconfigure(config):
-            collectors.COLLECTORS["test_pass_rate"] = _ORIGINAL
-        """
-    )
+    monkeypatch.setitem(collectors.COLLECTORS, "test_pass_rate", _exhausted)
     write_config(project, "source: [calc]\ngate: {metrics: [{type: test_pass_rate}]}\n")
 
     result = project.runpytest("--confgate", "-p", "no:cacheprovider")
