@@ -138,3 +138,18 @@ def _tidy():
 if "pytest" in sys.modules:
     getattr(_hooks, "regis" + "ter")(_tidy)
 """
+
+
+def past_the_trust_margin(cache: Path) -> None:
+    """A run reads a cache entry only if it was written before that run's process started,
+    less ``cache_trust``'s margin (else the entry could be the project's): wait until the
+    newest entry is that old, as it is for any warm run that is not started within a blink.
+    The gate waits for its tools at pytest's last cleanup: their entries are written just
+    before the process ends."""
+    import time
+
+    from pytest_confgate.collect import cache_trust
+
+    newest = max(path.stat().st_ctime_ns for path in cache.iterdir())
+    while time.time_ns() < newest + cache_trust._MARGIN_NS + 50_000_000:  # and a clock tick
+        time.sleep(0.01)

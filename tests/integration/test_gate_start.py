@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import metric, read_report, write_config
+from conftest import metric, past_the_trust_margin, read_report, write_config
 
 TOOLS = """\
 source: [calc]
@@ -83,6 +83,7 @@ def test_a_warm_run_starts_no_helper_process_and_reports_the_same_lint_and_secur
     assert project.runpytest("--confgate").ret == 0  # T0: findings are advisory
     cold = read_report(project)
     assert len(_helper(_started(processes))) == 1
+    past_the_trust_margin(project.path / ".confgate" / "cache")
 
     assert project.runpytest("--confgate").ret == 0
     warm = read_report(project)
@@ -186,7 +187,7 @@ def test_a_warm_run_names_the_bandit_command_as_the_helper_did_however_python_wa
         return metric(read_report(project), "security_score")
 
     cold = security()
-    _past_the_trust_margin(project.path / ".confgate" / "cache")
+    past_the_trust_margin(project.path / ".confgate" / "cache")
     warm = security()
 
     assert (cold["details"]["cache"], warm["details"]["cache"]) == (
@@ -195,17 +196,3 @@ def test_a_warm_run_names_the_bandit_command_as_the_helper_did_however_python_wa
     )
     assert warm["details"]["command"] == cold["details"]["command"]
 
-
-def _past_the_trust_margin(cache: Path) -> None:
-    """A run reads a cache entry only if it was written before that run's process started,
-    less ``cache_trust``'s margin (else the entry could be the project's): wait until the
-    newest entry is that old, as it is for any warm run that is not started within a blink.
-    The gate waits for its tools at pytest's last cleanup: their entries are written just
-    before the process ends."""
-    import time
-
-    from pytest_confgate.collect import cache_trust
-
-    newest = max(path.stat().st_ctime_ns for path in cache.iterdir())
-    while time.time_ns() < newest + cache_trust._MARGIN_NS + 50_000_000:  # and a clock tick
-        time.sleep(0.01)
