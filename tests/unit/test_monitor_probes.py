@@ -9,11 +9,13 @@ lines, statements, branches, partial branches and the missing arcs themselves.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import itertools
 import json
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -227,6 +229,36 @@ def test_code_objects_and_stacks_stay_the_programs(tmp_path: Path) -> None:
     assert "call" in traced
     assert "line" in traced
     assert probes.lines() == {str(source.resolve()): [1, 2, 3]}
+
+
+def test_code_objects_are_neither_kept_nor_seen_by_the_program(tmp_path: Path) -> None:
+    """A measured code object has the program's referrers only, as under ``coverage run``'s
+    C tracer, and dies with its function. typeguard's ``find_function`` walks
+    ``gc.get_referrers(code)``: a list of ours among them ran another branch under the gate."""
+    source = tmp_path / "held.py"
+    source.write_text(
+        "import gc, inspect\n"
+        "def target():\n"
+        "    return 1\n"
+        "def others():\n"
+        "    target()\n"
+        "    return [type(r).__name__ for r in gc.get_referrers(target.__code__)\n"
+        "            if not inspect.isfunction(r)]\n",
+        encoding="utf-8",
+    )
+    probes = _probes(source)
+    probes.start()
+    try:
+        module = _load(source)
+        assert module.others() == []
+        dead = weakref.ref(module.target.__code__)
+        del module
+        gc.collect()
+        assert dead() is None
+        assert _load(source).others() == []  # a new module: measured again
+    finally:
+        probes.stop()
+    assert (6, -4) in probes.arcs()[str(source.resolve())]  # others() returned, measured
 
 
 def test_a_warning_at_import_names_the_importer(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ import dis
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from sys import _getframe  # bound once: a test may delete sys._getframe
 from types import CodeType
@@ -88,8 +89,12 @@ class MonitorProbes:
         self._canonical = canonical
         self._files: dict[str, str | None] = {}
         self._codes: dict[int, _Code | None] = {}
-        self._alive: list[CodeType] = []
-        """Measured code objects, kept so their ``id`` stays theirs."""
+        self._refs: dict[int, weakref.ref[CodeType]] = {}
+        """Each code object seen, weakly: its entry in ``_codes`` goes when it dies, before its
+        ``id`` can be reused. Held strongly (as coverage.py's ``sysmon`` core does), every code
+        object would stay alive and be one more referrer in ``gc.get_referrers`` -- which the
+        C tracer of ``coverage run`` (3.12, 3.13) never is: typeguard's ``find_function`` took
+        another branch under the gate."""
         self._multilines: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
 
@@ -137,8 +142,10 @@ class MonitorProbes:
             return
         mon = MON
         mon.set_events(tool, 0)
-        for code in self._alive:
-            mon.set_local_events(tool, code, 0)
+        for ref in list(self._refs.values()):
+            code = ref()
+            if code is not None:
+                mon.set_local_events(tool, code, 0)
         mon.free_tool_id(tool)
 
     def between_tests(self) -> None:
@@ -174,7 +181,7 @@ class MonitorProbes:
                 self.unprobed[path] = "an `async for` (imported outside the measured source)"
             if path is None or path in self.unprobed:
                 self._codes[id(code)] = None
-                self._alive.append(code)
+                self._keep(code)
                 return DISABLE
             events = mon.events
             wanted = events.LINE
@@ -189,9 +196,20 @@ class MonitorProbes:
             else:
                 self.hits.setdefault(path, set())
                 self._codes[id(code)] = None
-            self._alive.append(code)
+            self._keep(code)
             mon.set_local_events(self.tool_id, code, wanted)
         return DISABLE
+
+    def _keep(self, code: CodeType) -> None:
+        key = id(code)
+        codes, refs = self._codes, self._refs
+
+        # Called as the code object dies, before its memory (and so its id) is reused.
+        def forget(_ref: object) -> None:
+            codes.pop(key, None)
+            refs.pop(key, None)
+
+        refs[key] = weakref.ref(code, forget)
 
     def _measured(self, code: CodeType) -> str | None:
         filename = code.co_filename
