@@ -78,8 +78,8 @@ class VerifiedObjects:
             end = out.find(b"\n", at)
             header = out[at:end].decode(errors="replace").split()
             if len(header) != 3 or header[0] != name or not header[2].isdigit():
-                raise EvidenceError(f"git object {name} is missing from the repository at "
-                                    f"{self.cwd}: it was there before the run")
+                raise EvidenceError(f"git object {name} is not in the repository at "
+                                    f"{self.cwd}: fetch it, or it was removed during the run")
             kind, size = header[1], int(header[2])
             data = out[end + 1:end + 1 + size]
             at = end + 1 + size + 1

@@ -170,7 +170,7 @@ def test_the_gate_reads_the_base_through_git_once(tmp_path: Path) -> None:
     assert [(f.rule, f.file, f.line) for f in report.findings] == [("skip_added", _PATH, 4)]
     assert analysis.report() is report
     broken = ChangeAnalysis(tmp_path, ChangeSet("main", "0" * 40, changes.files))
-    with pytest.raises(EvidenceError, match="git ls-tree failed"):
+    with pytest.raises(EvidenceError, match="is not in the repository"):
         broken.report()
     with pytest.raises(EvidenceError, match="cannot tell"):
         ChangeAnalysis(tmp_path, None, "cannot tell what changed").report()
