@@ -107,11 +107,12 @@ def _coverage_py(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[
     return _json(cov, path, tmp_path)
 
 
-def _probes(path: Path, branch: bool = True) -> Any:
+def _probes(path: Path, branch: bool = True, keep_alive: bool = False) -> Any:
     from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
 
     wanted = str(path.resolve())
-    return MonitorProbes(lambda filename, module: filename == wanted, branch=branch)
+    return MonitorProbes(lambda filename, module: filename == wanted, branch=branch,
+                         keep_alive=keep_alive)
 
 
 def _monitored(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[str, Any]:
@@ -259,6 +260,41 @@ def test_code_objects_are_neither_kept_nor_seen_by_the_program(tmp_path: Path) -
     finally:
         probes.stop()
     assert (6, -4) in probes.arcs()[str(source.resolve())]  # others() returned, measured
+
+
+def test_where_coverage_run_keeps_code_objects_alive_the_gate_does_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """coverage.py's ``sysmon`` core (``coverage run``'s default from 3.14) keeps every code
+    object it sees in a list: a program counting referrers sees one more there, and the gate
+    holds them the same way where ``coverage run`` would, so the program takes the same path."""
+    import coverage
+    import coverage.env
+
+    from pytest_confgate.collect.coverage.tracer import reference_uses_sysmon
+
+    source = tmp_path / "held.py"
+    source.write_text(
+        "import gc\ndef target():\n    return 1\n"
+        "def others():\n    target()\n"
+        "    return sorted({type(r).__name__ for r in gc.get_referrers(target.__code__)})\n",
+        encoding="utf-8",
+    )
+    probes = _probes(source, keep_alive=True)
+    probes.start()
+    try:
+        assert "list" in _load(source).others()
+    finally:
+        probes.stop()
+    cov = coverage.Coverage(data_file=None, config_file=False)
+    monkeypatch.setenv("COVERAGE_CORE", "sysmon")
+    assert reference_uses_sysmon(cov)
+    monkeypatch.setenv("COVERAGE_CORE", "ctrace")
+    assert not reference_uses_sysmon(cov)
+    monkeypatch.delenv("COVERAGE_CORE")
+    assert reference_uses_sysmon(cov) == bool(getattr(coverage.env, "SYSMON_DEFAULT", False))
+    cov.set_option("run:dynamic_context", "test_function")
+    assert not reference_uses_sysmon(cov)
 
 
 def test_a_warning_at_import_names_the_importer(tmp_path: Path) -> None:

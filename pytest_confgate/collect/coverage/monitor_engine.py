@@ -23,6 +23,7 @@ from pytest_confgate.collect.coverage.tracer import (
     FileMapper,
     finish,
     mapped,
+    reference_uses_sysmon,
     tracer_for,
 )
 
@@ -73,7 +74,8 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return selection.wants(filename, module) and canonical_filename(filename) not in leave
 
-        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
+        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename,
+                               keep_alive=reference_uses_sysmon(cov))
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
@@ -91,7 +93,8 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return canonical_filename(filename) in wanted
 
-        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename)
+        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename,
+                               keep_alive=reference_uses_sysmon(cov))
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, None, tracer, traced)
 

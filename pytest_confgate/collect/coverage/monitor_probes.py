@@ -75,9 +75,14 @@ class MonitorProbes:
     """Records executed lines (and arcs with ``branch``) of the files ``wants`` names."""
 
     def __init__(
-        self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath
+        self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath,
+        keep_alive: bool = False,
     ) -> None:
         self.branch = branch
+        self._alive: list[CodeType] | None = [] if keep_alive else None
+        """``keep_alive``: every code object seen, held as coverage.py's ``sysmon`` core holds
+        it, where ``coverage run`` uses that core (3.14): a program that counts the referrers
+        of its code objects then sees what it sees under ``coverage run``."""
         self.hits: dict[str, set[int]] = {}
         """Executed lines per canonical file (line coverage)."""
         self.arc_hits: dict[str, set[tuple[int, int]]] = {}
@@ -210,6 +215,8 @@ class MonitorProbes:
             refs.pop(key, None)
 
         refs[key] = weakref.ref(code, forget)
+        if self._alive is not None:
+            self._alive.append(code)
 
     def _measured(self, code: CodeType) -> str | None:
         filename = code.co_filename

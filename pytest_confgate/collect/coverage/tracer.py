@@ -9,6 +9,7 @@ helpers are what every engine does with coverage.py's data at the end.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -44,6 +45,27 @@ def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> No
         cov.set_option("run:core", "sysmon")
     except Exception:  # a coverage.py without the option keeps its default core
         return
+
+
+def reference_uses_sysmon(cov: Any) -> bool:
+    """Whether ``coverage run`` with these settings would measure with coverage.py's
+    ``sysmon`` core (its default from 3.14; ``COVERAGE_CORE`` chooses too), which keeps every
+    code object it sees alive."""
+    import coverage.env
+
+    chosen = os.environ.get("COVERAGE_CORE", "").strip()
+    if chosen:
+        return chosen == "sysmon"
+    if not getattr(coverage.env, "SYSMON_DEFAULT", False):
+        return False
+    try:
+        if cov.get_option("run:timid"):
+            return False
+        if cov.get_option("run:dynamic_context") not in (None, "", "none"):
+            return False
+        return not set(cov.get_option("run:concurrency") or ()) & _NO_SYSMON_CONCURRENCY
+    except Exception:  # a coverage.py without these options: its default
+        return True
 
 
 def tracer_for(
