@@ -9,13 +9,12 @@ lines, statements, branches, partial branches and the missing arcs themselves.
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import itertools
 import json
+import subprocess
 import sys
 import warnings
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -235,9 +234,10 @@ def test_code_objects_and_stacks_stay_the_programs(tmp_path: Path) -> None:
 def test_code_objects_are_neither_kept_nor_seen_by_the_program(tmp_path: Path) -> None:
     """A measured code object has the program's referrers only, as under ``coverage run``'s
     C tracer, and dies with its function. typeguard's ``find_function`` walks
-    ``gc.get_referrers(code)``: a list of ours among them ran another branch under the gate."""
-    source = tmp_path / "held.py"
-    source.write_text(
+    ``gc.get_referrers(code)``: a list of ours among them ran another branch under the gate.
+    In a process of its own: a measurement this suite runs under (the self-gate on 3.14, which
+    holds code objects as coverage.py's sysmon core does) would be a referrer too."""
+    (tmp_path / "held.py").write_text(
         "import gc, inspect\n"
         "def target():\n"
         "    return 1\n"
@@ -247,19 +247,44 @@ def test_code_objects_are_neither_kept_nor_seen_by_the_program(tmp_path: Path) -
         "            if not inspect.isfunction(r)]\n",
         encoding="utf-8",
     )
-    probes = _probes(source)
-    probes.start()
-    try:
-        module = _load(source)
-        assert module.others() == []
-        dead = weakref.ref(module.target.__code__)
-        del module
-        gc.collect()
-        assert dead() is None
-        assert _load(source).others() == []  # a new module: measured again
-    finally:
-        probes.stop()
-    assert (6, -4) in probes.arcs()[str(source.resolve())]  # others() returned, measured
+    (tmp_path / "check.py").write_text(HELD_CHECK, encoding="utf-8")
+    done = subprocess.run([sys.executable, "check.py"], cwd=tmp_path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen, alive_after_del, seen_again, measured = json.loads(done.stdout.splitlines()[-1])
+    assert (seen, alive_after_del, seen_again) == ([], False, [])
+    assert measured  # others() returned, measured
+
+
+HELD_CHECK = """\
+import gc, importlib.util, json, sys, weakref
+from pathlib import Path
+from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
+
+source = Path("held.py").resolve()
+
+
+def load(n):
+    spec = importlib.util.spec_from_file_location(f"held_{n}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+probes = MonitorProbes(lambda filename, module: filename == str(source), branch=True)
+probes.start()
+try:
+    module = load(1)
+    seen = module.others()
+    dead = weakref.ref(module.target.__code__)
+    del module
+    gc.collect()
+    alive = dead() is not None
+    seen_again = load(2).others()
+finally:
+    probes.stop()
+print(json.dumps([seen, alive, seen_again, (6, -4) in probes.arcs()[str(source)]]))
+"""
 
 
 def test_where_coverage_run_keeps_code_objects_alive_the_gate_does_too(
