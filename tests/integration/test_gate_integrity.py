@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from conftest import git, read_report, write_config
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 BASE_RULES = "gate:\n  risk_rules:\n    - {paths: ['calc/**'], tier: T3}\n"
 PYPROJECT = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
 

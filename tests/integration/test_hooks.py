@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import metric, read_report
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
 HEADER = "from pytest_confgate import Condition, EvalMetric, hookimpl\n\n"
