@@ -125,22 +125,11 @@ def snapshot_tree(root: Path) -> str | None:
 
     Taken before a test or conftest runs, it is what the analyses after the run read, so code
     of the change that rewrites files during the run (and puts them back, or not) cannot choose
-    what they see; taken again after the run, it shows what the run rewrote."""
+    what they see."""
     try:
         return _snapshot(_top_level(root))
     except EvidenceError:
         return None
-
-
-def rewritten_between(root: Path, before: str, after: str) -> list[Path]:
-    """Files of ROOT's repository that tree ``before`` holds and ``after`` changed or lacks
-    (absolute paths; files only ``after`` has are not listed)."""
-    from pytest_confgate.collect.git_objects import VerifiedObjects
-
-    top = _top_level(root)
-    store = VerifiedObjects(top)  # ``before`` was named before the run; its objects are checked
-    earlier, later = store.files(before), store.files(after)
-    return [top / path for path, entry in sorted(earlier.items()) if later.get(path) != entry]
 
 
 def _snapshot(top: Path) -> str | None:

@@ -105,12 +105,11 @@ def supervise(
         child.stop()
         raise
     from pytest_confgate.collect import cache_trust
-    from pytest_confgate.collect.changes import snapshot_tree
 
     # Entries changed once this process started are read only if it (or its helper) wrote them.
     cache_trust.begin()
     try:
-        before = _before_the_run(run, root, snapshot_tree)
+        before = _measured_code(run)
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
         stream, status = child.follow(output, then=lambda: _beside_the_tests(run))
         stream.problems.extend(_rewritten_sources(run, root, before))
@@ -122,41 +121,36 @@ def supervise(
         cache_trust.end()
 
 
-def _before_the_run(run: GateRun, root: Path,
-                    snapshot: Callable[[Path], str | None]) -> str | None:
-    """The working tree as a git tree before any code of the change runs: the snapshot the
-    change was read with, else one taken now."""
-    changes = run.change.changes
-    if changes is not None and changes.head_tree is not None and changes.root_prefix == "":
-        return changes.head_tree
-    return snapshot(root)
+def _measured_code(run: GateRun) -> dict[Path, str | None]:
+    """Each ``.py`` file under the sources, by the sha256 of its bytes (None: unreadable).
+
+    Read by this process, before the go and again after the run: no git command runs in
+    between that the run could have reconfigured (a clean filter or an fsmonitor program in
+    ``.git/config`` runs inside ``git add`` and could show git the old bytes)."""
+    import hashlib
+
+    found: dict[Path, str | None] = {}
+    for source in run.sources:
+        source = source.resolve()
+        files = [source] if source.is_file() else source.rglob("*.py")
+        for path in files:
+            if path.suffix != ".py" or path.is_symlink():
+                continue
+            try:
+                found[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+            except OSError:
+                found[path] = None
+    return found
 
 
-def _rewritten_sources(run: GateRun, root: Path, before: str | None) -> list[str]:
+def _rewritten_sources(run: GateRun, root: Path, before: dict[Path, str | None]) -> list[str]:
     """The measured code the run rewrote or removed: coverage.py's analysis (statements,
     branches) and the tools' findings are read from those files after the run, so code of the
     change that empties an untested module at exit would make it look covered. Files the run
     only added count as coverage.py would count them."""
-    from pytest_confgate.collect.changes import rewritten_between, snapshot_tree
-    from pytest_confgate.exceptions import EvidenceError
-
-    if before is None:
-        return []
-    after = snapshot_tree(root)
-    if after is None:
-        return ["the working tree could not be read again after the run, so nothing says the "
-                "measured code is what the run started with"]
-    if after == before:
-        return []
-    try:
-        rewritten = rewritten_between(root, before, after)
-    except EvidenceError as exc:
-        return [str(exc)]
-    sources = [source.resolve() for source in run.sources]
-    measured = sorted(
-        str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
-        for path in rewritten
-        if path.suffix == ".py" and any(path == s or path.is_relative_to(s) for s in sources))
+    after = _measured_code(run)
+    measured = sorted(str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+                      for path, digest in before.items() if after.get(path) != digest)
     if not measured:
         return []
     shown = ", ".join(measured[:5]) + (f" and {len(measured) - 5} more" if len(measured) > 5
