@@ -118,21 +118,14 @@ def _tree_of(top: Path, commit: str) -> str | None:
     return found.stdout.strip() or None if found.returncode == 0 else None
 
 
-def snapshot_tree(root: Path) -> str | None:
-    """The working tree of ROOT's repository as a git tree object (tracked and untracked
-    files, ignored ones left out), written through a private copy of the index: the real index
-    and the files stay untouched. None outside a repository or when git cannot write it.
+def _snapshot(top: Path) -> str | None:
+    """The working tree of TOP as a git tree object (tracked and untracked files, ignored ones
+    left out), written through a private copy of the index: the real index and the files stay
+    untouched. None when git cannot write it.
 
     Taken before a test or conftest runs, it is what the analyses after the run read, so code
     of the change that rewrites files during the run (and puts them back, or not) cannot choose
     what they see."""
-    try:
-        return _snapshot(_top_level(root))
-    except EvidenceError:
-        return None
-
-
-def _snapshot(top: Path) -> str | None:
     found = _git(top, "rev-parse", "--absolute-git-dir")
     if found.returncode != 0:
         return None

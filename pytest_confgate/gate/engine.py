@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.provenance import collect_provenance
 from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import (
@@ -184,9 +185,15 @@ class GateRun:
     def analyse_change_beside(self) -> None:
         """Start the tamper analysis of the change in a thread of its own: it reads git and
         the snapshot the change was read with, never the files the run may rewrite, so it
-        need not wait for the tests (what needs it after the run takes it, or waits for it)."""
+        need not wait for the tests (what needs it after the run takes it, or waits for it).
+
+        Not where two threads' parses can break each other (``syntax_tree``): coverage.py
+        parses in the main thread after the run, without our lock; the analysis then runs
+        when it is first needed."""
         analysis = self._analysis
         if analysis is None or analysis.changes is None or analysis.changes.head_tree is None:
+            return
+        if syntax_tree.PARSES_SHARE_STATE:
             return
         import threading
 

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.rank.models import CodeMetrics
 
 DUPLICATE_WINDOW = 6
@@ -47,7 +48,7 @@ class FunctionMetric:
 def function_metrics(source: str, path: str) -> list[FunctionMetric]:
     """Every function and method in ``source``; a file that does not parse has none."""
     try:
-        tree = ast.parse(source, filename=path)
+        tree = syntax_tree.parse(source, filename=path)
     except (SyntaxError, ValueError):
         return []
     found: list[FunctionMetric] = []

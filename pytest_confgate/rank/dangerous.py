@@ -26,6 +26,7 @@ import ast
 import re
 from collections.abc import Iterator, Mapping
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.rank.models import Issue, new_issues
 
 _SHELL_ALWAYS = frozenset({
@@ -62,7 +63,7 @@ _SHOWN = 80
 def operations(source: str, path: str) -> list[Issue]:
     """Every dangerous operation in one file's source (a file that does not parse has none)."""
     try:
-        tree = ast.parse(source)
+        tree = syntax_tree.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return []
     names = _import_names(tree)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 
+from pytest_confgate import syntax_tree
+
 _ALLOWED_CALLS = ("pytest.mark.", "pytest.fixture", "pytest.param", "mark.", "fixture")
 _LIMIT = 2_000_000
 
@@ -30,7 +32,7 @@ def inert(text: str) -> bool:
     if len(text) > _LIMIT:
         return False
     try:
-        tree = ast.parse(text)
+        tree = syntax_tree.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return False
     return all(_statement(node) for node in tree.body)

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.lint import collect_lint_score
 from pytest_confgate.collect.security import collect_security_score
 from pytest_confgate.collect.tamper import (
@@ -102,7 +103,7 @@ def _uncovered_hidden(report: TamperReport, tree: Path, sources: Sequence[str] |
         if not _measured(path, sources):
             continue
         try:
-            module = ast.parse((tree / path).read_bytes())
+            module = syntax_tree.parse((tree / path).read_bytes())
         except (OSError, SyntaxError, ValueError):
             continue
         statements = [n for n in ast.walk(module) if isinstance(n, ast.stmt)]

@@ -93,7 +93,7 @@ def test_no_stage_imports_the_front_doors_or_the_overlays(folder: str) -> None:
 
 def test_the_package_root_stays_small_and_shows_the_stages() -> None:
     modules = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
-    assert len(modules) <= 12, sorted(modules)
+    assert len(modules) <= 13, sorted(modules)
     assert {"gate", "config", "github"} <= {p.name for p in PACKAGE.iterdir() if p.is_dir()}
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Protocol
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.coverage.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.coverage.probe_code import Deinstrumenter, ProbeCache
 from pytest_confgate.collect.coverage.probe_import import PROBE, ProbeFinder
@@ -178,7 +179,7 @@ class LineProbes:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                branches.plan(ast.parse(source, filename=path), source, path)
+                branches.plan(syntax_tree.parse(source, filename=path), source, path)
         except SyntaxError:
             raise
         except Exception as exc:  # as ``compile`` says it
@@ -206,7 +207,7 @@ class LineProbes:
             # only because the gate compiled the module again.
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(source, filename=path)
+                tree = syntax_tree.parse(source, filename=path)
                 if rewrite is not None:
                     rewrite(tree)
                 if probed:

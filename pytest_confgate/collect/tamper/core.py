@@ -10,6 +10,7 @@ import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.tamper.comments import WATCHED, Suppression, added_suppressions
 from pytest_confgate.collect.tamper.compare import (
     RULES,
@@ -123,7 +124,7 @@ def _read_side(
         if text is None:
             continue
         try:
-            parsed[path] = (ast.parse(text), text.split("\n"))
+            parsed[path] = (syntax_tree.parse(text), text.split("\n"))
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             unreadable.append(path)
     helpers = {}

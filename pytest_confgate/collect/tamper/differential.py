@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.tamper.compare import TamperFinding
 from pytest_confgate.collect.tamper.replay import BEHAVIOUR_CHANGE, checks_of, failure_line
 from pytest_confgate.collect.tamper.shapes import FileVersions
@@ -266,7 +267,7 @@ def _imported(text: str, strict: bool = False) -> set[str]:
     """Every dotted name ``text`` imports (``from pkg import sub``: ``pkg`` and ``pkg.sub``);
     unparsable text imports nothing, or raises when ``strict``."""
     try:
-        tree = ast.parse(text)
+        tree = syntax_tree.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         if strict:
             raise

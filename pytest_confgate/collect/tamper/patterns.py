@@ -37,6 +37,7 @@ import difflib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.tamper.compare import TamperFinding
 from pytest_confgate.collect.tamper.harness import (
     GATE_ESCAPE,
@@ -166,7 +167,7 @@ def _parse(version: FileVersions) -> _File | None:
     if version.skipped or version.head is None or not version.path.endswith(".py"):
         return None
     try:
-        tree = ast.parse(version.head)
+        tree = syntax_tree.parse(version.head)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # find_tampering names it as unreadable
     changed = changed_lines(version.base, version.head)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate import syntax_tree
 from pytest_confgate.collect.tamper.compare import TamperFinding
 from pytest_confgate.collect.tamper.shapes import FileVersions, Rerun
 from pytest_confgate.collect.tamper.syntax import Names, short, terminal_name
@@ -121,7 +122,7 @@ def _text_for(rerun: Rerun, group: Sequence[Rerun], versions: Mapping[str, FileV
 def unmarked(source: str, qualnames: Sequence[str]) -> str:
     """``source`` with the ``skip``/``xfail`` decorators of those tests blanked out (line
     numbers stay, so a failure points at the head's own lines)."""
-    tree = ast.parse(source)
+    tree = syntax_tree.parse(source)
     names = Names.of_module(tree)
     lines = source.split("\n")
     for qualname in qualnames:
@@ -241,7 +242,7 @@ def checks_of(source: str | None, qualname: str) -> str | None:
     if source is None:
         return None
     try:
-        function = _function(ast.parse(source), qualname)
+        function = _function(syntax_tree.parse(source), qualname)
     except (SyntaxError, ValueError, RecursionError):
         return None
     if function is None:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_confgate import syntax_tree
+
 SKIP_MARKS = {
     "pytest.mark.skip": "skip mark",
     "pytest.mark.skipif": "skipif mark",
@@ -247,7 +249,7 @@ def no_wider_mark(old_text: str, new_text: str) -> bool:
 
 def _mark_call(text: str) -> ast.Call | None:
     try:
-        node = ast.parse(text.strip().removeprefix("@").strip(), mode="eval").body
+        node = syntax_tree.parse(text.strip().removeprefix("@").strip(), mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     return node if isinstance(node, ast.Call) else None
@@ -276,7 +278,7 @@ def literal_data(text: str) -> bool:
     at most a docstring and ``from __future__`` imports besides. An expected-values table a
     test imports looks like this; a module that defines or calls anything does not."""
     try:
-        tree = ast.parse(text)
+        tree = syntax_tree.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     assigned = False
