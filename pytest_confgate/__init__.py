@@ -2,6 +2,10 @@
 
 The public API is ``__all__``. Names are imported lazily (PEP 562) so that pytest loading
 the plugin without ``--confgate`` imports nothing heavy.
+
+PYTEST_DONT_REWRITE: ``confgate gate``'s test process and ``python -m pytest_confgate`` import
+this package before pytest starts; pytest would otherwise warn that it cannot rewrite a
+plugin it found already imported, an error where a project turns warnings into errors.
 """
 
 from __future__ import annotations

@@ -135,6 +135,29 @@ def test_the_supervisor_and_pytest_confgate_agree_on_an_honest_change(
     assert not list(repo.path.joinpath(".confgate").glob("supervised/*"))
 
 
+@pytest.mark.parametrize(
+    "front", [("-m", "pytest_confgate.cli", "gate", "--"), ("-m", "pytest_confgate", "--confgate")],
+    ids=["confgate gate", "python -m pytest_confgate"],
+)
+def test_a_project_that_turns_warnings_into_errors_runs_as_with_pytest(
+    repo: pytest.Pytester, front: tuple[str, ...]
+) -> None:
+    """Installed from a wheel, pytest marks the plugin's package for assertion rewriting; the
+    test process imports it before pytest starts, and pytest warned "Module already imported
+    so cannot be rewritten": with ``-W error`` (or ``filterwarnings = error``, as click and
+    attrs set) no test ran. On this checkout, ``PYTHONPATH`` shows pytest the package as a
+    wheel's file list does."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, *front, "-W", "error", "-p", "no:cacheprovider"],
+                          cwd=repo.path, env=env, capture_output=True, text=True, check=False,
+                          timeout=240)
+    assert "already imported" not in done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = load_report(repo.path / "confgate-report.json")
+    assert report.decision.value == "pass"
+    assert report.tests.passed > 0
+
+
 def test_a_run_that_never_starts_the_gate_plugin_is_a_fail(repo: pytest.Pytester) -> None:
     """``-p no:confgate`` in the change's addopts: no channel, no outcomes, no pass."""
     repo.path.joinpath("pytest.ini").write_text(
