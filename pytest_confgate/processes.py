@@ -13,6 +13,7 @@ crashes the run.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -169,6 +170,17 @@ def exchange(
     capped while it arrives and no reader thread outlives a killed program. ``deadline`` is a
     ``time.perf_counter()`` value; only the last ``stderr_keep`` bytes of stderr are kept.
     """
+    try:
+        return _exchange(proc, deadline, max_stdout, data, stderr_keep)
+    finally:  # at end of file, on a kill or an error: no pipe is left for the collector
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+def _exchange(proc: subprocess.Popen[bytes], deadline: float, max_stdout: int, data: bytes,
+              stderr_keep: int) -> tuple[bytearray, bytearray]:
     out, err = bytearray(), bytearray()
     pending = memoryview(data)
     with selectors.DefaultSelector() as selector:

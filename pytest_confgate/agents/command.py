@@ -62,10 +62,6 @@ class CommandAgent:
         except BaseException:
             subreaper.stop(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
             raise
-        finally:
-            for stream in (proc.stdin, proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
         latency_s = time.perf_counter() - started
         if proc.returncode != 0:
             kind = "killed_by_signal" if proc.returncode < 0 else "exit_status"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import textwrap
+import warnings
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,21 @@ def test_past_the_cap_the_whole_process_group_is_killed(tmp_path: Path) -> None:
         run_tool(argv, cwd=tmp_path, timeout_s=120, max_output_bytes=MIB)
 
     assert process_gone(int(pidfile.read_text()))
+
+
+@pytest.mark.parametrize("cap", [MIB, 16], ids=["finished", "past the cap"])
+def test_no_pipe_is_left_for_the_garbage_collector(tmp_path: Path, cap: int) -> None:
+    """An unclosed pipe warns (ResourceWarning) when it is collected, maybe during a user's
+    test: where the project turns warnings into errors, pytest reports it against that test."""
+    argv = script(tmp_path, "import sys\nsys.stdout.write('z' * 64)\nsys.stderr.write('e')\n")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        try:
+            run_tool(argv, cwd=tmp_path, timeout_s=120, max_output_bytes=cap)
+        except ToolOutputTooLarge:
+            assert cap == 16
+        gc.collect()
+    assert [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)] == []
 
 
 def test_output_up_to_the_cap_is_read_whole(tmp_path: Path) -> None:
