@@ -14,6 +14,14 @@ import pgcluster
 import pytest
 from fakes.github_server import FakeGitHubServer
 from fakes.llm_servers import FakeAnthropicServer, FakeOpenAIServer
+from hypothesis import HealthCheck, settings
+
+# CI shares two cores with other jobs: how fast examples are drawn says nothing about our code,
+# and hypothesis's speed checks failed a test on a loaded machine. Tests that set their own
+# suppress_health_check list it too.
+settings.register_profile("shared-machine", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("shared-machine")
 
 RUNNER_VARIABLES = (
     "GITHUB_ACTIONS", "GITHUB_BASE_REF", "GITHUB_EVENT_PATH", "GITHUB_REPOSITORY",

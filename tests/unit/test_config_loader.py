@@ -918,7 +918,8 @@ YAML_SOUP = st.lists(
 TOML_SOUP = st.lists(
     st.sampled_from(WHITESPACE + TOML_WORDS) | st.text(CHARACTERS, max_size=7), max_size=40
 ).map("".join)
-NO_FIXTURE_RESET = [HealthCheck.function_scoped_fixture]  # each example rewrites the one file
+# each example rewrites the one file; drawing examples is slow on a loaded machine
+NO_FIXTURE_RESET = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
 
 def assert_loads_or_reports_lines(rootdir: Path, file: Path, explicit: str | None) -> None:

@@ -487,7 +487,7 @@ def test_an_answer_without_this_calls_canary_is_an_error(
     max_examples=25,
     deadline=None,
     # The judge's files are rewritten for every example; nothing carries over between them.
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     st.lists(

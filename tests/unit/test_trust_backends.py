@@ -78,7 +78,7 @@ def database(postgres_cluster: pgcluster.Cluster) -> str:
 
 
 @settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(events=events_strategy, config=configs, data=st.data())
 def test_both_stores_give_the_formulas_numbers_for_the_same_events(
     postgres_cluster: pgcluster.Cluster, database: str,

@@ -283,7 +283,8 @@ events_strategy = st.lists(
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(events=events_strategy, mode=st.sampled_from(["formula", "bayesian"]))
 def test_the_stores_sql_gives_the_pure_formulas_numbers(
