@@ -18,6 +18,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,17 @@ child that saw ``PYTEST_XDIST_WORKER`` would take itself for an xdist worker."""
 
 STDERR_KEEP_BYTES = 64 * 1024
 """How much of the end of stderr is kept: where tools put the actual error."""
+
+
+def installed_module(module: str, *args: str) -> list[str]:
+    """``python -I -m MODULE ARGS``: our own code or a tool of ours (bandit), as installed.
+
+    ``python -m`` puts the working directory first on ``sys.path``, and the working directory
+    is the change under judgement: a folder named ``pytest_confgate`` or ``bandit`` in it would
+    run instead of ours. ``-I`` leaves it (and ``PYTHONPATH``, the user's site) out. Only for
+    processes that run none of the project's code; the tests' own process runs as pytest would.
+    """
+    return [os.path.normpath(sys.executable), "-I", "-m", module, *args]
 
 
 class ToolMissing(EvidenceError):

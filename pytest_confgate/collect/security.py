@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,12 @@ from pytest_confgate.collect.tool_cache import (
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import SEVERITY_ORDER, EvalMetric, Finding, MetricStatus
-from pytest_confgate.processes import DEFAULT_MAX_OUTPUT_BYTES, ToolMissing, run_tool
+from pytest_confgate.processes import (
+    DEFAULT_MAX_OUTPUT_BYTES,
+    ToolMissing,
+    installed_module,
+    run_tool,
+)
 
 FORMAT_ARGS = ("-f", "json", "-q")
 _MAX_NAMED_ERRORS = 5
@@ -72,7 +76,7 @@ def default_bandit_command() -> list[str] | None:
     keeps them, the helper process it starts does not, and the report names one command.
     """
     if importlib.util.find_spec("bandit") is not None:
-        return [os.path.normpath(sys.executable), "-m", "bandit"]
+        return installed_module("bandit")
     found = shutil.which("bandit")
     return [found] if found else None
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_confgate.collect import cache_trust
 from pytest_confgate.models import ChangeSet, EvalMetric, MetricStatus
-from pytest_confgate.processes import kill_process_group, tail
+from pytest_confgate.processes import installed_module, kill_process_group, tail
 
 if TYPE_CHECKING:  # the tamper analysis is imported where a change is analysed, not before
     from pydantic import TypeAdapter
@@ -97,7 +97,7 @@ class BackgroundTools:
         self._started_at = time.monotonic()
         try:
             self._proc = subprocess.Popen(  # an argv list, never a shell
-                [sys.executable, "-m", "pytest_confgate.gate.background"],
+                installed_module("pytest_confgate.gate.background"),
                 cwd=self._root,
                 env=env,
                 stdin=subprocess.PIPE,

@@ -52,7 +52,7 @@ def rank_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[
     refs = candidates(environ)
     if not refs:
         raise ValueError("the candidates input names no git ref: give one ref per line")
-    argv = [python, "-m", "pytest_confgate.cli", "rank", "--format", "json", "-o", RANKING,
+    argv = [python, "-I", "-m", "pytest_confgate.cli", "rank", "--format", "json", "-o", RANKING,
             f"--markdown={RANKING_MD}"]
     for option, name in (("--baseline", ENV_BASELINE), ("--config", ENV_CONFIG)):
         value = environ.get(name, "").strip()

@@ -74,7 +74,7 @@ def gate_argv(environ: Mapping[str, str], python: str = sys.executable) -> list[
     ``$(...)`` in it is just an argument pytest will reject.
     """
     args = shlex.split(environ.get(ENV_PYTEST_ARGS, ""))
-    argv = [python, "-m", "pytest_confgate.cli", "gate", "--report", REPORT]
+    argv = [python, "-I", "-m", "pytest_confgate.cli", "gate", "--report", REPORT]
     config = environ.get(ENV_CONFIG, "").strip()
     if config:
         argv += ["--config", config]

@@ -257,7 +257,7 @@ def test_action_definition() -> None:
             continue  # the caches: test_only_the_default_branch_saves_the_caches
         assert "${{" not in step["run"], f"an expression inside run: of {step['name']!r}"
         assert step["shell"] == "bash"
-    assert steps[0]["run"].strip() == 'python -m pip install "$GITHUB_ACTION_PATH"'
+    assert steps[0]["run"].strip() == 'python -I -m pip install "$GITHUB_ACTION_PATH"'
     gate = next(s for s in steps if "action_run" in s.get("run", ""))
     assert "GITHUB_TOKEN" not in gate.get("env", {}), "the change's tests must not get a token"
     ranking = next(s for s in steps if "action_rank rank" in s.get("run", ""))

@@ -211,3 +211,42 @@ def test_a_forgery_in_the_test_process_is_never_published_as_pass(
     assert final.decision.value == "fail"
     broken = name not in ("exit-mid-run", "fake-end-on-the-channel")  # stopped before it ran
     assert final.tests.failed + final.tests.errors >= broken
+
+
+# A package of the change named like the gate's own: every process that imports it from the
+# checkout writes its command line down, then hands over to the installed package.
+SHADOW = '''\
+import importlib
+import os
+import sys
+
+_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(_root, "imported-from-the-checkout.txt"), "a") as _f:
+    _f.write(" ".join(sys.orig_argv) + "\\n")
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _root]
+del sys.modules[__name__]
+sys.modules[__name__] = importlib.import_module(__name__)
+'''
+
+
+def test_the_gate_s_own_processes_never_run_a_copy_of_it_from_the_checkout(
+    repo: pytest.Pytester, tmp_path: Path, github_server: FakeGitHubServer
+) -> None:
+    """``python -m`` puts the working directory first on ``sys.path``: a ``pytest_confgate``
+    folder in the change was the gate step itself (and its ruff and bandit helper), free to
+    print any verdict. Only the test process, whose code is the change's anyway, may see it."""
+    repo.path.joinpath("pytest_confgate").mkdir()
+    repo.path.joinpath("pytest_confgate", "__init__.py").write_text(SHADOW, encoding="utf-8")
+    repo.path.joinpath("tests", "test_more.py").write_text(FAILING, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a failing test and a package named like the gate")
+    serve_pull_request(github_server, repo.path)
+    runner = Runner(repo.path, tmp_path, github_server)
+
+    gate = runner.run({"mode": "gate", "pytest-args": "-q -p no:cacheprovider"})
+
+    assert gate.status == 1, "\n".join(gate.log)
+    imported = repo.path.joinpath("imported-from-the-checkout.txt")
+    seen = imported.read_text(encoding="utf-8").splitlines() if imported.exists() else []
+    assert seen, "the test process imports the change's package as the project's code"
+    assert all("pytest_confgate.gate.child" in line for line in seen), seen

@@ -348,11 +348,11 @@ def test_action_run_builds_argv_without_a_shell() -> None:
     env = {"CONFGATE_PYTEST_ARGS": "-q -k 'a or b' $(touch pwned)",
            "CONFGATE_CONFIG": "gate.yml", "CONFGATE_BASE_REF": " origin/main "}
     assert action_run.gate_argv(env, python="py") == [
-        "py", "-m", "pytest_confgate.cli", "gate", "--report", "confgate-report.json",
+        "py", "-I", "-m", "pytest_confgate.cli", "gate", "--report", "confgate-report.json",
         "--config", "gate.yml", "--base", "origin/main",
         "--", "-q", "-k", "a or b", "$(touch", "pwned)",
     ]
-    assert action_run.gate_argv({}, python="py")[3:] == [
+    assert action_run.gate_argv({}, python="py")[4:] == [
         "gate", "--report", "confgate-report.json", "--"
     ]
 
@@ -365,7 +365,7 @@ def test_action_run_drops_unsplittable_args_and_passes_the_status_on(
     monkeypatch.setattr(action_run, "run_without_commands",
                         lambda argv, env, digests: seen.append(argv) or 4)
     assert action_run.main(environ={"CONFGATE_PYTEST_ARGS": "-k 'unbalanced"}) == 4
-    assert seen[0][3:] == ["gate", "--report", "confgate-report.json", "--"]
+    assert seen[0][4:] == ["gate", "--report", "confgate-report.json", "--"]
 
 
 def test_the_tests_environment_has_no_token_and_no_file_commands() -> None:
