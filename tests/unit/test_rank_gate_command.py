@@ -53,5 +53,7 @@ def test_a_project_pytest_requires_is_measured_from_the_start(tmp_path: Path) ->
 def test_a_project_pytest_does_not_import_starts_as_configured(tmp_path: Path) -> None:
     tree = package(tmp_path, "clamp_task")
     assert not pytest_imports_first(tree, sys.executable)
+    # the gate's own plugin package: its pytest never starts again for it
+    assert not pytest_imports_first(package(tmp_path, "pytest_confgate"), sys.executable)
     # another interpreter's packages are not visible from here
     assert not pytest_imports_first(package(tmp_path, "pluggy"), "/elsewhere/bin/python")
