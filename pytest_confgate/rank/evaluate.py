@@ -5,12 +5,14 @@ Most evidence comes from one ``pytest --confgate`` run in the candidate's tree w
 configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff
 findings and bandit findings with severity. Where pytest imports the project before the gate
 begins (iniconfig, a pytest plugin), that run starts as ``python -m pytest_confgate``, which
-the gate's pytest would otherwise restart itself as (``measured_from_start``). Each process gets its own coverage file, temp,
-cache and ``PYTHONPATH`` inside the candidate's temporary directory, so candidates share no
-state; every process runs in its own session under the ``subreaper`` intermediary, so on a
-timeout or when the ranking is interrupted (``Processes.kill_all``) everything it started dies
-with it, also what left its group: the gate's own ruff and bandit run in sessions of their own,
-and one still running after the ranking's temporary tree was removed wrote it back (its cache).
+the gate's pytest would otherwise restart itself as (``measured_from_start``).
+
+Each process gets its own coverage file, temp, cache and ``PYTHONPATH`` inside the
+candidate's temporary directory, so candidates share no state; every process runs in its own
+session under the ``subreaper`` intermediary, so on a timeout or when the ranking is
+interrupted (``Processes.kill_all``) everything it started dies with it, also what left its
+group: the gate's own ruff and bandit run in sessions of their own, and one still running
+after the ranking's temporary tree was removed wrote it back (its cache).
 """
 
 from __future__ import annotations
