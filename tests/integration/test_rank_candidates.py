@@ -10,7 +10,9 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from rank_task import build_task, git
 
 from pytest_confgate.cli import main
+from pytest_confgate.rank.evaluate import Finished, Processes
 from pytest_confgate.rank.ranking import to_fixed
 
 pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
@@ -120,11 +123,19 @@ def test_auto_accept_reports_the_unmet_threshold_and_feedback_shifts_weights(
 
 
 def test_with_one_job_the_baseline_runs_first_and_each_candidate_is_inspected_after_it(
-    task: Path, capsys: pytest.CaptureFixture[str]
+    task: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # issue 28: each candidate's tamper analysis follows its own evaluation in the same worker
     # and waits for the baseline's evidence. Queued after the candidates, the baseline would
     # never start with one worker (the ranking would hang); its counter line comes first.
+    started: list[list[str]] = []
+    real_run = Processes.run
+
+    def run(self: Processes, argv: Sequence[str], **kwargs: Any) -> Finished:
+        started.append(list(argv))
+        return real_run(self, argv, **kwargs)
+
+    monkeypatch.setattr(Processes, "run", run)
     out = task.parent / "out.json"
     code = main(["rank", "a", "c", "--baseline", "main", "--fresh-baseline", "--jobs", "1",
                  "--format", "json", "-o", str(out)])
@@ -136,3 +147,7 @@ def test_with_one_job_the_baseline_runs_first_and_each_candidate_is_inspected_af
     assert by_id["a"]["blocked"] is False
     assert by_id["a"]["evidence"]["tamper"] == []  # analysed: none found, not "did not run"
     assert by_id["c"]["blocked"] is True
+    # pytest does not import this project before the gate begins: the gate runs start as
+    # configured, not measured from the start, which would trace pytest's imports (issue 36)
+    gate = [argv[:3] for argv in started if "--confgate" in argv]
+    assert gate == [[sys.executable, "-m", "pytest"]] * 3
