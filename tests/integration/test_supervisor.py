@@ -458,6 +458,46 @@ def test_measured_code_the_run_empties_is_named_not_counted_as_covered(
     assert report.decision.value == "fail"
 
 
+# A test's exit hook writes coverage.py settings that leave the untested module out; they are
+# new, untracked and never in the diff.
+LEAVES_IT_OUT = """\
+import os
+
+_hooks = __import__("ate" + "xit")
+
+
+def _leave_out():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(here, ".co" + "veragerc"), "w") as handle:
+        handle.write("[run]\\nomit = calc/ex" + "tra.py\\n")
+
+
+getattr(_hooks, "regis" + "ter")(_leave_out)
+
+
+def test_nothing_more():
+    pass
+"""
+
+
+def test_coverage_settings_the_run_writes_are_not_the_ones_that_judge(
+    repo: pytest.Pytester,
+) -> None:
+    """coverage.py's settings that judge are those before any test ran: a .coveragerc the
+    tests write at exit, omitting the untested module, must not make the change read as
+    fully covered (a new spelling of row 30; held since the settings are read before the go)."""
+    (repo.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (repo.path / "tests" / "test_leaves_out.py").write_text(LEAVES_IT_OUT, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "untested code, left out at exit")
+    confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert (repo.path / ".coveragerc").exists()
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert "calc/extra.py" in coverage.details["missing"], coverage.details
+    assert coverage.details["covered_lines"] < coverage.details["num_statements"]
+
+
 REWRITES_THE_OBJECTS = """\
 import os
 import sys
