@@ -141,6 +141,8 @@ class GateRun:
             plugins.load_entry_points()
         self.plugins = plugins
         self._coverage: CoverageSession | None = None
+        self.expected_sources: dict[str, str | None] | None = None
+        """``confgate gate``: each measured file's sha256 before any test ran (by realpath)."""
         self._tools: BackgroundTools | None = None
         self.assert_rewriting: AssertRewriting | None = None
         """pytest's assertion rewriting, for the modules line probes compile (from the plugin)."""
@@ -239,8 +241,16 @@ class GateRun:
         """As the xdist controller: measure from every worker's data, or fail closed."""
         session = self._new_coverage()
         if session is not None:
+            session.expected_sources = self.expected_sources
             session.combine(parts, missing, engines)
             self._coverage = session
+
+    def measure_coverage(self) -> None:
+        """Analyse the combined data now; the coverage metrics read the figures later. Under
+        ``confgate gate`` the measured files are read only as ``expected_sources`` has them,
+        so this may run while the test process winds down."""
+        if self._coverage is not None:
+            self._coverage.metric()
 
     def coverage_engine(self) -> dict[str, Any] | None:
         """Which engine this worker measured with, for the controller's report."""

@@ -110,10 +110,14 @@ def supervise(
     cache_trust.begin()
     try:
         before = _measured_code(run)
+        run.expected_sources = {os.path.realpath(path): digest for path, digest in before.items()}
+        handed: list[_HandedOver] = []
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
-        stream, status = child.follow(output, then=lambda: _beside_the_tests(run))
+        stream, status = child.follow(
+            output, then=lambda: _beside_the_tests(run),
+            at_end=lambda ended: handed.append(_take_over(run, ended, private)))
         stream.problems.extend(_rewritten_sources(run, root, before))
-        return _finish(run, stream, status, private, report_path)
+        return _finish(run, stream, status, private, report_path, handed[0] if handed else None)
     finally:
         run.close()
         private.discard()
@@ -203,8 +207,35 @@ class _Private:
             self.folder.parent.rmdir()
 
 
+@dataclass
+class _HandedOver:
+    """What the test process's session end handed over, read and analysed at once."""
+
+    child: GateReport | None
+    unsaved: str | None
+    problems: list[str]
+
+
+def _take_over(run: GateRun, stream: StreamTally, private: _Private) -> _HandedOver:
+    """At the test process's session end: its report and coverage data are final (their
+    digests came with the end), so they are read, checked and coverage.py's analysis made
+    while that process winds down (its interpreter's shutdown takes a second or more on a
+    large suite). The analysis reads each measured file only as it was before the go
+    (``GateRun.expected_sources``), so code of the change still running cannot steer it."""
+    problems: list[str] = []
+    child = (_load_child(private.report, problems)
+             if _unchanged(private.report, stream, "report", problems) else None)
+    if child is not None and not _unchanged(private.coverage, stream, "coverage", problems):
+        child = None
+    unsaved = _combine_coverage(run, child, private.coverage) if child is not None else None
+    if child is not None:
+        with contextlib.suppress(Exception):  # measured again, and said, with the metrics
+            run.measure_coverage()
+    return _HandedOver(child, unsaved, problems)
+
+
 def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
-            report_path: Path) -> Supervised:
+            report_path: Path, handed: _HandedOver | None = None) -> Supervised:
     import hashlib
 
     from pytest_confgate.report.json_report import working_tree, write_json_report
@@ -218,11 +249,14 @@ def _finish(run: GateRun, stream: StreamTally, status: int, private: _Private,
                         "that only the supervisor writes: code of the change wrote it")
         with contextlib.suppress(OSError):
             report_path.unlink()
-    child = (_load_child(private.report, problems)
-             if _unchanged(private.report, stream, "report", problems) else None)
-    if child is not None and not _unchanged(private.coverage, stream, "coverage", problems):
-        child = None
-    report = _decide(run, child, stream, private, problems)
+    if handed is None:  # no session end came: nothing was handed over
+        handed = _take_over(run, stream, private)
+    else:  # read at the session end; a rewrite since is still the change's doing, and said
+        for name, path in (("report", private.report), ("coverage", private.coverage)):
+            if handed.child is not None and name in stream.handed_over:
+                _unchanged(path, stream, name, handed.problems)
+    problems += handed.problems
+    report = _decide(run, handed.child, handed.unsaved, stream, problems)
     subreaper.end_descendants()  # what the differential run or the replay left running
     write_json_report(report, report_path, within=working_tree(run.root))
     digest = hashlib.sha256(report_path.read_bytes()).hexdigest()
@@ -261,9 +295,11 @@ class _Child:
             self.proc.stdout.close()
 
     def follow(self, output: Callable[[bytes], None],
-               then: Callable[[], None] = lambda: None) -> tuple[StreamTally, int]:
+               then: Callable[[], None] = lambda: None,
+               at_end: Callable[[StreamTally], None] | None = None) -> tuple[StreamTally, int]:
         """Let the tests start, then call ``then``; read until the child and all it started
-        have ended."""
+        have ended. ``at_end`` is called once, as soon as the test process's session end
+        arrives (an error in it only means the work is done after the run instead)."""
         from pytest_confgate.gate.channel import StreamTally
 
         stream = StreamTally()
@@ -271,7 +307,7 @@ class _Child:
         os.close(self._go)
         try:
             then()
-            _pump(self.proc, self._read, stream, _Lines(output))
+            _pump(self.proc, self._read, stream, _Lines(output), at_end)
             status = self.proc.wait()
             subreaper.end_descendants()  # orphans of a killed intermediary came to us
         except BaseException:
@@ -299,7 +335,7 @@ def _harden() -> None:
 
 
 def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
-          lines: _Lines) -> None:
+          lines: _Lines, at_end: Callable[[StreamTally], None] | None = None) -> None:
     """Read the child's output and the channel until both reach end of file: O(bytes).
 
     A flooded channel is closed at once: the child's writes then fail instead of blocking."""
@@ -321,6 +357,10 @@ def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
                     lines.feed(data)
                     continue
                 if fd == channel and data and stream.feed(data):
+                    if at_end is not None and stream.ended:
+                        with contextlib.suppress(Exception):
+                            at_end(stream)
+                        at_end = None
                     continue
                 selector.unregister(fd)
                 open_fds.discard(fd)
@@ -393,7 +433,7 @@ def _load_child(path: Path, problems: list[str]) -> GateReport | None:
         return None
 
 
-def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private: _Private,
+def _decide(run: GateRun, child: GateReport | None, unsaved: str | None, stream: StreamTally,
             problems: list[str]) -> GateReport:
     from pytest_confgate.collect.signoffs import collect_signoffs
     from pytest_confgate.collect.tests import pass_rate_metric
@@ -402,9 +442,8 @@ def _decide(run: GateRun, child: GateReport | None, stream: StreamTally, private
 
     tests = stream.tally.outcomes(stream.duration_s)
     run.audit = list(stream.findings)  # sent as recorded: whatever the test process did later
-    measured, unsaved = None, None
+    measured = None
     if child is not None:
-        unsaved = _combine_coverage(run, child, private.coverage)
         try:
             measured = run.supervisor_metrics(child.metrics, tests, stream.tally.links,
                                               stream.tally.by_test)

@@ -458,6 +458,56 @@ def test_measured_code_the_run_empties_is_named_not_counted_as_covered(
     assert report.decision.value == "fail"
 
 
+# As row 30, but the module is put back before the test process ends: the analysis may run
+# while it winds down, and must not read the emptied file.
+EMPTIES_AND_PUTS_BACK = """\
+import os
+import time
+
+_hooks = __import__("ate" + "xit")
+
+
+def _empty_for_a_while():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(here, "calc", "ex" + "tra.py")
+    with open(path) as handle:
+        kept = handle.read()
+    with open(path, "w") as handle:
+        handle.write("")
+    time.sleep(3)
+    with open(path, "w") as handle:
+        handle.write(kept)
+
+
+getattr(_hooks, "regis" + "ter")(_empty_for_a_while)
+
+
+def test_nothing_more():
+    pass
+"""
+
+
+def test_measured_code_emptied_while_the_test_process_winds_down_is_never_read_as_covered(
+    repo: pytest.Pytester,
+) -> None:
+    """coverage.py's analysis starts at the session end, beside the test process's shutdown:
+    it reads each measured file only as it was before the go, whatever the shutdown does."""
+    (repo.path / "calc" / "extra.py").write_text(UNTESTED, encoding="utf-8")
+    (repo.path / "tests" / "test_empties.py").write_text(EMPTIES_AND_PUTS_BACK, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "untested code, emptied for a while at exit")
+    done = confgate_gate(repo.path, "--", "-p", "no:cacheprovider")
+    assert (repo.path / "calc" / "extra.py").read_text(encoding="utf-8") == UNTESTED
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    if coverage.available:  # read before or after the window: the module counts, untested
+        assert "calc/extra.py" in coverage.details["missing"], (coverage.details, done.stdout)
+    else:  # read in the window: named, never covered
+        assert "calc/extra.py no longer holds what it held" in (coverage.reason or ""), (
+            coverage.reason, done.stdout)
+        assert report.decision.value == "fail"
+
+
 # A test's exit hook writes coverage.py settings that leave the untested module out; they are
 # new, untracked and never in the diff.
 LEAVES_IT_OUT = """\

@@ -219,3 +219,49 @@ def test_a_file_copied_elsewhere_finds_its_analysis(root: Path) -> None:
         )
     # Read, not parsed and written again (a write replaces the file: a new inode).
     assert {e: e.stat().st_ino for e in (cache / ANALYSES).rglob("*.pickle")} == kept
+
+
+@pytest.mark.parametrize("data", [
+    b"x = 1\r\ny = 2\r\n",
+    b"x = 1\ry = 2",
+    b"x = 1\n\x0cy = 2\n",
+    b"# -*- coding: latin-1 -*-\nname = '\xe9'\n",
+    b"\xef\xbb\xbfx = 1\n",
+    b"",
+], ids=["crlf", "cr-no-final-newline", "form-feed", "latin-1", "bom", "empty"])
+def test_bytes_checked_before_the_run_read_as_coverage_py_reads_the_file(
+    tmp_path: Path, data: bytes
+) -> None:
+    from coverage.python import get_python_source
+
+    from pytest_confgate.collect.coverage.analysis import python_text
+
+    path = tmp_path / "module.py"
+    path.write_bytes(data)
+    assert python_text(data) == get_python_source(str(path))
+
+
+def test_a_file_that_differs_from_its_digest_is_never_analysed(root: Path) -> None:
+    """``confgate gate`` names each measured file's bytes before the run; the report reads
+    those files only as they were, and a rewritten one stops it."""
+    import hashlib
+    import os
+
+    from pytest_confgate.collect.coverage.analysis import RewrittenSource
+
+    _measure(root)
+    shapes = root / "src" / "pkg" / "shapes.py"
+    expected: dict[str, str | None] = {
+        os.path.realpath(shapes): hashlib.sha256(shapes.read_bytes()).hexdigest()}
+    cov = coverage.Coverage(data_file=str(root / ".coverage"),
+                            config_file=str(root / ".coveragerc"))
+    cov.load()
+    with reporters(cov, None, expected):
+        cov.json_report(outfile=str(root / "same.json"))  # unchanged: reported as ever
+    shapes.write_text(SHAPES + "\nx = 1\n", encoding="utf-8")
+    cov = coverage.Coverage(data_file=str(root / ".coverage"),
+                            config_file=str(root / ".coveragerc"))
+    cov.load()
+    with pytest.raises(RewrittenSource) as caught, reporters(cov, None, expected):
+        cov.json_report(outfile=str(root / "rewritten.json"))
+    assert caught.value.filename == os.path.realpath(shapes)

@@ -13,15 +13,21 @@ total figures, so ``reporters`` hands coverage.py file reporters that
 Everything else (which files, include/omit, ``[paths]``, the arithmetic, the JSON shape) stays
 coverage.py's ``json_report``. Any surprise (a coverage.py whose internals moved, a cache that
 cannot be read) falls back to coverage.py's own reporter: the cache only ever costs speed.
+
+``expected`` (``confgate gate``): the sha256 of each measured file's bytes as they were before
+any test ran. Each such file is read once, its bytes checked, and those very bytes analysed, so
+the analysis may run while code of the change can still write (the test process winding down)
+and still only ever reads the change as it was: a file that differs raises ``RewrittenSource``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import pickle
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +39,19 @@ ANALYSES = "analysis"
 """The folder under the probes' cache where the analyses are kept."""
 
 
+class RewrittenSource(Exception):
+    """A measured file no longer holds the bytes it held before the tests ran."""
+
+    def __init__(self, filename: str) -> None:
+        super().__init__(filename)
+        self.filename = filename
+
+
 @contextlib.contextmanager
-def reporters(cov: Any, folder: Path | None) -> Iterator[None]:
-    """While inside, ``cov``'s reports use cached analyses and skip per-function regions."""
+def reporters(cov: Any, folder: Path | None,
+              expected: Mapping[str, str | None] | None = None) -> Iterator[None]:
+    """While inside, ``cov``'s reports use cached analyses and skip per-function regions,
+    and read the files ``expected`` names only as they were (``RewrittenSource``)."""
     try:
         from coverage.python import PythonFileReporter
     except ImportError:  # a coverage.py laid out differently: its own reporter, unchanged
@@ -48,7 +64,7 @@ def reporters(cov: Any, folder: Path | None) -> Iterator[None]:
         found = original(morf)
         if type(found) is not PythonFileReporter:  # a plugin's file: its own reporter
             return found
-        return cached(morf, cov, folder)
+        return cached(morf, cov, folder, expected)
 
     cov._get_file_reporter = file_reporter
     try:
@@ -61,14 +77,16 @@ def _reporter_class(base: Any) -> Any:
     class CachedPythonReporter(base):  # type: ignore[misc]
         """coverage.py's reporter for a Python file, its parser restored from the cache."""
 
-        def __init__(self, morf: Any, coverage: Any, folder: Path | None) -> None:
+        def __init__(self, morf: Any, coverage: Any, folder: Path | None,
+                     expected: Mapping[str, str | None] | None = None) -> None:
             super().__init__(morf, coverage)
             self._folder = folder
+            self._expected = expected
 
         @property
         def parser(self) -> Any:
             if self._parser is None:  # type: ignore[has-type]
-                parser = _parser(self.filename, self.coverage, self._folder)
+                parser = _parser(self.filename, self.coverage, self._folder, self._expected)
                 self._source = parser.text
                 self._parser = parser
             return self._parser
@@ -82,16 +100,35 @@ def _reporter_class(base: Any) -> Any:
     return CachedPythonReporter
 
 
-def _parser(filename: str, coverage: Any, folder: Path | None) -> Any:
+def _parser(filename: str, coverage: Any, folder: Path | None,
+            expected: Mapping[str, str | None] | None = None) -> Any:
     """coverage.py's ``PythonParser`` of ``filename`` after ``parse_source`` and ``arcs``."""
     from coverage.exceptions import NoSource
     from coverage.python import get_python_source
 
+    digest = expected.get(os.path.realpath(filename), "") if expected is not None else ""
     try:
-        text = get_python_source(filename)
+        if digest == "":  # not a file measured before the run: read as coverage.py reads it
+            text = get_python_source(filename)
+        else:
+            data = Path(filename).read_bytes()
+            if hashlib.sha256(data).hexdigest() != digest:
+                raise RewrittenSource(filename)
+            text = python_text(data)
     except OSError as err:  # what coverage.py's own parser says, word for word
+        if digest:
+            raise RewrittenSource(filename) from err
         raise NoSource(f"No source for code: '{filename}': {err}") from err
     return parsed(text, filename, coverage._exclude_regex("exclude"), folder)
+
+
+def python_text(data: bytes) -> str:
+    """The text coverage.py's ``get_python_source`` makes of a file's bytes."""
+    from coverage.phystokens import source_encoding
+
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\f", b" ")
+    text = data.decode(source_encoding(data), "replace")
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def parsed(text: str, filename: str, exclude: str | None, folder: Path | None) -> Any:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage import early_start
-from pytest_confgate.collect.coverage.analysis import ANALYSES, reporters
+from pytest_confgate.collect.coverage.analysis import ANALYSES, RewrittenSource, reporters
 from pytest_confgate.collect.coverage.children import ChildProcesses
 from pytest_confgate.collect.coverage.figures import Provenance, coverage_metric
 from pytest_confgate.collect.coverage.monitor_engine import AVAILABLE as MONITORING
@@ -49,6 +49,7 @@ class Reporting(Selection):
     _children: ChildProcesses | None
     _children_problem: str | None
     _too_early: list[str]
+    expected_sources: dict[str, str | None] | None
 
     def metric(self) -> EvalMetric:
         """Coverage of the run as an ``EvalMetric``; no data is an error, never 0% or 100%.
@@ -90,11 +91,17 @@ class Reporting(Selection):
                 data = self._cov.get_data()
                 ran = any(data.lines(name) for name in data.measured_files())
                 morfs = [str(p) for p in self.only] if self.only is not None else None
-                with reporters(self._cov, self._analysis_cache()):
+                with reporters(self._cov, self._analysis_cache(), self.expected_sources):
                     self._cov.json_report(
                         morfs=morfs, outfile=str(out), include=self._include, omit=self._omit
                     )
                 report = json.loads(out.read_text(encoding="utf-8"))
+        except RewrittenSource as exc:
+            return self._failed(
+                f"{self._relative(Path(exc.filename))} no longer holds what it held before the "
+                "tests ran (code of the change rewrote it during the run): its coverage would be "
+                "read from what the run left, not from the change"
+            )
         except CoverageException as exc:
             return self._failed(f"coverage.py: {exc} (did the tests import {self._names()}?)")
         except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text

@@ -90,6 +90,9 @@ class CoverageSession(Reporting):
         """coverage.py's data from the process start (``python -m pytest_confgate``)."""
         self._too_early: list[str] = []
         """Measured modules imported before measuring began (plain ``pytest --confgate``)."""
+        self.expected_sources: dict[str, str | None] | None = None
+        """``confgate gate``: each measured file's sha256 before the tests ran (realpath ->
+        digest); the analysis reads those files only as they were (``analysis.reporters``)."""
 
     def start(self) -> None:
         """Begin measuring; a failure is remembered and reported as an error metric later.
