@@ -16,8 +16,10 @@ code never runs in:
    a report file at the report path (only we write there), a missing session end, a closed
    or flooded channel are each a failing condition;
 4. the child leaves its report and its raw coverage data (the lines and arcs it ran) at
-   private paths of our choosing. We analyse the data with coverage.py here (statements,
-   branches, exclusions, figures: ``GateRun.supervisor_metrics``), ask the judge, run the
+   private paths of our choosing, their digests sent with its session end. We analyse the
+   data with coverage.py here as soon as that end arrives, while the child winds down
+   (statements, branches, exclusions, figures), reading each measured file only as its bytes
+   were before the go (``_take_over``); after every process ended we ask the judge, run the
    differential run against our own per-test tally, merge into ``test_integrity`` the
    run-time audit's findings the child streamed as they were recorded (placed against the
    change's files settled in step 1: the child's own copy of that list is the change's to
