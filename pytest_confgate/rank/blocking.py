@@ -27,9 +27,10 @@ from pytest_confgate.rank.models import PASSING, Evidence, Issue, ScoringContext
 
 BLOCKING_TAMPER = frozenset({
     "test_removed", "parametrize_case_removed", "skip_added", "test_skipped",
-    "assertions_weakened",
+    "assertions_weakened", "harness_replaced",
 })
-"""Tamper findings that change the judge itself: tests deleted, skipped or weakened."""
+"""Tamper findings that change the judge itself: tests deleted, skipped or weakened, or the
+test runner replaced by a module of the candidate's (its runs report what that says)."""
 _LISTED = 5
 _FAILED = frozenset({"failed", "error"})
 

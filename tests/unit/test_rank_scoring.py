@@ -307,8 +307,10 @@ def finding(rule: str, message: str, path: str = "tests/test_a.py", line: int = 
     [("test_removed", "test tests/test_a.py::test_two was removed"),
      ("skip_added", "@pytest.mark.skip added: tests/test_a.py::test_two no longer runs as before"),
      ("test_skipped", "test tests/test_a.py::test_two ran on the base (passed); now skipped"),
-     ("assertions_weakened", "test tests/test_a.py::test_two makes fewer live checks: 2 -> 0")],
-    ids=["deleted", "skip-mark", "skipped-outcome", "weakened"],
+     ("assertions_weakened", "test tests/test_a.py::test_two makes fewer live checks: 2 -> 0"),
+     ("harness_replaced", "adds pytest/__init__.py at the root: `python -m pytest` imports it "
+      "instead of the installed pytest, so the test runs report what it says")],
+    ids=["deleted", "skip-mark", "skipped-outcome", "weakened", "runner-replaced"],
 )
 def test_deleting_skipping_or_weakening_a_baseline_test_blocks_and_names_it(
     rule: str, message: str

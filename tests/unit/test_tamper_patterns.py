@@ -251,6 +251,28 @@ def test_harness_patches_count_unless_the_project_is_that_package() -> None:
     assert found(*files, own=("pluggy",)) == []
 
 
+SHADOW = "from importlib import import_module\n"
+
+
+@pytest.mark.parametrize(("path", "base", "old", "replaced"), [
+    ("pytest/__init__.py", None, None, True),
+    ("pytest_confgate.py", None, None, True),
+    ("_pytest/__init__.py", None, None, True),
+    ("pluggy/__init__.py", None, "vendor/pluggy/__init__.py", True),  # renamed to the root
+    ("pytest/__init__.py", SHADOW, None, False),  # the project is pytest: it had one
+    ("tests/pytest/__init__.py", None, None, False),  # not on sys.path first
+    ("pytest/helpers.py", None, None, False),  # a namespace folder does not shadow pytest
+    ("calc.py", None, None, False),
+])
+def test_a_test_runner_the_change_adds_at_the_root_is_named(
+    path: str, base: str | None, old: str | None, replaced: bool
+) -> None:
+    versions = [FileVersions(path, base if old is None else SHADOW, SHADOW + "x = 1\n", old)]
+    rules = [(f.rule, f.file) for f in find_patterns(versions)]
+    assert (("harness_replaced", path) in rules) is replaced
+    assert ("harness_replaced" in [f.rule for f in find_tampering(versions).findings]) is replaced
+
+
 def test_the_tamper_analysis_counts_every_pattern_but_the_shell() -> None:
     files = [FileVersions(*f) for f in CAUGHT["special-cased inputs"][0]]
     shell = "import subprocess\nsubprocess.run(['sh', '-c', c])\n"

@@ -63,6 +63,7 @@ __all__ = [
     "GATE_REPORT_WRITTEN",
     "HARNESS",
     "HARNESS_PATCHED",
+    "HARNESS_REPLACED",
     "PATCHED_UNDER_TEST",
     "PATTERN_RULES",
     "SHELL_ARGV",
@@ -75,9 +76,10 @@ __all__ = [
 ]
 
 SHELL_ARGV = "shell_argv"
+HARNESS_REPLACED = "harness_replaced"
 PATTERN_RULES = (
-    GATE_REPORT_WRITTEN, HARNESS_PATCHED, GATE_ESCAPE, PATCHED_UNDER_TEST, SPECIAL_CASED_INPUT,
-    CONSTANT_DUNDER, SHELL_ARGV,
+    HARNESS_REPLACED, GATE_REPORT_WRITTEN, HARNESS_PATCHED, GATE_ESCAPE, PATCHED_UNDER_TEST,
+    SPECIAL_CASED_INPUT, CONSTANT_DUNDER, SHELL_ARGV,
 )
 """Every rule ``find_patterns`` reports, most serious first."""
 _TEST_DIRS = frozenset({"tests", "test", "testing"})
@@ -158,9 +160,31 @@ def find_patterns(
     for file in (*tests, *code):
         findings += [file.finding(SHELL_ARGV, node, message)
                      for node, message in shell_commands(file.tree, file.touched)]
+    findings += harness_replaced(files)
     order = {rule: index for index, rule in enumerate(PATTERN_RULES)}
     findings.sort(key=lambda f: (f.file, f.line, order[f.rule], f.message))
     return findings
+
+
+def harness_replaced(files: Sequence[FileVersions]) -> list[TamperFinding]:
+    """A module or package the change adds at the root under the name of what runs and
+    measures the tests (``HARNESS``): ``python -m pytest`` puts the root first on
+    ``sys.path``, so it is imported there instead of the installed one, in the test process
+    and in every run that executes the change's tests (the differential run, a ranked
+    candidate's gate run and cross-tests). A project that is that package had it already."""
+    found = []
+    for version in files:
+        parts = version.path.split("/")
+        name = (parts[0].removesuffix(".py") if len(parts) == 1
+                else parts[0] if parts[1:] == ["__init__.py"] else "")
+        added = version.base is None or version.old_path != version.path
+        if name in HARNESS and version.head is not None and added:
+            found.append(TamperFinding(
+                HARNESS_REPLACED, version.path, 1,
+                f"adds {version.path} at the root: `python -m pytest` imports it instead of "
+                f"the installed {name}, so the test runs report what it says", None,
+                version.path, None))
+    return found
 
 
 def _parse(version: FileVersions) -> _File | None:
