@@ -362,3 +362,29 @@ def test_tool_id_is_never_coverage_pys_nor_the_debuggers_and_is_given_back() -> 
     finally:
         for tool in taken:
             mon.free_tool_id(tool)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 maps it: see the test above")
+def test_async_for_in_a_source_named_as_a_package_is_found_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jinja2's ``source = ["jinja2", "tests"]`` with the package under ``src/``: coverage.py's
+    own search lists a package's files only once it is imported, so its ``async for`` modules
+    were met at run time and the figure failed ("could not map the branches") on 3.12/3.13.
+    The package is found without importing it, as the 3.11 engine already did."""
+    import coverage
+
+    from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
+
+    package = tmp_path / "src" / "asyncpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    looping = package / "looping.py"
+    looping.write_text((DATA / "async_code.py").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    cov = coverage.Coverage(data_file=None, config_file=False, branch=True, source=["asyncpkg"])
+    engine = MonitorEngine.for_run(cov)
+    assert not isinstance(engine, str), engine
+    assert "asyncpkg" not in sys.modules
+    assert str(looping.resolve()) in engine.traced
