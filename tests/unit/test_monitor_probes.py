@@ -388,3 +388,64 @@ def test_async_for_in_a_source_named_as_a_package_is_found_before_the_run(
     assert not isinstance(engine, str), engine
     assert "asyncpkg" not in sys.modules
     assert str(looping.resolve()) in engine.traced
+
+
+FINALLY_IF_ON_THE_WAY_OUT = """\
+KEYWORDS = frozenset(["known"])
+
+
+class Parser:
+    def __init__(self):
+        self.stack = []
+        self.extensions = {}
+
+    def fail(self, value):
+        raise ValueError(value)
+
+    def parse_known(self):
+        return "known"
+
+    def parse(self, value):
+        self.stack.append(value)
+        pop = True
+        try:
+            if value in KEYWORDS:
+                f = getattr(self, f"parse_{value}")
+                return f()
+            if value == "call":
+                return self.parse_known()
+            ext = self.extensions.get(value)
+            if ext is not None:
+                return ext(self)
+
+            self.stack.pop()
+            pop = False
+            self.fail(value)
+        finally:
+            if pop:
+                self.stack.pop()
+
+
+def run(value):
+    try:
+        return Parser().parse(value)
+    except ValueError:
+        return None
+"""
+
+
+@pytest.mark.parametrize("values", [("other",), ("known", "other")], ids=["raise", "both"])
+def test_an_if_in_finally_that_lets_an_exception_out_has_its_exit_arc(
+    values: tuple[str, ...], tmp_path: Path
+) -> None:
+    """jinja2's ``Parser.parse_statement``: ``if pop_tag:`` in a ``finally`` is false while an
+    exception passes through, and the function is left from that line (coverage.py's arc
+    193->-167); the engine missed that exit arc."""
+    path = tmp_path / "finally_exit.py"
+    path.write_text(FINALLY_IF_ON_THE_WAY_OUT, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        for value in values:
+            m.run(value)
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
