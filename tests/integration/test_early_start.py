@@ -235,3 +235,64 @@ def test_the_early_measurement_starts_at_the_first_module_it_could_measure(
     before, after, lines = json.loads(done.stdout.splitlines()[-1])
     assert (before, after) == (False, True)
     assert {2, 5} <= set(lines)  # NAME = ..., def greet: the import-time lines
+
+
+AHEAD_OF_IT = """\
+import importlib.machinery
+import json
+import sys
+
+from pytest_confgate.collect.coverage import early_start
+
+early_start.begin()
+
+
+class Ahead:
+    \"\"\"Put first, as pytest's assertion rewriter is for its plugins and conftests.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "app":
+            return importlib.machinery.PathFinder.find_spec(name, path, target)
+        return None
+
+
+sys.meta_path.insert(0, Ahead())
+import app  # noqa: E402, F401 - found by the hook ahead of the gate's finder
+data = early_start.handover()
+lines = sorted(data.lines(app.__file__) or []) if data is not None else []
+print(json.dumps(lines))
+"""
+
+
+def test_the_early_measurement_starts_for_a_module_another_finder_found_first(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest puts its assertion rewriter first on ``sys.meta_path`` and it finds the modules
+    of the pytest11 plugins (pytest-mock, typeguard): the gate's finder never saw them, so
+    nothing measured their import-time lines (pytest-mock 230/358 lines against 341/358)."""
+    pytester.mkpydir("app").joinpath("__init__.py").write_text(APP, encoding="utf-8")
+    pytester.path.joinpath("ahead.py").write_text(AHEAD_OF_IT, encoding="utf-8")
+    done = subprocess.run([sys.executable, "ahead.py"], cwd=pytester.path, capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert {2, 5} <= set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_the_module_entry_counts_a_plugin_module_pytest_rewrites(
+    plugin_project: pytest.Pytester,
+) -> None:
+    """A plugin module loaded with ``-p`` is imported through pytest's assertion rewriter,
+    which is ahead of the gate's finder: it counts all the same."""
+    plugin_project.path.joinpath("app", "plugin.py").rename(plugin_project.path / "app_plugin.py")
+    pyproject = plugin_project.path / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace("app.plugin", "app_plugin")
+        .replace('source = ["app"]', 'source = ["app", "app_plugin"]'),
+        encoding="utf-8",
+    )
+    expected = _coverage_py_totals(plugin_project)
+    done = _module_entry(plugin_project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    details = _details(plugin_project)
+    assert totals(details) == expected
+    assert "imported_before_start" not in details

@@ -1016,3 +1016,43 @@ def test_a_module_in_a_zip_under_the_source_is_traced_not_refused(
     assert metric.status == "ok", metric.reason
     assert metric.details["engine_by_file"] == {"zsrc/package.zip/zpack/__init__.py": "coverage.py"}
     assert (metric.details["covered_lines"], metric.details["num_statements"]) == (3, 4)
+
+
+FINALLY_IF_REREAISED_ON_ITS_LINE = """
+    class Parser:
+        def __init__(self):
+            self.stack = []
+
+        def fail(self, value):
+            raise ValueError(value)
+
+        def parse(self, value):
+            self.stack.append(value)
+            pop = True
+            try:
+                if value == "known":
+                    return value
+                self.stack.pop()
+                pop = False
+                self.fail(value)
+            finally:
+                if pop:
+                    self.stack.pop()
+
+    def run():
+        try:
+            Parser().parse("other")
+        except ValueError:
+            pass
+"""
+
+
+def test_a_finally_if_whose_false_jump_reraises_on_its_own_line_is_refused_or_equal(
+    folder: Path,
+) -> None:
+    """jinja2's ``Parser.parse_statement`` shape: Python 3.11 compiles a second ``RERAISE``,
+    on the ``if`` line, for the false jump of the exception copy, so the tracer records the
+    exit from the ``if`` (32->-15 in the corpus' reproduction); the probes recorded the arc into
+    the body's last line and marked it run."""
+    traced, probed, probes = both(folder, FINALLY_IF_REREAISED_ON_ITS_LINE)
+    assert probes.unprobed or probed == traced

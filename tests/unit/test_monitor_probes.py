@@ -362,3 +362,90 @@ def test_tool_id_is_never_coverage_pys_nor_the_debuggers_and_is_given_back() -> 
     finally:
         for tool in taken:
             mon.free_tool_id(tool)
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14 maps it: see the test above")
+def test_async_for_in_a_source_named_as_a_package_is_found_before_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jinja2's ``source = ["jinja2", "tests"]`` with the package under ``src/``: coverage.py's
+    own search lists a package's files only once it is imported, so its ``async for`` modules
+    were met at run time and the figure failed ("could not map the branches") on 3.12/3.13.
+    The package is found without importing it, as the 3.11 engine already did."""
+    import coverage
+
+    from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
+
+    package = tmp_path / "src" / "asyncpkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    looping = package / "looping.py"
+    looping.write_text((DATA / "async_code.py").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    cov = coverage.Coverage(data_file=None, config_file=False, branch=True, source=["asyncpkg"])
+    engine = MonitorEngine.for_run(cov)
+    assert not isinstance(engine, str), engine
+    assert "asyncpkg" not in sys.modules
+    assert str(looping.resolve()) in engine.traced
+
+
+FINALLY_IF_ON_THE_WAY_OUT = """\
+KEYWORDS = frozenset(["known"])
+
+
+class Parser:
+    def __init__(self):
+        self.stack = []
+        self.extensions = {}
+
+    def fail(self, value):
+        raise ValueError(value)
+
+    def parse_known(self):
+        return "known"
+
+    def parse(self, value):
+        self.stack.append(value)
+        pop = True
+        try:
+            if value in KEYWORDS:
+                f = getattr(self, f"parse_{value}")
+                return f()
+            if value == "call":
+                return self.parse_known()
+            ext = self.extensions.get(value)
+            if ext is not None:
+                return ext(self)
+
+            self.stack.pop()
+            pop = False
+            self.fail(value)
+        finally:
+            if pop:
+                self.stack.pop()
+
+
+def run(value):
+    try:
+        return Parser().parse(value)
+    except ValueError:
+        return None
+"""
+
+
+@pytest.mark.parametrize("values", [("other",), ("known", "other")], ids=["raise", "both"])
+def test_an_if_in_finally_that_lets_an_exception_out_has_its_exit_arc(
+    values: tuple[str, ...], tmp_path: Path
+) -> None:
+    """jinja2's ``Parser.parse_statement``: ``if pop_tag:`` in a ``finally`` is false while an
+    exception passes through, and the function is left from that line (coverage.py's arc
+    193->-167); the engine missed that exit arc."""
+    path = tmp_path / "finally_exit.py"
+    path.write_text(FINALLY_IF_ON_THE_WAY_OUT, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        for value in values:
+            m.run(value)
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)

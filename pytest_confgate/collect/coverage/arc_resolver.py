@@ -12,7 +12,8 @@ copy, only used from 3.14, does not know.
 from __future__ import annotations
 
 import dis
-from types import CodeType
+from types import CodeType, SimpleNamespace
+from typing import Any
 
 
 def _ops(*names: str) -> frozenset[int]:
@@ -26,6 +27,8 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _BACKWARD = frozenset(op for op in _JUMPS if "JUMP_BACKWARD" in dis.opname[op])
 _CACHE = dis.opmap.get("CACHE", -1)
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+_EVERYTHING = SimpleNamespace(start=0, end=1 << 63, target=1 << 62)
+"""An exception-table entry covering every offset, pointing past the code: never an exit."""
 
 
 def bytes_to_lines(code: CodeType) -> dict[int, int]:
@@ -45,7 +48,9 @@ class ArcResolver:
         self, code: CodeType, lines: dict[int, int], multiline: dict[int, int] | None = None
     ) -> None:
         self.first = -code.co_firstlineno
+        self.code = code
         self.co_code = code.co_code  # a copy on each access: fetch it once
+        self._handlers: list[tuple[int, int, int]] | None = None
         self.lines = lines
         self.multiline = multiline or {}
 
@@ -130,7 +135,34 @@ class ArcResolver:
             if op in _RETURNS:
                 return (start, self.first)
             if op in _NO_FALL_THROUGH:
-                return None
+                # The end of a `finally` run for an exception: leaving the code object there is
+                # an exit, as coverage.py's tracer records it (its return event).
+                return (start, self.first) if self._escapes(offset) else None
             ext_arg = 0
             offset += 2
         return None
+
+    def _escapes(self, offset: int) -> bool:
+        """Whether the exception re-raised at ``offset`` leaves the code object: no handler
+        covers it, or only cleanup code with no line of its own that re-raises it again."""
+        if self._handlers is None:
+            self._handlers = [(e.start, e.end, e.target) for e in self._entries()]
+        seen: set[int] = set()
+        while offset not in seen:
+            seen.add(offset)
+            target = next((t for start, end, t in self._handlers if start <= offset < end), None)
+            if target is None:
+                return True
+            offset = target
+            while offset < len(self.co_code) and self.co_code[offset] not in _NO_FALL_THROUGH:
+                if self.lines.get(offset) is not None:
+                    return False  # a handler of this code: its own line event counts
+                offset += 2
+        return False
+
+    def _entries(self) -> list[Any]:
+        try:
+            bytecode: Any = dis.Bytecode(self.code)  # exception_entries: 3.11+, untyped
+            return list(bytecode.exception_entries)
+        except Exception:  # an internal of dis that moved: no arc, as before
+            return [_EVERYTHING]

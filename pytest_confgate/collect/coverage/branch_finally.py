@@ -156,3 +156,36 @@ def escapes(node: ast.Try) -> bool:
 
     handlers = [handler.body for handler in node.handlers]
     return any(leaves(block, False) for block in (node.body, node.orelse, *handlers))
+
+
+def check_compiled(found: dict[int, Tail], text: str, path: str) -> None:
+    """Refuse a ``finally`` ending in an ``if`` (no ``else``) whose false jump Python 3.11
+    compiled straight into a re-raise of its own, on the ``if`` line: ``reraise_line`` gives
+    the body's last line, which holds where one ``RERAISE`` ends both ways; here the tracer
+    records the exit from the ``if`` line instead of the arc into the body and its line run.
+    Which one the compiler emits is read from the code, not told from the source."""
+    ifs = {last.lineno for last, tail in ((t.node.finalbody[-1], t) for t in found.values())
+           if isinstance(last, ast.If) and not last.orelse and isinstance(last.body[-1], SIMPLE)
+           and tail.reraise not in (None, last.lineno)}
+    if not ifs:
+        return
+    import dis
+
+    try:
+        codes = [compile(text, path, "exec", dont_inherit=True)]
+    except (SyntaxError, ValueError):
+        return  # the tree compiled once already: this copy only reads the line numbers
+    while codes:
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, type(code)))
+        instructions = list(dis.get_instructions(code))
+        by_offset = {i.offset: i for i in instructions}
+        for jump in instructions:
+            line = jump.positions.lineno if jump.positions else None
+            if line not in ifs or "IF" not in jump.opname or not jump.opname.startswith("POP_"):
+                continue
+            target = by_offset.get(jump.argval) if isinstance(jump.argval, int) else None
+            lands = target.positions.lineno if target and target.positions else None
+            if target is not None and target.opname == "RERAISE" and lands == line:
+                raise Unmappable(f"line {line}: a finally block ending in an if whose "
+                                 "false side re-raises on its own line")

@@ -46,7 +46,12 @@ from pytest_confgate.collect.coverage.branch_edits import (
     arcs_of,
     key_arc,
 )
-from pytest_confgate.collect.coverage.branch_finally import exception_exit, leave_finally, tails
+from pytest_confgate.collect.coverage.branch_finally import (
+    check_compiled,
+    exception_exit,
+    leave_finally,
+    tails,
+)
 
 FORMAT = 2
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
@@ -114,6 +119,8 @@ def plan(
     by_line: dict[int, list[Construct]] = defaultdict(list)
     statements = list(_statements(tree.body))
     ends = tails(statements)
+    if sys.version_info[:2] == (3, 11):
+        check_compiled(ends, text, path)
     for node in statements:
         for item in _constructs(node, seen, found):
             if item.source not in seen.excluded:

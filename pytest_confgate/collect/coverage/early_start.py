@@ -9,20 +9,25 @@ early part over (``handover``) when it starts, keeping the files it measures. Wi
 
 ``begin`` does not trace at once: most projects import none of their code before the gate
 starts, and tracing pytest's own start-up cost ``confgate gate`` several percent on click for
-nothing. A finder put first on ``sys.meta_path`` looks at each import instead, and starts
-coverage.py's tracer as the first module that could be measured is found, before its first line
-runs (code of the project's folder outside any installed packages, or a ``source`` /
-``source_pkgs`` that coverage.py's settings name): the lines recorded are the same.
+nothing. It watches each module body about to run instead (``foreign_loaders``: the ``exec``
+audit event, whatever finder and loader imported it), and starts coverage.py's tracer as the
+first module that could be measured starts, before its first line runs (code of the project's
+folder outside any installed packages, or a ``source`` / ``source_pkgs`` that coverage.py's
+settings name): the lines recorded are the same. A finder first on ``sys.meta_path`` did not
+do: pytest puts its assertion rewriter ahead of it, and the rewriter finds the modules of
+pytest11 plugins (pytest-mock, typeguard) and ``-p`` modules itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import sysconfig
 import warnings
+from types import CodeType
 from typing import Any
+
+from pytest_confgate.collect.coverage import foreign_loaders
 
 RUN_INSTEAD = "python -m pytest_confgate"
 """What to run instead of ``pytest --confgate`` so early imports count (same arguments)."""
@@ -33,30 +38,22 @@ _owned = False
 
 
 class _FirstMeasured:
-    """On ``sys.meta_path``, first: finds each module through the finders after it, and starts
-    the early measurement when one could be measured (then leaves the path)."""
+    """Watches each module body about to run (``foreign_loaders.watch``), and starts the
+    early measurement when one could be measured (then stops watching)."""
 
     def __init__(self, cov: Any, folders: tuple[str, ...], packages: frozenset[str]) -> None:
         self.cov, self.folders, self.packages = cov, folders, packages
         self.skipped = tuple({os.path.join(os.path.realpath(p), "") for p in _installed()})
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        spec = None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        if spec is not None and self._measurable(name, getattr(spec, "origin", None)):
+    def __call__(self, code: CodeType, name: str, loader: str) -> None:
+        if self._measurable(name, code.co_filename):
             _start(self)
-        return spec
 
     def _measurable(self, name: str, origin: str | None) -> bool:
         if name.partition(".")[0] in self.packages:
             return True
-        if not origin or not os.path.isabs(origin):
-            return False  # built in, frozen, a namespace: nothing coverage.py measures
+        if not origin or origin.startswith("<"):
+            return False  # built in, frozen, code given as text: nothing coverage.py measures
         real = os.path.realpath(origin)
         if any(real.startswith(folder) for folder in self.folders[1:]):
             return True  # a folder `source` names, wherever it is
@@ -93,8 +90,7 @@ def _start(finder: _FirstMeasured) -> None:
 def _disarm() -> None:
     global _finder
     if _finder is not None:
-        with contextlib.suppress(ValueError):
-            sys.meta_path.remove(_finder)
+        foreign_loaders.unwatch(_finder)
         _finder = None
 
 
@@ -129,7 +125,7 @@ def begin() -> None:
         except Exception:  # a broken configuration: the gate's own start reports it
             return
     _finder = _FirstMeasured(cov, folders, packages)
-    sys.meta_path.insert(0, _finder)
+    foreign_loaders.watch(_finder)
 
 
 def _named_sources(cov: Any) -> tuple[tuple[str, ...], frozenset[str]]:

@@ -1,4 +1,5 @@
-"""Measured modules that another import hook executes, seen as they start (Python 3.11).
+"""Module bodies seen as they start, whatever loader runs them: for the probes (Python 3.11)
+and for the early measurement's start (``early_start``).
 
 Line probes reach a module only through the gate's finder. An import hook placed ahead of it
 (typeguard's ``--typeguard-packages``, ``beartype.claw``, a project's own loader), or code
@@ -7,7 +8,8 @@ without this, its lines would silently not count. Every such execution passes th
 builtin ``exec``, which raises the ``exec`` audit event with the code object, whatever loader
 compiled it. One audit hook per process (audit hooks cannot be removed) hands module code to
 the engines watching; the probe engine then has coverage.py's tracer measure it (and names the
-file), as coverage.py would have.
+file), as coverage.py would have. ``early_start`` starts coverage.py's tracer as the first
+measured module starts, through whichever finder found it.
 """
 
 from __future__ import annotations

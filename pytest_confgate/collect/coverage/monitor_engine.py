@@ -4,9 +4,10 @@ The files measured are the ones coverage.py's tracer would record (``files``), o
 pull-request mode the changed ones. A file whose branches the events cannot map with certainty
 is measured by coverage.py's own tracer, limited to those files, and ``by_file`` says which
 engine measured what. On 3.12 and 3.13 that is a file with ``async for`` (its loop ends by an
-exception, not a branch event); it is found before the run from the source, and a module the
-search did not list is caught when its code first runs (``unprobed``: the figure then fails
-closed rather than differ from coverage.py's).
+exception, not a branch event); it is found before the run from the source (the packages
+``source`` names too, found without importing them), and a module the search did not list
+is caught when its code first runs (``unprobed``: the figure then fails closed rather than
+differ from coverage.py's).
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ class MonitorEngine:
         from coverage.files import canonical_filename
 
         branch = bool(cov.get_option("run:branch"))
-        traced = [f for f in selection.unexecuted_candidates() if needs_tracer(f, branch)]
+        # coverage.py's own search lists a package `source` names only once it is imported
+        # (jinja2: `source = ["jinja2", "tests"]`, the package under src/): found unimported.
+        known = {*selection.unexecuted_candidates(), *selection.package_files()} if branch else ()
+        traced = [f for f in sorted(known) if needs_tracer(f, branch)]
         leave = frozenset(traced)
 
         def wants(filename: str, module: str) -> bool:
