@@ -85,18 +85,25 @@ def _details(pytester: pytest.Pytester) -> dict[str, Any]:
     return found
 
 
+def _module_entry_counts_as_coverage_run(pytester: pytest.Pytester
+                                         ) -> subprocess.CompletedProcess[str]:
+    """``python -m pytest_confgate`` on the project: coverage.py's totals, nothing early."""
+    expected = _coverage_py_totals(pytester)
+    done = _module_entry(pytester)
+    assert done.returncode == 0, done.stdout + done.stderr
+    details = _details(pytester)
+    assert totals(details) == expected
+    assert "imported_before_start" not in details
+    return done
+
+
 @pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
 def test_the_module_entry_counts_what_pytest_imported_first_as_coverage_run_does(
     plugin_project: pytest.Pytester, branch: bool
 ) -> None:
     if branch:
         _branch(plugin_project)
-    expected = _coverage_py_totals(plugin_project)
-    done = _module_entry(plugin_project)
-    assert done.returncode == 0, done.stdout + done.stderr
-    details = _details(plugin_project)
-    assert totals(details) == expected
-    assert "imported_before_start" not in details
+    done = _module_entry_counts_as_coverage_run(plugin_project)
     assert "confgate: PASS" in done.stdout
 
 
@@ -290,9 +297,4 @@ def test_the_module_entry_counts_a_plugin_module_pytest_rewrites(
         .replace('source = ["app"]', 'source = ["app", "app_plugin"]'),
         encoding="utf-8",
     )
-    expected = _coverage_py_totals(plugin_project)
-    done = _module_entry(plugin_project)
-    assert done.returncode == 0, done.stdout + done.stderr
-    details = _details(plugin_project)
-    assert totals(details) == expected
-    assert "imported_before_start" not in details
+    _module_entry_counts_as_coverage_run(plugin_project)
