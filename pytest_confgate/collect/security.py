@@ -70,7 +70,8 @@ class BanditReport(BaseModel):
 
 
 def default_bandit_command() -> list[str] | None:
-    """The bandit installed beside us (``python -m bandit``), else one on PATH, else None.
+    """The bandit installed beside us (``python -I -m bandit``: never a ``bandit`` folder of
+    the project), else one on PATH, else None.
 
     The interpreter is spelled without ``..``: a Python started as ``../venv/bin/python``
     keeps them, the helper process it starts does not, and the report names one command.
