@@ -8,6 +8,7 @@ by ``benchmarks/fixed_cost.py``, never here.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -52,6 +53,13 @@ def processes(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path
     )
     path = [str(hooks), *filter(None, [os.environ.get("PYTHONPATH")])]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(path))
+    # The gate's own helpers start with `python -I`, which reads no PYTHONPATH: the
+    # interpreter they are started with logs their command line before it runs them.
+    wrapper = hooks / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\n'
+                       f'exec {shlex.quote(sys.executable)} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(wrapper))
     log.write_text("", encoding="utf-8")
     return log
 
@@ -63,12 +71,15 @@ def _started(log: Path) -> list[str]:
 
 
 def _helper(started: list[str]) -> list[str]:
-    return [line for line in started if line.endswith(os.path.join("gate", "background.py"))]
+    return [line for line in started if line.endswith("-m pytest_confgate.gate.background")]
 
 
 def _figures(found: dict[str, Any]) -> dict[str, Any]:
-    """A metric as the report shows it, without its timing."""
+    """A metric as the report shows it, without its timing and the interpreter's path (the
+    ``processes`` spy's own, in this process's answers from the cache)."""
     details = {k: v for k, v in found["details"].items() if k != "duration_s"}
+    if isinstance(details.get("command"), list):
+        details["command"] = details["command"][1:]
     return {**found, "details": details}
 
 

@@ -293,7 +293,8 @@ def test_patching_the_gate_is_gaming_it_unless_the_base_is_the_gate_itself(
 
     rules = [item["rule"] for m in saved.metrics if m.type == "tamper_patterns"
              for item in m.details["items"]]
-    assert rules == ([] if own else ["harness_patched"])
+    # another project's change also added pytest_confgate/ at its root: a runner of its own
+    assert rules == ([] if own else ["harness_replaced", "harness_patched"])
 
 
 def test_a_risk_path_one_commit_added_and_a_later_one_removed_still_raises_the_tier(
