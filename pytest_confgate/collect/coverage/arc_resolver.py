@@ -12,6 +12,7 @@ copy, only used from 3.14, does not know.
 from __future__ import annotations
 
 import dis
+import sys
 from types import CodeType, SimpleNamespace
 from typing import Any
 
@@ -27,6 +28,10 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _BACKWARD = frozenset(op for op in _JUMPS if "JUMP_BACKWARD" in dis.opname[op])
 _CACHE = dis.opmap.get("CACHE", -1)
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+_EXIT_AT_RERAISE = sys.version_info < (3, 14)
+"""coverage.py's tracer records leaving the code object at the end of a ``finally`` run for an
+exception (its return event); from 3.14 its default core is ``sysmon``, whose resolver gives no
+arc there. The reference is ``coverage run`` with its default core on each Python."""
 _EVERYTHING = SimpleNamespace(start=0, end=1 << 63, target=1 << 62)
 """An exception-table entry covering every offset, pointing past the code: never an exit."""
 
@@ -137,7 +142,8 @@ class ArcResolver:
             if op in _NO_FALL_THROUGH:
                 # The end of a `finally` run for an exception: leaving the code object there is
                 # an exit, as coverage.py's tracer records it (its return event).
-                return (start, self.first) if self._escapes(offset) else None
+                exits = _EXIT_AT_RERAISE and self._escapes(offset)
+                return (start, self.first) if exits else None
             ext_arg = 0
             offset += 2
         return None
