@@ -62,7 +62,7 @@ def inspect(
     """``evidence`` with its tamper findings and the findings its suppressions hide."""
     try:
         versions = versions_from_directories(baseline_tree, tree)
-        own = tuple(top_level_modules(tree))
+        own = tuple(top_level_modules(baseline_tree))  # the baseline says what is its own
         report = find_tampering(versions, own_packages=own)
         skipped = _skipped_at_run_time(versions, report, baseline, evidence, own)
     except (OSError, ValueError, RecursionError) as exc:

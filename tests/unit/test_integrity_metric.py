@@ -187,3 +187,22 @@ def test_without_sources_the_metric_is_measured_when_the_tests_end(tmp_path: Pat
     assert (metric.value, metric.weight, metric.details["findings"]) == (0.0, 2.0, 1)
     alone = collect_metric(CONFIG, replace(evidence, analysis=None))
     assert alone.reason == NO_BASE
+
+
+def test_a_package_the_change_adds_does_not_make_patching_it_the_project_s_own(
+    tmp_path: Path,
+) -> None:
+    """``harness_patched`` spares a project patching its own package; which packages are its
+    own the base says: adding a ``pytest_confgate/`` folder made patching the gate look like
+    the project's business."""
+    patches = TESTS + ("\n\nimport pytest_confgate\n\n\ndef test_gate(monkeypatch):\n"
+                       "    monkeypatch.setattr(pytest_confgate, 'VERSION', '0')\n")
+    analysis = _analysis(tmp_path, patches)
+    (tmp_path / "pytest_confgate").mkdir()
+    (tmp_path / "pytest_confgate" / "__init__.py").write_text('"""Not the gate."""\n',
+                                                             encoding="utf-8")
+    assert analysis.changes is not None
+    files = (*analysis.changes.files, FileChange("pytest_confgate/__init__.py", None, "added"))
+    analysis = ChangeAnalysis(tmp_path, ChangeSet("main", analysis.changes.merge_base, files))
+    rules = {f.rule for f in analysis.report().findings}
+    assert {"harness_replaced", "harness_patched"} <= rules

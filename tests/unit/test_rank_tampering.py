@@ -138,3 +138,18 @@ def test_a_test_of_a_stand_in_for_the_code_under_test_is_a_finding(tmp_path: Pat
     (head / "tests" / "test_forty.py").write_text(patched)
     found = inspect(evidence("c"), head, evidence("baseline"), base)
     assert "patched_under_test" in [f.rule for f in found.tamper or ()]
+
+
+def test_a_package_the_candidate_adds_does_not_make_patching_it_the_project_s_own(
+    tmp_path: Path,
+) -> None:
+    """Which packages are the project's own comes from the baseline: a candidate that adds a
+    ``pytest_confgate/`` folder and patches pytest_confgate from a test is named twice."""
+    base = tree(tmp_path / "base")
+    head = tree(tmp_path / "head", test=BASE_TEST + (
+        "\n\nimport pytest_confgate\n\n\ndef test_gate(monkeypatch):\n"
+        "    monkeypatch.setattr(pytest_confgate, 'VERSION', '0')\n"))
+    (head / "pytest_confgate").mkdir()
+    (head / "pytest_confgate" / "__init__.py").write_text('"""Not the gate."""\n')
+    found = inspect(evidence("c"), head, evidence("baseline"), base)
+    assert {f.rule for f in found.tamper or ()} >= {"harness_replaced", "harness_patched"}

@@ -238,9 +238,8 @@ class ChangeAnalysis:
         if self.changes is None:
             raise EvidenceError(self.error or "the change is not known")
         self._versions = tuple(versions_from_change(self.root, self.changes))
-        return find_tampering(
-            self._versions, watch=self.watch, own_packages=project_packages(self.root)
-        )
+        own = project_packages(self.root) - _added_packages(self._versions)
+        return find_tampering(self._versions, watch=self.watch, own_packages=own)
 
     def versions(self) -> dict[str, FileVersions]:
         """The files compared, by head path and (renamed) base path; after ``report()``."""
@@ -248,6 +247,21 @@ class ChangeAnalysis:
         found = {v.old_path: v for v in self._versions}
         found.update((v.path, v) for v in self._versions)
         return found
+
+
+def _added_packages(versions: Iterable[FileVersions]) -> frozenset[str]:
+    """Top-level packages and modules the change adds (in the root or ``src/``): the base did
+    not have them, so they do not make patching that name the project's own business."""
+    names = set()
+    for version in versions:
+        if version.base is not None and version.old_path == version.path:
+            continue
+        parts = version.path.removeprefix("src/").split("/")
+        if len(parts) == 1 and parts[0].endswith(".py"):
+            names.add(parts[0].removesuffix(".py"))
+        elif parts[1:] == ["__init__.py"]:
+            names.add(parts[0])
+    return frozenset(names)
 
 
 def project_packages(root: Path) -> frozenset[str]:
