@@ -62,7 +62,7 @@ def _gate(args: argparse.Namespace) -> int:
         out.flush()
 
     def settle() -> tuple[GateRun, Path]:
-        return open_run(root, os.environ, args.config, args.base, args.report)
+        return open_run(root, os.environ, args.config, args.base, args.report, pytest_args)
 
     try:
         done = supervise(root, pytest_args, os.environ, output, settle)

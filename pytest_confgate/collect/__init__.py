@@ -22,6 +22,8 @@ Each module turns one source of evidence into an ``EvalMetric``:
 - ``tests_audit`` -- single tests: skip/xfail marks added after collection, test methods
   swapped by the code under test, exceptions lost in threads, skips because a project
   module is missing;
+- ``pytest_settings`` -- pytest's options (``addopts``, ``PYTEST_ADDOPTS``, the command line)
+  read before the test process starts, e.g. pytest-cov's coverage floor (pure);
 - ``changes``      -- the change from git: files and lines since the merge base, and the
   snapshot of the working tree (a git tree) the analyses after the run read;
 - ``git_objects``  -- git objects read with their bytes checked against their names: the run

@@ -480,9 +480,6 @@ def _combine_coverage(run: GateRun, child: GateReport, data: Path) -> str | None
         return None
     unsaved = stand_in.details.get("unsaved")
     too_big = False
-    floor = stand_in.details.get("cov_fail_under")
-    if isinstance(floor, int | float) and not isinstance(floor, bool):
-        run.coverage_fail_under = float(floor)
     note = stand_in.details.get("engine_note")
     engines = {CHILD_PART: note} if isinstance(note, dict) else None
     try:
@@ -518,13 +515,15 @@ def _without_part(metric: EvalMetric, unsaved: str | None) -> EvalMetric:
 
 
 def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: str | None,
-             report: str | None) -> tuple[GateRun, Path]:
+             report: str | None, pytest_args: Sequence[str] = ()) -> tuple[GateRun, Path]:
     """The supervisor's own ``GateRun`` and report path: configuration, change, tier and
     provenance settled before any test runs; no tool started and no third-party plugin loaded
     in this process; any old report removed.
 
     ``config`` and ``base`` were typed on the supervisor's command line, which the change
-    cannot edit, so they count as pytest's real command line does."""
+    cannot edit, so they count as pytest's real command line does. pytest-cov's
+    ``--cov-fail-under`` is read here from the settings file and ``pytest_args``, never from
+    the test process, whose code could lower it."""
     from pytest_confgate.config.loader import load_config
     from pytest_confgate.gate.anchor import Requested, choose_config
     from pytest_confgate.gate.engine import GateRun
@@ -539,5 +538,19 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     run = GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
                   config_choice=choice)
     run.agents.read_change()
+    run.coverage_fail_under = _pytest_cov_floor(root, environ, pytest_args)
     forget_report(report_path)
     return run, report_path
+
+
+def _pytest_cov_floor(root: Path, environ: Mapping[str, str],
+                      pytest_args: Sequence[str]) -> float | None:
+    """``--cov-fail-under`` as pytest will parse it in the test process: its settings file's
+    ``addopts``, ``PYTEST_ADDOPTS``, then the command line."""
+    from pytest_confgate.collect.pytest_settings import SETTINGS_FILES, cov_fail_under, run_words
+
+    files: dict[str, str] = {}
+    for name in SETTINGS_FILES:
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            files[name] = (root / name).read_text(encoding="utf-8")
+    return cov_fail_under(run_words(files, environ, pytest_args))

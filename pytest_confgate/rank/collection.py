@@ -12,56 +12,16 @@ candidate breaking it is a narrowing too.
 
 from __future__ import annotations
 
-import configparser
-import shlex
 from collections.abc import Mapping
 
-from pytest_confgate.config.textfile import tomllib
+from pytest_confgate.collect.pytest_settings import SETTINGS_FILES, addopts, settings_file
 from pytest_confgate.rank.models import Issue
 
+__all__ = ["COLLECTION_NARROWED", "SETTINGS_FILES", "addopts", "dropped_options", "settings_file",
+           "widening_options"]
+
 COLLECTION_NARROWED = "collection_narrowed"
-_SECTIONS = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest",
-             "setup.cfg": "tool:pytest"}
-_ORDER = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 _WIDENING = ("--doctest-modules", "--doctest-glob", "-p")
-
-
-SETTINGS_FILES = _ORDER
-
-
-def settings_file(files: Mapping[str, str]) -> str | None:
-    """The root file pytest takes its settings from, or None."""
-    for name in _ORDER:
-        text = files.get(name)
-        if text is None:
-            continue
-        if name in (".pytest.ini", "pytest.ini"):
-            return name
-        if name == "pyproject.toml" and ("[tool.pytest.ini_options]" in text
-                                         or "[tool.pytest]" in text):
-            return name
-        if name in _SECTIONS and f"[{_SECTIONS[name]}]" in text:
-            return name
-    return None
-
-
-def addopts(files: Mapping[str, str]) -> list[str]:
-    """The ``addopts`` words of the settings file ([] without one, or when it does not parse)."""
-    name = settings_file(files)
-    if name is None:
-        return []
-    text = files[name]
-    try:
-        if name == "pyproject.toml":
-            table = tomllib.loads(text).get("tool", {}).get("pytest", {})
-            options = table.get("ini_options", table)
-            raw = options.get("addopts", "")
-            return list(raw) if isinstance(raw, list) else shlex.split(str(raw))
-        parser = configparser.ConfigParser(interpolation=None)
-        parser.read_string(text)
-        return shlex.split(parser.get(_SECTIONS[name], "addopts", fallback=""))
-    except (ValueError, configparser.Error, AttributeError):
-        return []
 
 
 def widening_options(words: list[str]) -> set[str]:

@@ -633,3 +633,57 @@ def test_coverage_is_analysed_before_the_change_s_code_runs_again(
     assert coverage.details["missing"], (coverage.details, done.stdout)
     assert not coverage.passed
     assert report.decision.value == "fail"
+
+
+# A session fixture of the change's conftest that reaches the gate's run through pytest's
+# plugin manager and moves the coverage floor the test process reports to confgate gate.
+MOVES_THE_FLOOR = """\
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _settle(request):
+    for _name, plugin in request.config.pluginmanager.list_name_plugin():
+        run = getattr(plugin, "run", None)
+        if run is not None and hasattr(run, "coverage_fail_under"):
+            run.coverage_fail_under = {floor}
+    yield
+"""
+
+
+@pytest.mark.parametrize(
+    ("settings", "floor", "limit"),
+    [('[tool.coverage.report]\nfail_under = 90\n', "0.0", "min 90.00%"),
+     ('[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "--cov-fail-under=95"\n',
+      "None", "min 95.00%")],
+    ids=["coverage.py fail_under lowered", "pytest-cov floor removed"],
+)
+def test_the_coverage_floor_is_read_by_the_supervisor_not_taken_from_the_test_process(
+    repo: pytest.Pytester, settings: str, floor: str, limit: str
+) -> None:
+    """The floor came back from the test process with its figures: a fixture that set it to
+    0 (or None) made a project at 67% with ``fail_under = 90`` a PASS at T1."""
+    pyproject = repo.path / "pyproject.toml"
+    if "pytest.ini_options" in settings:
+        pyproject.write_text(settings, encoding="utf-8")
+    else:
+        pyproject.write_text(pyproject.read_text(encoding="utf-8") + settings, encoding="utf-8")
+    repo.path.joinpath("calc", "__init__.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef unused(a):\n    return -a\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "the floor")
+    git(repo.path, "checkout", "-q", "-b", "lowered")
+    repo.path.joinpath("tests", "conftest.py").write_text(
+        MOVES_THE_FLOOR.format(floor=floor), encoding="utf-8")
+
+    done = confgate_gate(repo.path, "--base", "feature", "--", "-p", "no:cacheprovider")
+
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert (coverage.details["covered_lines"], coverage.details["num_statements"]) == (3, 4)
+    assert not coverage.passed, done.stdout
+    assert report.decision.value == "fail"
+    assert done.returncode == 1
+    assert any(limit in line for line in done.stdout.splitlines()), done.stdout

@@ -1,0 +1,34 @@
+"""pytest's options as the test process will parse them, read before it starts."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_confgate.collect.pytest_settings import cov_fail_under, run_words
+
+PYPROJECT = '[tool.pytest.ini_options]\naddopts = "--cov=calc --cov-fail-under=80"\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "environ", "args", "floor"),
+    [
+        ({}, {}, [], None),
+        ({"pyproject.toml": PYPROJECT}, {}, [], 80.0),
+        ({"pyproject.toml": PYPROJECT}, {"PYTEST_ADDOPTS": "--cov-fail-under 85"}, [], 85.0),
+        ({"pyproject.toml": PYPROJECT}, {"PYTEST_ADDOPTS": "--cov-fail-under=85"},
+         ["--cov-fail-under", "90.5"], 90.5),
+        ({"pytest.ini": "[pytest]\naddopts = --cov-fail-under=70\n",
+          "pyproject.toml": PYPROJECT}, {}, [], 70.0),
+        ({"setup.cfg": "[tool:pytest]\naddopts = --cov-fail-under=60\n"}, {}, [], 60.0),
+        ({}, {}, ["--cov-fail-under=abc"], None),
+        ({}, {}, ["--", "--cov-fail-under=99"], None),
+        ({}, {"PYTEST_ADDOPTS": "'unclosed"}, ["--cov-fail-under=75"], 75.0),
+    ],
+    ids=["none", "addopts", "environment after addopts", "command line last",
+         "pytest.ini before pyproject", "setup.cfg", "not a number", "after --",
+         "unreadable environment"],
+)
+def test_the_last_cov_fail_under_pytest_would_parse_is_the_floor(
+    files: dict[str, str], environ: dict[str, str], args: list[str], floor: float | None
+) -> None:
+    assert cov_fail_under(run_words(files, environ, args)) == floor
