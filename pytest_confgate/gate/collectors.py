@@ -75,9 +75,6 @@ class Evidence:
     """Each test id's outcome in the main run (``outcomes.phase_outcome``)."""
     failing_before: Sequence[str] = ()
     """Test ids pytest's cache said failed before this run (``differential.known_failing``)."""
-    supervised: bool = False
-    """``confgate gate`` runs the differential run and the replay itself, after this process,
-    and merges the run-time audit's findings it was streamed (none are merged here)."""
 
 
 Collector = Callable[[MetricConfig, Evidence], "EvalMetric | None"]
@@ -236,8 +233,6 @@ def _integrity(config: MetricConfig, evidence: Evidence) -> EvalMetric | None:
         metric = pending.result(config.type)  # the helper is done: no tool reads the tree now
     else:
         metric = integrity_metric(config, evidence.analysis)  # no sources: nothing ran beside
-    if evidence.supervised:  # confgate gate runs them again and merges what it was streamed
-        return metric
     # The base's tests run again with the base's machinery now that the main run is over.
     metric = with_replay(metric, config, evidence.analysis, evidence.root, evidence.environ,
                          evidence.tests, evidence.by_test, evidence.failing_before)

@@ -73,9 +73,12 @@ _TOOL_NAMES = {"lint_score": "ruff", "security_score": "bandit"}
 _UNJUDGED = {"passed": None, "limit": None}
 STATE_DIR = ".confgate"
 """The gate's state in the project: caches and runs, never the change's to write."""
-SUPERVISED_KINDS = frozenset({"test_coverage", "lint_score", "security_score", "llm_judge"})
+SUPERVISED_KINDS = frozenset({"test_coverage", "lint_score", "security_score", "llm_judge",
+                              "test_integrity"})
 """Metrics ``confgate gate`` measures in its own process (issue 34): a supervised test process
-leaves them out (``GateRun.supervised``) and its word on them is never read."""
+leaves them out (``GateRun.supervised``) and its word on them is never read. That includes
+``test_integrity``'s static findings: a test that reached the gate's run through pytest's
+plugin manager could drop them from what the test process reported."""
 _ELSEWHERE = "measured by confgate gate outside the test process"
 
 
@@ -358,7 +361,6 @@ class GateRun:
             audit=list(self.audit),
             by_test=by_test or {},
             failing_before=list(self.failing_before),
-            supervised=self.supervised,
         )
 
     def _elsewhere(self, config: MetricConfig) -> EvalMetric:
@@ -420,8 +422,6 @@ class GateRun:
         placed against the change's files settled here. Returns the metrics with waivers applied,
         the waivers' report and the confidence. Raises ``EvidenceError`` when ``child`` does
         not list the configured metrics."""
-        from pytest_confgate.collect.integrity import with_audit, with_replay
-
         self.stop_tracing()
         evidence = self._evidence(tests, links, by_test)
         if [m.type for m in child[: len(self.gate.metrics)]] != [
@@ -436,14 +436,8 @@ class GateRun:
         for index, config in order:
             if isinstance(config, LlmJudgeMetricConfig):
                 continue
-            metric = child[index]
-            if config.type in SUPERVISED_KINDS:
-                metric = collect_metric(config, evidence)
-            elif isinstance(config, IntegrityMetricConfig):
-                metric = with_replay(metric, config, self._analysis, self.root, self.environ,
-                                     tests, by_test, self.failing_before)
-                metric = with_audit(metric, config, self.audit, self.changed_paths())
-            measured[index] = metric
+            measured[index] = (collect_metric(config, evidence)
+                               if config.type in SUPERVISED_KINDS else child[index])
         measured = self._judged(measured)
         ours = [measured[index] for index in range(len(self.gate.metrics))]
         metrics, waivers, _ = self._waive([*ours, *child[len(ours):]])

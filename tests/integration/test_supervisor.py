@@ -687,3 +687,87 @@ def test_the_coverage_floor_is_read_by_the_supervisor_not_taken_from_the_test_pr
     assert report.decision.value == "fail"
     assert done.returncode == 1
     assert any(limit in line for line in done.stdout.splitlines()), done.stdout
+
+
+# A test module of the change that reaches the gate's run through pytest's plugin manager and
+# empties the static findings the test process would report (its helper's result dropped, the
+# analysis told to find nothing).
+BLANKS_THE_FINDINGS = """\
+import dataclasses
+
+
+def test_settle(request):
+    for _name, plugin in request.config.pluginmanager.list_name_plugin():
+        run = getattr(plugin, "run", None)
+        analysis = getattr(run, "_analysis", None)
+        if analysis is None:
+            continue
+        found = analysis.report
+
+        def clean():
+            return dataclasses.replace(found(), findings=[])
+
+        analysis.report = clean
+        run._tools = None
+"""
+
+
+def test_the_static_integrity_findings_are_the_supervisors_own(repo: pytest.Pytester) -> None:
+    """The test process computed ``test_integrity``'s static findings and the supervisor added
+    its runs to them: a skip added to a base test vanished from the published report."""
+    repo.path.joinpath("tests", "test_calc.py").write_text(
+        "import pytest\nfrom calc import add, scale\n\n\n@pytest.mark.skip(reason='later')\n"
+        "def test_add():\n    assert add(1, 2) == 3\n\n\n"
+        "def test_scale():\n    assert scale(2) == 20\n    assert scale(-1) == 0\n",
+        encoding="utf-8")
+    repo.path.joinpath("tests", "test_settle.py").write_text(BLANKS_THE_FINDINGS,
+                                                             encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "skip")
+
+    confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+
+    report = load_report(repo.path / "confgate-report.json")
+    integrity = next(m for m in report.metrics if m.type == "test_integrity")
+    assert "skip_added" in integrity.details["by_rule"], integrity.details
+    assert report.risk_tier != "T1"
+
+
+# A coverage.py plugin module of the change's, importable from anywhere once the project is
+# installed editable (PYTHONPATH stands in for that here): it notes each process it runs in.
+COVERAGE_PLUGIN = """\
+import sys
+
+
+def coverage_init(reg, options):
+    with open("ran-in.txt", "a", encoding="utf-8") as notes:
+        notes.write(repr(sys.argv[1:2]) + "\\n")
+"""
+
+
+def test_a_coverage_plugin_from_the_checkout_never_runs_in_the_supervisor(
+    repo: pytest.Pytester,
+) -> None:
+    repo.path.joinpath("covplug.py").write_text(COVERAGE_PLUGIN, encoding="utf-8")
+    pyproject = repo.path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8")
+                         + '\n[tool.coverage.run]\nplugins = ["covplug"]\n', encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a coverage plugin")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(repo.path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_confgate.cli", "gate", "--base", "main", "--",
+         "-p", "no:cacheprovider"],
+        cwd=repo.path, env=env, capture_output=True, text=True, check=False, timeout=240)
+
+    notes = repo.path.joinpath("ran-in.txt").read_text(encoding="utf-8").splitlines()
+    assert "['gate']" not in notes, notes
+    report = load_report(repo.path / "confgate-report.json")
+    coverage = next(m for m in report.metrics if m.type == "test_coverage")
+    assert not coverage.available
+    assert "covplug" in str(coverage.reason)
+    assert "outside the checkout" in str(coverage.reason)
+    assert report.decision.value == "fail"
+    assert done.returncode == 1

@@ -263,6 +263,12 @@ SHADOW = "from importlib import import_module\n"
     ("tests/pytest/__init__.py", None, None, False),  # not on sys.path first
     ("pytest/helpers.py", None, None, False),  # a namespace folder does not shadow pytest
     ("calc.py", None, None, False),
+    ("json.py", None, None, True),  # the standard library's, which pytest imports late
+    ("inspect/__init__.py", None, None, True),
+    ("shlex.py", SHADOW, None, False),  # the base had it
+    ("tests/json.py", None, None, False),
+    ("test.py", None, None, False),  # the standard library's `test`, which nothing imports
+    ("json", None, None, False),  # not a module
 ])
 def test_a_test_runner_the_change_adds_at_the_root_is_named(
     path: str, base: str | None, old: str | None, replaced: bool

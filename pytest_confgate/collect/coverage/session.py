@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +338,17 @@ class CoverageSession(Reporting):
             return
         if not self._create():
             return
+        if self.expected_sources is not None:  # confgate gate's own process
+            checkout = checkout_plugins(self._cov.config.plugins, self.root)
+            if checkout:
+                self._error = (
+                    f"coverage.py's `plugins` setting names {', '.join(checkout)}, which "
+                    f"imports from the checkout ({self.root}): confgate gate will not run the "
+                    "change's code in its own process; install the plugin as a package "
+                    "outside the checkout, or measure with `pytest --confgate`"
+                )
+                self._cov = None
+                return
         from coverage import CoverageData
 
         with self._catch():
@@ -400,3 +412,24 @@ class CoverageSession(Reporting):
 
 
 
+
+
+def checkout_plugins(names: Sequence[str], root: Path) -> list[str]:
+    """The coverage.py plugin modules among ``names`` that would be imported from under
+    ``root``: an editable install of the project makes its own files importable anywhere.
+    Found without importing anything (only the top-level name's spec is asked for)."""
+    import importlib.util
+
+    base = os.path.realpath(root)
+    found = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name.partition(".")[0])
+        except (ImportError, ValueError):
+            continue  # coverage.py says it cannot import it
+        if spec is None:
+            continue
+        places = [spec.origin or "", *(spec.submodule_search_locations or [])]
+        if any(place and os.path.realpath(place).startswith(base + os.sep) for place in places):
+            found.append(name)
+    return found

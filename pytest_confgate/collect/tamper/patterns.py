@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -168,23 +169,40 @@ def find_patterns(
 
 def harness_replaced(files: Sequence[FileVersions]) -> list[TamperFinding]:
     """A module or package the change adds at the root under the name of what runs and
-    measures the tests (``HARNESS``): ``python -m pytest`` puts the root first on
-    ``sys.path``, so it is imported there instead of the installed one, in the test process
-    and in every run that executes the change's tests (the differential run, a ranked
-    candidate's gate run and cross-tests). A project that is that package had it already."""
+    measures the tests (``HARNESS``) or of a standard-library module: ``python -m pytest``
+    puts the root first on ``sys.path``, so it is imported there instead, in the test process
+    (before the gate's plugin starts, for the standard library pytest imports) and in every
+    run that executes the change's tests (the differential run, a ranked candidate's gate run
+    and cross-tests). A project that is that package had it already."""
     found = []
     for version in files:
         parts = version.path.split("/")
-        name = (parts[0].removesuffix(".py") if len(parts) == 1
+        name = (parts[0].removesuffix(".py") if len(parts) == 1 and parts[0].endswith(".py")
                 else parts[0] if parts[1:] == ["__init__.py"] else "")
         added = version.base is None or version.old_path != version.path
-        if name in HARNESS and version.head is not None and added:
+        if version.head is None or not added:
+            continue
+        if name in HARNESS:
             found.append(TamperFinding(
                 HARNESS_REPLACED, version.path, 1,
                 f"adds {version.path} at the root: `python -m pytest` imports it instead of "
                 f"the installed {name}, so the test runs report what it says", None,
                 version.path, None))
+        elif name in _STANDARD_LIBRARY:
+            found.append(TamperFinding(
+                HARNESS_REPLACED, version.path, 1,
+                f"adds {version.path} at the root: `python -m pytest` imports it instead of "
+                f"the standard library's {name}, in the test runs and before the gate starts; "
+                "rename it", None, version.path, None))
     return found
+
+
+_STANDARD_LIBRARY = frozenset(
+    name for name in sys.stdlib_module_names
+    if name not in {"test", "this", "antigravity", "idlelib", "turtledemo", "__phello__"}
+    and not name.startswith("_test"))
+"""Standard-library names a root module would shadow; not the ones nothing in a test run
+imports (a project's own ``test.py`` is common and harmless)."""
 
 
 def _parse(version: FileVersions) -> _File | None:
