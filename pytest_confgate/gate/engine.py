@@ -498,14 +498,9 @@ class GateRun:
         # The policy judged the counted metrics; the loop's own entries are shown unjudged.
         verdicts = {id(m): shown for m, shown in zip(counted, verdict.metrics, strict=True)}
         report = GateReport(
-            tool_version=_tool_version(),
-            project=self._project(),
-            generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            config_file=self._config_name(),
-            config_passed_over=list(self.loaded.passed_over),
+            **self.described(),
             risk_tier=tier,
             risk_reason=tier_reason,
-            change=self._change_summary(),
             waivers=waivers,
             decision=verdict.decision,
             reasons=verdict.reasons,
@@ -686,6 +681,19 @@ class GateRun:
             return path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+    def described(self) -> dict[str, Any]:
+        """What a report says about the run itself: the tool, the project, the configuration
+        that judged and the change (``confgate gate`` writes its own, never the test
+        process's)."""
+        return {
+            "tool_version": _tool_version(),
+            "project": self._project(),
+            "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "config_file": self._config_name(),
+            "config_passed_over": list(self.loaded.passed_over),
+            "change": self._change_summary(),
+        }
 
     def _change_summary(self) -> dict[str, object] | None:
         view = self.change

@@ -18,7 +18,7 @@ Pure: no IO, no clock, no environment.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_confgate.config import GateConfig
@@ -64,6 +64,7 @@ def supervised_report(
     signoffs: Signoffs,
     provenance: Provenance | None,
     measured: Measured | None = None,
+    described: Mapping[str, Any] | None = None,
 ) -> GateReport:
     """``child`` with the supervisor's outcomes, tier, sign-offs and provenance, decided again.
 
@@ -72,7 +73,8 @@ def supervised_report(
     change's files); the child's tier can raise it, never lower it.
     ``measured``: the supervisor's own metrics (coverage, ruff, bandit, the judge, the
     differential run; ``GateRun.supervisor_metrics``), waivers' report and confidence, which
-    replace the child's.
+    replace the child's. ``described``: the supervisor's own account of the run
+    (``GateRun.described``: the project, the configuration, the change), over the child's.
     """
     own_metrics, waivers, confidence = (
         measured if measured is not None else (child.metrics, child.waivers, child.confidence))
@@ -86,6 +88,7 @@ def supervised_report(
                                           "approvers": gate.policy.signoff.approvers})
     own = [c for c in child.conditions if c.metric != SUPERVISOR]
     prepared = child.model_copy(update={
+        **(described or {}),
         "tests": tests, "metrics": metrics, "risk_tier": level, "risk_reason": reason,
         "signoffs": counted, "conditions": [*problem_conditions(problems), *own],
         "waivers": list(waivers), "confidence": confidence,

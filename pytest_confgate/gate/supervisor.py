@@ -463,7 +463,7 @@ def _decide(run: GateRun, child: GateReport | None, unsaved: str | None, stream:
     signoffs = collect_signoffs(run.environ, run.gate.policy.signoff.approvers)
     return supervised_report(child, tests, pass_rate_metric(tests), problems, gate=run.deciding,
                              tier=(run.tier, run.tier_reason), signoffs=signoffs,
-                             provenance=run.provenance,
+                             provenance=run.provenance, described=run.described(),
                              measured=([_without_part(m, unsaved) for m in metrics], waivers,
                                        confidence))
 

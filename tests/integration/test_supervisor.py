@@ -691,7 +691,7 @@ def test_the_coverage_floor_is_read_by_the_supervisor_not_taken_from_the_test_pr
 
 # A test module of the change that reaches the gate's run through pytest's plugin manager and
 # empties the static findings the test process would report (its helper's result dropped, the
-# analysis told to find nothing).
+# analysis told to find nothing) and the change its report describes.
 BLANKS_THE_FINDINGS = """\
 import dataclasses
 
@@ -709,6 +709,7 @@ def test_settle(request):
 
         analysis.report = clean
         run._tools = None
+        run._change_summary = lambda: None
 """
 
 
@@ -731,6 +732,8 @@ def test_the_static_integrity_findings_are_the_supervisors_own(repo: pytest.Pyte
     integrity = next(m for m in report.metrics if m.type == "test_integrity")
     assert "skip_added" in integrity.details["by_rule"], integrity.details
     assert report.risk_tier != "T1"
+    assert report.change is not None
+    assert "tests/test_settle.py" in report.change["files"]
 
 
 # A coverage.py plugin module of the change's, importable from anywhere once the project is
