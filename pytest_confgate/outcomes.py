@@ -16,6 +16,13 @@ nothing else's data is consumed), ``OutcomeStream`` streams each outcome as a JS
 ``{"node": id, "outcome": ..., "failure": text}``, then ``{"end": true}``. Any other run finds
 no such socket and this costs a few ``fstat`` calls.
 
+Every run of ours that executes code under judgement and needs its outcomes reads them this way
+(``OutcomeReceiver``): the differential run, the replay, and ``confgate rank``'s regression
+and cross-test runs. A file the process wrote at its end could be rewritten by that code after
+pytest's session ended (an ``atexit`` handler that marks every outcome in any JSON file named in
+the environment "passed" did so to rank's record); a stream is read as it happens, and nothing
+sent after the session's end counts.
+
 A leaf: takes pytest's reports as plain objects and imports nothing of pytest's or ours, so a
 plugin that uses it stays light.
 """
@@ -25,8 +32,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import socket
 import stat
+import tempfile
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -51,12 +62,41 @@ def phase_outcome(report: Any, recorded: str | None) -> str | None:
 
 
 MAGIC = b"confgate-outcomes-1\n"
+DESELECTED = "deselected"
+ENV_SOCKET = "CONFGATE_OUTCOMES_SOCKET"
+"""A listening socket's path, for a run started through a command that may not pass a
+descriptor on (``confgate rank``'s ``test_command``: a wrapper script, ``tox``): the first
+connection is the run's, and none is accepted after it."""
+_CONNECT_TIMEOUT_S = 10.0
+_POLL_S = 0.05
 _FAILURE_CHARS = 4000
 _MAX_FD = 256
 
 
 def claim() -> socket.socket | None:
-    """The inherited socket that carries ``MAGIC``, its greeting consumed; None elsewhere."""
+    """The inherited socket that carries ``MAGIC``, its greeting consumed; else a connection to
+    the listening socket ``ENV_SOCKET`` names (taken out of the environment, so what the run
+    starts does not try it too); None elsewhere."""
+    inherited = _inherited()
+    if inherited is not None:
+        return inherited
+    path = os.environ.pop(ENV_SOCKET, None)
+    if not path:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(_CONNECT_TIMEOUT_S)
+        sock.connect(path)
+        if sock.recv(len(MAGIC), socket.MSG_WAITALL) == MAGIC:
+            sock.settimeout(None)
+            return sock
+    except OSError:
+        pass
+    sock.close()
+    return None
+
+
+def _inherited() -> socket.socket | None:
     for fd in _open_fds():
         try:
             if not stat.S_ISSOCK(os.fstat(fd).st_mode):
@@ -69,6 +109,7 @@ def claim() -> socket.socket | None:
                     len(MAGIC), socket.MSG_PEEK | socket.MSG_DONTWAIT) == MAGIC:
                 sock.recv(len(MAGIC))
                 sock.setblocking(True)
+                os.close(fd)  # the inherited descriptor: code under test finds no second way in
                 return sock
         except OSError:
             pass
@@ -108,7 +149,136 @@ class OutcomeStream:
         if outcome is not None:
             self._record(report.nodeid, outcome, report)
 
+    def pytest_deselected(self, items: Any) -> None:
+        """Tests an option or a hook deselected never run: said, so a reader can tell them
+        from tests that were never collected."""
+        for item in items:
+            if item.nodeid not in self._outcomes:
+                self._record(item.nodeid, DESELECTED, None)
+
     def pytest_sessionfinish(self, session: Any) -> None:
         self._send({"end": True})
         with contextlib.suppress(OSError):
             self._sock.close()
+
+
+@dataclass
+class Received:
+    """What a run sent before its session ended."""
+
+    results: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Node id -> ``{"outcome": ..., "failure": text}``."""
+    ended: bool = False
+    """The session's end was sent: without it the results may be missing tests."""
+    late: int = 0
+    """Messages sent after the end (never counted: only code after pytest's session sends them)."""
+
+
+class OutcomeReceiver:
+    """Our end of the stream a run's ``OutcomeStream`` writes to, read in a thread.
+
+    Start the process with ``child_fd`` passed on (``pass_fds``), or, with ``listen``, with
+    ``environ`` in its environment; then ``close`` gives what it sent before its session's
+    end."""
+
+    def __init__(self, *, listen: bool = False) -> None:
+        self._received = Received()
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._ours: socket.socket | None = None
+        self._theirs: socket.socket | None = None
+        self._listener: socket.socket | None = None
+        self._folder: str | None = None
+        if listen:
+            self._folder = tempfile.mkdtemp(prefix="confgate-")
+            self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._listener.bind(os.path.join(self._folder, "s"))
+            self._listener.listen(1)
+        else:
+            self._ours, self._theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._ours.sendall(MAGIC)
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    @property
+    def child_fd(self) -> int:
+        if self._theirs is None:
+            raise ValueError("a listening receiver passes no descriptor: use its environ")
+        return self._theirs.fileno()
+
+    @property
+    def environ(self) -> dict[str, str]:
+        """What a run started through a command of the user's needs in its environment."""
+        if self._folder is None:
+            return {}
+        return {ENV_SOCKET: os.path.join(self._folder, "s")}
+
+    def close(self, grace_s: float) -> Received:
+        """Wait up to ``grace_s`` for the stream's end (a process the run left behind may hold
+        it open), then stop reading."""
+        if self._theirs is not None:
+            self._theirs.close()
+        self._closing.set()
+        self._thread.join(grace_s)
+        with self._lock:
+            ours = self._ours
+        if ours is not None:
+            with contextlib.suppress(OSError):
+                ours.shutdown(socket.SHUT_RDWR)
+        self._thread.join(grace_s)
+        for sock in (ours, self._listener):
+            if sock is not None:
+                sock.close()
+        if self._folder is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(self._folder, "s"))
+            with contextlib.suppress(OSError):
+                os.rmdir(self._folder)
+        with self._lock:
+            got = self._received
+            return Received(dict(got.results), got.ended, got.late)
+
+    def _accept(self, listener: socket.socket) -> socket.socket | None:
+        """The first connection (none after it), or None once closing with none."""
+        while not self._closing.is_set():
+            ready, _, _ = select.select([listener], [], [], _POLL_S)
+            if ready:
+                with contextlib.suppress(OSError):
+                    conn, _ = listener.accept()
+                    listener.close()  # one run, one stream: a later connection is refused
+                    conn.sendall(MAGIC)
+                    return conn
+        return None
+
+    def _read(self) -> None:
+        ours = self._ours
+        if ours is None and self._listener is not None:
+            ours = self._accept(self._listener)
+            with self._lock:
+                self._ours = ours
+        if ours is None:
+            return
+        buffer = b""
+        with contextlib.suppress(OSError):
+            while chunk := ours.recv(65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    self._take(line)
+
+    def _take(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        with self._lock:
+            got = self._received
+            if got.ended:
+                got.late += 1
+            elif message.get("end") is True:
+                got.ended = True
+            elif isinstance(message.get("node"), str):
+                got.results[message["node"]] = {"outcome": str(message.get("outcome")),
+                                                "failure": str(message.get("failure", ""))}

@@ -44,7 +44,7 @@ from pytest_confgate.processes import (
     exchange,
 )
 from pytest_confgate.rank.build_check import build_check, top_level_modules
-from pytest_confgate.rank.models import Evidence, Issue, TestCounts
+from pytest_confgate.rank.models import PASSING, Evidence, Issue, TestCounts
 from pytest_confgate.rank.trees import RANK_STATE
 
 _SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GITHUB_BASE_REF",
@@ -59,6 +59,8 @@ _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<
 OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
 _PYTEST_BROKE = frozenset({3, 4})
 """pytest's exit statuses for an internal error and a usage error: no run to read."""
+_STREAM_GRACE_S = 10.0
+"""How long a process the run left behind may hold the outcome stream open after pytest ended."""
 
 
 @dataclass(frozen=True)
@@ -182,37 +184,35 @@ class PytestRun:
 
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
                processes: Processes, extra_env: Mapping[str, str] | None = None) -> PytestRun:
-    """``test_command`` plus ``arguments`` in ``tree``, recording each test's outcome by id.
+    """``test_command`` plus ``arguments`` in ``tree``, each test's outcome by id as the run
+    streamed it (``outcomes.OutcomeReceiver``): the candidate's code can run after pytest's
+    session ends (an ``atexit`` handler), and a record written then could say anything.
 
-    No outcomes file (pytest crashed before the session ended, or timed out) is a problem;
-    so is an exit status pytest gives only for an internal error or a usage error.
+    No session end on the stream (pytest crashed, timed out, or the candidate's settings turn
+    the confgate plugin off) is a problem; so is an exit status pytest gives only for an
+    internal error or a usage error.
     """
-    from pytest_confgate.rank.outcomes_plugin import ENV
+    from pytest_confgate.collect.tamper.replay import failure_line
+    from pytest_confgate.outcomes import OutcomeReceiver
 
     state.mkdir(parents=True, exist_ok=True)
-    record = state / "outcomes.json"
-    record.unlink(missing_ok=True)
-    why_file = record.with_name(record.name + ".why")
-    why_file.unlink(missing_ok=True)
-    env = {**candidate_env(settings, tree, state), **(extra_env or {}), ENV: str(record)}
+    receiver = OutcomeReceiver(listen=True)  # the test command may be a wrapper of the user's
+    env = {**candidate_env(settings, tree, state), **(extra_env or {}), **receiver.environ}
     argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
     try:
         done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
     except (OSError, TimeoutError) as exc:
+        receiver.close(0.0)
         return PytestRun(None, None, str(exc))
-    try:
-        loaded = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        loaded = None
-    if not isinstance(loaded, dict) or done.returncode in _PYTEST_BROKE:
+    received = receiver.close(_STREAM_GRACE_S)
+    if not received.ended or done.returncode in _PYTEST_BROKE:
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
-        return PytestRun(done, None, f"pytest exited {done.returncode}: {tail}")
-    try:
-        why = json.loads(why_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        why = {}
-    return PytestRun(done, {str(k): str(v) for k, v in loaded.items()},
-                     why={str(k): str(v) for k, v in why.items()} if isinstance(why, dict) else {})
+        unended = "" if received.ended else " without reporting its session end"
+        return PytestRun(done, None, f"pytest exited {done.returncode}{unended}: {tail}")
+    results = received.results
+    return PytestRun(done, {node: r["outcome"] for node, r in results.items()},
+                     why={node: failure_line(r["failure"]) for node, r in results.items()
+                          if r["outcome"] in ("failed", "error")})
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
@@ -307,7 +307,8 @@ def _gate(tree: Path, state: Path, settings: Settings, processes: Processes,
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         problem = f"pytest exited {done.returncode} without a gate report ({exc}): {tail}"
         return GateEvidence.failed(problem)
-    return dataclasses.replace(found, outcomes=run.outcomes)
+    return dataclasses.replace(found, outcomes=run.outcomes,
+                               tests=_counted(run.outcomes or {}, found.tests))
 
 
 _WITH_VALUE = frozenset({"-W", "-X", "--check-hash-based-pycs"})
@@ -393,6 +394,16 @@ def _from_report(report: GateReport) -> GateEvidence:
         security=security,
         security_problem=security_problem,
     )
+
+
+def _counted(outcomes: Mapping[str, str], reported: TestCounts | None) -> TestCounts:
+    """The counts of the streamed outcomes (the report's only for the duration): the report
+    is a file the candidate's process wrote, and its code could rewrite it at exit."""
+    found = list(outcomes.values())
+    return TestCounts(
+        passed=sum(o in PASSING for o in found), failed=found.count("failed"),
+        errors=found.count("error"), skipped=found.count("skipped"),
+        duration_s=reported.duration_s if reported is not None else 0.0)
 
 
 def _int(value: object) -> int | None:

@@ -24,6 +24,7 @@ from rank_tactics import (
     build_groups,
     held_out_verdicts,
 )
+from rank_task import commit_branch, git
 from test_rank_groups import CONFIG, rank, ranked  # noqa: F401 - ``ranked`` is a fixture
 
 from pytest_confgate.config.loader import load_config
@@ -104,3 +105,55 @@ def test_a_correct_candidate_is_first_and_a_gamed_one_never(
             assert ranking.winner is None, (member, summary)
             ranking, answer = decide(alone, context, [], allowed)
             assert not answer.accept, (member, answer.reason)
+
+
+# A candidate that leaves ``to_roman`` as it was (the reproducer still fails) and, from the
+# package, rewrites at exit every JSON file an environment variable names so each outcome in
+# it says "passed": what rank's record of a run used to be. Names are built at run time.
+FORGES_THE_RECORD = '''
+
+_hooks = __import__("ate" + "xit")
+
+
+def _settle():
+    import json
+    import os
+
+    for value in list(os.environ.values()):
+        if not value.endswith(".js" + "on") or not os.path.isfile(value):
+            continue
+        try:
+            with open(value, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and all(isinstance(v, str) for v in data.values()):
+            with open(value, "w", encoding="utf-8") as handle:
+                json.dump(dict.fromkeys(data, "passed"), handle)
+
+
+getattr(_hooks, "reg" + "ister")(_settle)
+'''
+
+
+def test_a_candidate_that_rewrites_the_record_of_its_runs_has_not_done_the_task(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    ranked: list[RankOutcome],  # noqa: F811 - runs the ranking in the repository
+) -> None:
+    """The regression run said the reproducer passed on a candidate that never fixed it: its
+    outcomes were a file the candidate's process wrote, read after that process ended."""
+    init = repo / "numerals" / "__init__.py"
+    base = init.read_text(encoding="utf-8") if init.is_file() else ""
+    commit_branch(repo, "r-forges-record", {"numerals/__init__.py": base + FORGES_THE_RECORD})
+    git(repo, "checkout", "-q", "main")
+    config_file = tmp_path / "rank.yml"
+    config_file.write_text(CONFIG)
+
+    result = rank(("r-forges-record",), config_file, tmp_path / "ranking.json", capsys)
+
+    (solution,) = result["solutions"]
+    assert result["winner"] is None, solution
+    assert solution["blocked"], solution
+    task = [r for r in solution["block_reasons"] if r.startswith("the task is not done")]
+    assert task, solution["block_reasons"]
+    assert "tests/test_roman.py::test_subtractive_forms (failed)" in task[0]

@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import ast
 import configparser
-import contextlib
 import json
 import shutil
-import socket
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +44,7 @@ from pytest_confgate.collect.tamper.syntax import literal_data
 from pytest_confgate.config.textfile import tomllib
 from pytest_confgate.exceptions import EvidenceError
 from pytest_confgate.models import ChangeSet, TestOutcomes
-from pytest_confgate.outcomes import MAGIC
+from pytest_confgate.outcomes import DESELECTED, OutcomeReceiver
 from pytest_confgate.processes import ToolMissing, ToolOutputTooLarge, ToolTimeout, run_tool, tail
 
 TEST_FOLDERS = frozenset({"tests", "test", "testing"})
@@ -308,62 +305,24 @@ def _copy(source: Path, target: Path) -> None:
         raise EvidenceError(f"cannot copy {source} for the differential run: {exc}") from exc
 
 
-@dataclass
-class _Reader:
-    sock: socket.socket
-    results: dict[str, dict[str, str]] = field(default_factory=dict)
-    ended: bool = False
-
-    def read(self) -> None:
-        buffer = b""
-        with contextlib.suppress(OSError):
-            while chunk := self.sock.recv(65536):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    self._take(line)
-
-    def _take(self, line: bytes) -> None:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            return
-        if not isinstance(message, dict):
-            return
-        if message.get("end") is True:
-            self.ended = True
-        elif isinstance(message.get("node"), str):
-            self.results[message["node"]] = {"outcome": str(message.get("outcome")),
-                                             "failure": str(message.get("failure", ""))}
-
-
 def _run(copy: Path, modules: list[str], timeout_s: float, environ: Mapping[str, str]
          ) -> dict[str, dict[str, str]]:
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    receiver = OutcomeReceiver()
+    argv = [sys.executable, "-m", "pytest", *modules]
     try:
-        ours.sendall(MAGIC)
-        reader = _Reader(ours)
-        thread = threading.Thread(target=reader.read, daemon=True)
-        thread.start()
-        argv = [sys.executable, "-m", "pytest", *modules]
-        try:
-            result = run_tool(argv, cwd=copy, timeout_s=timeout_s, env=dict(environ),
-                              pass_fds=(theirs.fileno(),))
-        except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
-            raise EvidenceError(f"the differential run's pytest process: {exc}") from exc
-        finally:
-            theirs.close()
-        thread.join(_READER_GRACE_S)
-        if not reader.ended:
-            raise EvidenceError(
-                f"the differential run's pytest process exited {result.returncode} without "
-                "reporting its session end (is the confgate plugin disabled with `-p "
-                f"no:confgate` in the base's settings?): {tail(result.stderr or result.stdout)}")
-        return reader.results
-    finally:
-        with contextlib.suppress(OSError):
-            ours.shutdown(socket.SHUT_RDWR)
-        ours.close()
+        result = run_tool(argv, cwd=copy, timeout_s=timeout_s, env=dict(environ),
+                          pass_fds=(receiver.child_fd,))
+    except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
+        receiver.close(0.0)
+        raise EvidenceError(f"the differential run's pytest process: {exc}") from exc
+    received = receiver.close(_READER_GRACE_S)
+    if not received.ended:
+        raise EvidenceError(
+            f"the differential run's pytest process exited {result.returncode} without "
+            "reporting its session end (is the confgate plugin disabled with `-p "
+            f"no:confgate` in the base's settings?): {tail(result.stderr or result.stdout)}")
+    return {node: result for node, result in received.results.items()
+            if result["outcome"] != DESELECTED}
 
 
 def _findings(results: Mapping[str, Mapping[str, str]], head: TestOutcomes,

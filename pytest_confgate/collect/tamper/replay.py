@@ -37,6 +37,7 @@ from pytest_confgate.collect.tamper.compare import TamperFinding
 from pytest_confgate.collect.tamper.shapes import FileVersions, Rerun
 from pytest_confgate.collect.tamper.syntax import Names, short, terminal_name
 from pytest_confgate.exceptions import EvidenceError
+from pytest_confgate.outcomes import DESELECTED, OutcomeReceiver
 from pytest_confgate.processes import ToolMissing, ToolOutputTooLarge, ToolTimeout, run_tool, tail
 
 BEHAVIOUR_CHANGE = "behaviour_change"
@@ -48,6 +49,8 @@ PLUGIN = "pytest_confgate.collect.tamper.replay_plugin"
 _FAILED = frozenset({"failed", "error"})
 _WORST = ("error", "failed", "xpassed", "passed", "xfailed", "skipped")
 _SHOWN = 300
+_STREAM_GRACE_S = 10.0
+"""How long a process the replay left behind may hold the outcome stream open."""
 
 
 @dataclass(frozen=True)
@@ -167,26 +170,32 @@ def _write_copy(root: Path, module: str, text: str, tag: str) -> _Copy:
 
 def _run(root: Path, ids: Sequence[str], timeout_s: float, environ: Mapping[str, str]
          ) -> tuple[dict[str, dict[str, str]], int]:
+    """The outcomes the replay's process streamed before its session ended
+    (``outcomes.OutcomeReceiver``): a file it wrote could be rewritten by the change's code
+    at exit."""
     with tempfile.TemporaryDirectory(prefix="confgate-replay-") as scratch:
-        out = Path(scratch) / "outcomes.json"
         chosen = Path(scratch) / "select.json"
         chosen.write_text(json.dumps(sorted(set(ids))), encoding="utf-8")
         modules = sorted({node.split("::", 1)[0] for node in ids})
-        argv = [sys.executable, "-m", "pytest", "-p", PLUGIN, f"--confgate-replay-out={out}",
+        argv = [sys.executable, "-m", "pytest", "-p", PLUGIN,
                 f"--confgate-replay-select={chosen}", "-p", "no:cacheprovider",
                 f"--rootdir={root}", "-q", "--no-header", "--continue-on-collection-errors",
                 *modules]
+        receiver = OutcomeReceiver()
         try:
             result = run_tool(argv, cwd=root, timeout_s=timeout_s,
-                              env={**environ, REPLAY_ENV: "1", "PYTHONDONTWRITEBYTECODE": "1"})
+                              env={**environ, REPLAY_ENV: "1", "PYTHONDONTWRITEBYTECODE": "1"},
+                              pass_fds=(receiver.child_fd,))
         except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
+            receiver.close(0.0)
             raise EvidenceError(f"the replay's pytest process: {exc}") from exc
-        if result.returncode not in (0, 1, 5) or not out.is_file():  # 5: all deselected
+        received = receiver.close(_STREAM_GRACE_S)
+        if result.returncode not in (0, 1, 5) or not received.ended:  # 5: all deselected
             raise EvidenceError(
                 f"the replay's pytest process exited {result.returncode} without results: "
                 f"{tail(result.stderr or result.stdout)}"
             )
-        raw: dict[str, dict[str, str]] = json.loads(out.read_text(encoding="utf-8"))
+    raw = {node: r for node, r in received.results.items() if r["outcome"] != DESELECTED}
     return raw, len(raw)
 
 
