@@ -74,11 +74,14 @@ _UNJUDGED = {"passed": None, "limit": None}
 STATE_DIR = ".confgate"
 """The gate's state in the project: caches and runs, never the change's to write."""
 SUPERVISED_KINDS = frozenset({"test_coverage", "lint_score", "security_score", "llm_judge",
-                              "test_integrity"})
+                              "test_integrity", "requirement_coverage", "checklist_completion"})
 """Metrics ``confgate gate`` measures in its own process (issue 34): a supervised test process
 leaves them out (``GateRun.supervised``) and its word on them is never read. That includes
-``test_integrity``'s static findings: a test that reached the gate's run through pytest's
-plugin manager could drop them from what the test process reported."""
+``test_integrity``'s static findings and the requirement links: a test that reached the gate's
+run through pytest's plugin manager could change what the test process reported."""
+READ_BEFORE_THE_RUN = frozenset({"checklist_completion"})
+"""Metrics whose input the run's code could rewrite (a checklist file in the checkout, the
+event file): ``confgate gate`` reads them before the go (``GateRun.read_before_the_run``)."""
 _ELSEWHERE = "measured by confgate gate outside the test process"
 
 
@@ -137,6 +140,7 @@ class GateRun:
         detected = self.config.source is None
         self.checked_sources = without_tests(self.sources) if detected else self.sources
         self._requirements = load_requirement_files(self.gate.metrics, self.root)
+        self._read_early: dict[int, EvalMetric] = {}
         self.agents = AgentEvidence(self.config, self.root, self.environ, self.change, loaded.path)
         self.agents.preflight()  # a missing key or SDK stops the run before any test
         if plugins is None:
@@ -436,8 +440,12 @@ class GateRun:
         for index, config in order:
             if isinstance(config, LlmJudgeMetricConfig):
                 continue
-            measured[index] = (collect_metric(config, evidence)
-                               if config.type in SUPERVISED_KINDS else child[index])
+            if index in self._read_early:
+                measured[index] = self._read_early[index]
+            elif config.type in SUPERVISED_KINDS:
+                measured[index] = collect_metric(config, evidence)
+            else:
+                measured[index] = child[index]
         measured = self._judged(measured)
         ours = [measured[index] for index in range(len(self.gate.metrics))]
         metrics, waivers, _ = self._waive([*ours, *child[len(ours):]])
@@ -681,6 +689,14 @@ class GateRun:
             return path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+    def read_before_the_run(self) -> None:
+        """``confgate gate``, before any code of the change runs: measure what the run could
+        rewrite the input of (``READ_BEFORE_THE_RUN``); ``supervisor_metrics`` takes these."""
+        evidence = self._evidence(TestOutcomes(), None, None)
+        self._read_early = {index: collect_metric(config, evidence)
+                            for index, config in enumerate(self.gate.metrics)
+                            if config.type in READ_BEFORE_THE_RUN}
 
     def described(self) -> dict[str, Any]:
         """What a report says about the run itself: the tool, the project, the configuration

@@ -538,6 +538,7 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     run = GateRun(loaded, root, environ, plugins=PluginHost(), requested=requested,
                   config_choice=choice)
     run.agents.read_change()
+    run.read_before_the_run()
     run.coverage_fail_under = _pytest_cov_floor(root, environ, pytest_args)
     forget_report(report_path)
     return run, report_path

@@ -774,3 +774,79 @@ def test_a_coverage_plugin_from_the_checkout_never_runs_in_the_supervisor(
     assert "outside the checkout" in str(coverage.reason)
     assert report.decision.value == "fail"
     assert done.returncode == 1
+
+
+# A test of the change that ticks every box of the checklist file the gate reads, while the
+# tests run; the supervisor's own reading at the end saw the ticked file.
+TICKS_THE_BOXES = """\
+import pathlib
+
+
+def test_tidy():
+    path = pathlib.Path("CHECK" + "LIST.md")
+    path.write_text(path.read_text(encoding="utf-8").replace("[ ]", "[x]"), encoding="utf-8")
+"""
+
+
+def test_a_checklist_the_run_ticks_is_read_as_it_was_before_the_tests(
+    repo: pytest.Pytester,
+) -> None:
+    git(repo.path, "checkout", "-q", "main")
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: checklist_completion, source: CHECKLIST.md, required: [docs updated]}\n",
+        encoding="utf-8")
+    repo.path.joinpath("CHECKLIST.md").write_text("- [ ] docs updated\n- [x] tests added\n",
+                                                   encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "a checklist")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    repo.path.joinpath("tests", "test_tidy.py").write_text(TICKS_THE_BOXES, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "tidy")
+
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+
+    report = load_report(repo.path / "confgate-report.json")
+    checklist = next(m for m in report.metrics if m.type == "checklist_completion")
+    assert checklist.details["required_missing"] == ["docs updated"], checklist.details
+    assert report.decision.value == "fail"
+    assert done.returncode == 1
+
+
+# A test of the change that adds passing links for every requirement to the tally the test
+# process reports from, through pytest's plugin manager.
+LINKS_EVERYTHING = """\
+def test_links(request):
+    for _name, plugin in request.config.pluginmanager.list_name_plugin():
+        tally = getattr(plugin, "tally", None)
+        links = getattr(tally, "links", None)
+        if isinstance(links, dict):
+            for requirement in ("REQ-1", "REQ-2"):
+                links.setdefault(requirement, []).append(("tests/test_links.py::x", True))
+"""
+
+
+def test_requirement_links_are_counted_by_the_supervisor(repo: pytest.Pytester) -> None:
+    git(repo.path, "checkout", "-q", "main")
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        "    - {type: requirement_coverage, requirements: requirements.yml, min: 1.0}\n",
+        encoding="utf-8")
+    repo.path.joinpath("requirements.yml").write_text(
+        "- {id: REQ-1, title: Adding}\n- {id: REQ-2, title: Scaling}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "requirements")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    repo.path.joinpath("tests", "test_links.py").write_text(LINKS_EVERYTHING, encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "links")
+
+    confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+
+    report = load_report(repo.path / "confgate-report.json")
+    requirements = next(m for m in report.metrics if m.type == "requirement_coverage")
+    assert requirements.details["uncovered"] == ["REQ-1", "REQ-2"], requirements.details
+    assert report.decision.value == "fail"
