@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+
+import pytest
 
 from pytest_confgate.outcomes import MAGIC, OutcomeStream, claim
 
@@ -37,7 +40,10 @@ def test_the_greeted_socket_is_claimed_and_carries_each_outcome() -> None:
         failed = _Report("t.py::test_b", "call", "failed", "E assert 4 == 3")
         stream.pytest_runtest_logreport(failed)
         stream.pytest_sessionfinish(None)
-        theirs.close()  # the child's inherited end: gone when the child ends
+        # the inherited descriptor was closed once claimed: the code under test finds no
+        # second way in, and the stream ends with the plugin's own end
+        with pytest.raises(OSError, match="Bad file descriptor"):
+            os.fstat(theirs.detach())
         received = b""
         while chunk := ours.recv(4096):
             received += chunk
