@@ -37,6 +37,8 @@ One evaluation flows one way::
     supervised  pure: the test process's report with the supervisor's outcomes and metrics,
                 decided again
     child       the test process's entry: ``python -m pytest`` once the supervisor says go
+    source_watch  writes to what ruff and bandit read while they read it (``inotify``,
+                armed before the go)
 
 Below it sit ``collect/`` (evidence, the only IO) and ``config/``; above it the front doors
 (``plugin.py``, ``cli/``) and ``overlays/``, which run it.

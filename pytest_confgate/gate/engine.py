@@ -191,6 +191,10 @@ class GateRun:
             )
             self._tools.start()
 
+    def tools_done(self) -> bool:
+        """Whether ruff and bandit have finished reading (or never had to start)."""
+        return self._tools is None or self._tools.running_for() is None
+
     def analyse_change_beside(self) -> None:
         """Start the tamper analysis of the change in a thread of its own: it reads git and
         the snapshot the change was read with, never the files the run may rewrite, so it

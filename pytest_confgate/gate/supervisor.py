@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 
 from pytest_confgate import subreaper
 from pytest_confgate.gate.child import ENV_FD, ENV_GO
+from pytest_confgate.gate.source_watch import SourceWatch
 from pytest_confgate.processes import INHERITED_PYTEST_STATE
 
 if TYPE_CHECKING:  # imported once the child started: its start-up and ours overlap
@@ -113,12 +114,14 @@ def supervise(
     try:
         before = _measured_code(run)
         run.expected_sources = {os.path.realpath(path): digest for path, digest in before.items()}
+        watch = SourceWatch.arm(root, _linted(run, before))  # before any code of the change
         handed: list[_HandedOver] = []
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
         stream, status = child.follow(
-            output, then=lambda: _beside_the_tests(run),
+            output, then=lambda: _beside_the_tests(run, watch),
             at_end=lambda ended: handed.append(_take_over(run, ended, private)))
         stream.problems.extend(_rewritten_sources(run, root, before))
+        stream.problems.extend(_written_while_linted(watch))
         return _finish(run, stream, status, private, report_path, handed[0] if handed else None)
     finally:
         run.close()
@@ -166,10 +169,33 @@ def _rewritten_sources(run: GateRun, root: Path, before: dict[Path, str | None])
             "write into the code it measures)"]
 
 
-def _beside_the_tests(run: GateRun) -> None:
-    """While the tests run: start ruff and bandit, and import what the report needs after
-    them (coverage.py's analysis, the report writers), off the path that follows the run."""
+def _linted(run: GateRun, measured: dict[Path, str | None]) -> list[Path]:
+    """The measured files ruff and bandit read (the sources without their tests)."""
+    checked = [source.resolve() for source in run.checked_sources]
+    return [path for path in measured
+            if any(path == source or path.is_relative_to(source) for source in checked)]
+
+
+def _written_while_linted(watch: SourceWatch | None) -> list[str]:
+    """A file ruff or bandit read that the run wrote while they read it (put back since, or
+    its digest after the run would already say so)."""
+    written = watch.stop() if watch is not None else []
+    if not written:
+        return []
+    shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5
+                                      else "")
+    return [f"the run wrote {shown} while ruff and bandit read it: their findings would be "
+            "of what the run wrote, not of the change (a test must not write into the code "
+            "or the settings the gate reads)"]
+
+
+def _beside_the_tests(run: GateRun, watch: SourceWatch | None = None) -> None:
+    """While the tests run: start ruff and bandit (``watch`` listens until they are done),
+    and import what the report needs after them (coverage.py's analysis, the report
+    writers), off the path that follows the run."""
     run.start_tools(TOOL_KINDS)
+    if watch is not None:
+        watch.until(run.tools_done)
     run.analyse_change_beside()
     import coverage.jsonreport  # noqa: F401 - warmed, see above
 

@@ -850,3 +850,77 @@ def test_requirement_links_are_counted_by_the_supervisor(repo: pytest.Pytester) 
     requirements = next(m for m in report.metrics if m.type == "requirement_coverage")
     assert requirements.details["uncovered"] == ["REQ-1", "REQ-2"], requirements.details
     assert report.decision.value == "fail"
+
+
+# ruff, made to wait until the test below has rewritten the module, then to say it is done:
+# the rewrite lands while the tools read, whatever the machine's speed.
+WAITING_RUFF = """\
+import pathlib
+import subprocess
+import sys
+import time
+
+root = pathlib.Path.cwd()
+checks = "--output-format" in sys.argv[1:]  # the check itself: not --version, --show-files
+for _ in range(600 if checks else 0):
+    if (root / "rewritten").exists():
+        break
+    time.sleep(0.1)
+done = subprocess.run([sys.executable, "-m", "ruff", *sys.argv[1:]], capture_output=True,
+                      check=False)
+sys.stdout.buffer.write(done.stdout)
+if checks:
+    (root / "linted").write_text("")
+sys.exit(done.returncode)
+"""
+# The change's test: the module without its violation while ruff reads, then put back.
+REWRITES_WHILE_LINTED = """\
+import pathlib
+import time
+
+root = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_tidy():
+    module = root / "calc" / "tools.py"
+    kept = module.read_bytes()
+    module.write_bytes(kept.replace(b"import os\\n", b""))
+    (root / "rewritten").write_text("")
+    for _ in range(600):
+        if (root / "linted").exists():
+            break
+        time.sleep(0.1)
+    module.write_bytes(kept)
+"""
+
+
+def test_a_module_rewritten_while_ruff_reads_it_and_put_back_fails_the_run(
+    repo: pytest.Pytester,
+) -> None:
+    """ruff and bandit read the working tree beside the tests: a test that hid a violation
+    for the second they read it, and put the module back, left digests equal to the base's."""
+    git(repo.path, "checkout", "-q", "main")
+    ruff = repo.path / "waiting_ruff.py"
+    ruff.write_text(WAITING_RUFF, encoding="utf-8")
+    repo.path.joinpath("confgate.yml").write_text(
+        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+        f"    - {{type: lint_score, max_lint_violations: 0, command: [{sys.executable!r}, "
+        f"{str(ruff)!r}]}}\n", encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "lint")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    repo.path.joinpath("calc", "tools.py").write_text(
+        "import os\n\n\ndef name():\n    return 'tools'\n", encoding="utf-8")
+    repo.path.joinpath("tests", "test_tidy.py").write_text(REWRITES_WHILE_LINTED,
+                                                           encoding="utf-8")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "tidy")
+
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+
+    assert repo.path.joinpath("linted").exists()  # ruff read while the module was rewritten
+    report = load_report(repo.path / "confgate-report.json")
+    assert report.decision.value == "fail", done.stdout
+    assert any("calc/tools.py while ruff and bandit read it" in c.message
+               for c in report.conditions if c.metric == "supervisor"), report.conditions

@@ -1,0 +1,46 @@
+"""The watch on what ruff and bandit read: writes while they read are named, later ones not."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from pytest_confgate.gate.source_watch import SourceWatch
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+
+def _tree(tmp_path: Path) -> list[Path]:
+    (tmp_path / "pkg").mkdir()
+    files = [tmp_path / "pkg" / "a.py", tmp_path / "pkg" / "b.py"]
+    for path in files:
+        path.write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("", encoding="utf-8")
+    return files
+
+
+def test_writes_while_the_tools_read_are_named_and_later_ones_are_not(tmp_path: Path) -> None:
+    a, b = _tree(tmp_path)
+    watch = SourceWatch.arm(tmp_path, [a, b])
+    assert watch is not None
+    done = threading.Event()
+    watch.until(done.is_set)
+    a.write_text("x = 2\n", encoding="utf-8")  # and put back: the digest would not tell
+    a.write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n", encoding="utf-8")
+    (tmp_path / "pkg" / "notes.txt").write_text("not read by the tools", encoding="utf-8")
+    done.set()
+    watch.join()  # the tools are done: it stops listening
+    b.write_text("x = 3\n", encoding="utf-8")  # after the tools: the digests judge it
+    assert watch.stop() == ["pkg/a.py", "pyproject.toml"]
+
+
+def test_a_run_that_writes_nothing_is_named_nothing(tmp_path: Path) -> None:
+    files = _tree(tmp_path)
+    watch = SourceWatch.arm(tmp_path, files)
+    assert watch is not None
+    watch.until(lambda: True)
+    assert watch.stop() == []
