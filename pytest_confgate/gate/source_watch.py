@@ -3,6 +3,8 @@
 ``confgate gate`` runs ruff and bandit beside the tests, on the working tree. A test that
 rewrote a module (or the tools' settings) for the second they read it and put it back before
 the end would leave no trace in the files: their digests after the run equal the ones before.
+The interpreter's site-packages are watched too: a ``.pth`` file written there runs in every
+Python process started later, bandit's among them (``-I`` leaves out only the user's site).
 The watch is armed before any code of the change runs and listens until the tools are done;
 any write, creation, removal or rename of a watched file in that time is named, and the
 supervisor fails the run on it. Where ``inotify`` is not available (not Linux, or its limits
@@ -37,18 +39,24 @@ _SETTINGS = frozenset({"pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg",
 class SourceWatch:
     """The armed watch; ``until`` listens in a thread, ``stop`` names what was written."""
 
-    def __init__(self, fd: int, folders: dict[int, Path], watched: set[Path], root: Path) -> None:
+    def __init__(self, fd: int, folders: dict[int, Path], watched: set[Path], root: Path,
+                 anywhere: frozenset[Path] = frozenset()) -> None:
         self._fd = fd
         self._folders = folders
         self._watched = watched
         self._root = root
+        self._anywhere = anywhere
         self._written: set[Path] = set()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def arm(cls, root: Path, files: Iterable[Path]) -> SourceWatch | None:
-        """Watch ``files`` and the tools' settings at ``root``; None where that cannot be."""
+    def arm(cls, root: Path, files: Iterable[Path],
+            anywhere: Iterable[Path] = ()) -> SourceWatch | None:
+        """Watch ``files``, the tools' settings at ``root`` and any name in the ``anywhere``
+        folders that exist (the interpreter's site-packages: a ``.pth`` file planted there runs
+        in every Python process that starts later, bandit's among them); None where that
+        cannot be."""
         if not sys.platform.startswith("linux"):
             return None
         import ctypes
@@ -61,14 +69,15 @@ class SourceWatch:
         if fd < 0:
             return None
         watched = {path.resolve() for path in files} | {root.resolve() / n for n in _SETTINGS}
+        open_folders = frozenset(path.resolve() for path in anywhere if path.is_dir())
         folders: dict[int, Path] = {}
-        for folder in sorted({path.parent for path in watched}):
+        for folder in sorted({path.parent for path in watched} | open_folders):
             wd = libc.inotify_add_watch(fd, os.fsencode(folder), _MASK)
             if wd < 0:  # a limit reached, or the folder gone: no partial watch
                 os.close(fd)
                 return None
             folders[wd] = folder
-        return cls(fd, folders, watched, root)
+        return cls(fd, folders, watched, root, open_folders)
 
     def until(self, done: Callable[[], bool]) -> None:
         """Listen in a thread until ``done()`` (the tools finished) or ``stop``."""
@@ -116,7 +125,10 @@ class SourceWatch:
                     offset += _EVENT.size + length
                     folder = self._folders.get(wd)
                     name = os.fsdecode(raw.rstrip(b"\0"))
-                    if folder is not None and name and folder / name in self._watched:
+                    if folder is None or not name:
+                        continue
+                    if folder / name in self._watched or (
+                            folder in self._anywhere and name != "__pycache__"):
                         self._written.add(folder / name)
 
 

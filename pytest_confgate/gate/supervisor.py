@@ -114,7 +114,7 @@ def supervise(
     try:
         before = _measured_code(run)
         run.expected_sources = {os.path.realpath(path): digest for path, digest in before.items()}
-        watch = SourceWatch.arm(root, _linted(run, before))  # before any code of the change
+        watch = SourceWatch.arm(root, _linted(run, before), _site_packages())  # before the go
         handed: list[_HandedOver] = []
         # ruff and bandit run here, beside the tests, with caches only this process vouches for
         stream, status = child.follow(
@@ -176,6 +176,16 @@ def _linted(run: GateRun, measured: dict[Path, str | None]) -> list[Path]:
             if any(path == source or path.is_relative_to(source) for source in checked)]
 
 
+def _site_packages() -> list[Path]:
+    """Where this interpreter's packages live: what starts bandit (``python -I``) reads."""
+    import site
+    import sysconfig
+
+    found = {Path(p) for p in site.getsitepackages()}
+    found |= {Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+    return sorted(found)
+
+
 def _written_while_linted(watch: SourceWatch | None) -> list[str]:
     """A file ruff or bandit read that the run wrote while they read it (put back since, or
     its digest after the run would already say so)."""
@@ -184,9 +194,10 @@ def _written_while_linted(watch: SourceWatch | None) -> list[str]:
         return []
     shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5
                                       else "")
-    return [f"the run wrote {shown} while ruff and bandit read it: their findings would be "
-            "of what the run wrote, not of the change (a test must not write into the code "
-            "or the settings the gate reads)"]
+    return [f"the run wrote {shown} while ruff and bandit read it (or while bandit's "
+            "interpreter started): their findings would be of what the run wrote, not of the "
+            "change (a test must not write into the code, the settings or the packages the "
+            "gate reads)"]
 
 
 def _beside_the_tests(run: GateRun, watch: SourceWatch | None = None) -> None:

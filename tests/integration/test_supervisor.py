@@ -873,32 +873,45 @@ if checks:
     (root / "linted").write_text("")
 sys.exit(done.returncode)
 """
-# The change's test: the module without its violation while ruff reads, then put back.
+# The change's test: the module without its violation while ruff reads, then put back; or a
+# file planted in the interpreter's site-packages (where a `.pth` file would run in bandit's
+# interpreter), then taken away.
 REWRITES_WHILE_LINTED = """\
 import pathlib
+import site
 import time
 
 root = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_tidy():
-    module = root / "calc" / "tools.py"
-    kept = module.read_bytes()
-    module.write_bytes(kept.replace(b"import os\\n", b""))
+    if {planted}:
+        module = pathlib.Path(site.getsitepackages()[0]) / "confgate-probe-{token}.txt"
+        kept = None
+    else:
+        module = root / "calc" / "tools.py"
+        kept = module.read_bytes()
+    module.write_bytes(b"" if kept is None else kept.replace(b"import os\\n", b""))
     (root / "rewritten").write_text("")
     for _ in range(600):
         if (root / "linted").exists():
             break
         time.sleep(0.1)
-    module.write_bytes(kept)
+    if kept is None:
+        module.unlink()
+    else:
+        module.write_bytes(kept)
 """
 
 
-def test_a_module_rewritten_while_ruff_reads_it_and_put_back_fails_the_run(
-    repo: pytest.Pytester,
+@pytest.mark.parametrize("planted", [False, True], ids=["module", "site-packages"])
+def test_a_file_written_while_ruff_reads_and_put_back_fails_the_run(
+    repo: pytest.Pytester, planted: bool
 ) -> None:
     """ruff and bandit read the working tree beside the tests: a test that hid a violation
-    for the second they read it, and put the module back, left digests equal to the base's."""
+    for the second they read it, and put the module back, left digests equal to the base's.
+    A file written into site-packages meanwhile (a `.pth` runs in bandit's interpreter) is
+    named the same way."""
     git(repo.path, "checkout", "-q", "main")
     ruff = repo.path / "waiting_ruff.py"
     ruff.write_text(WAITING_RUFF, encoding="utf-8")
@@ -912,8 +925,9 @@ def test_a_module_rewritten_while_ruff_reads_it_and_put_back_fails_the_run(
     git(repo.path, "merge", "-q", "--ff-only", "main")
     repo.path.joinpath("calc", "tools.py").write_text(
         "import os\n\n\ndef name():\n    return 'tools'\n", encoding="utf-8")
-    repo.path.joinpath("tests", "test_tidy.py").write_text(REWRITES_WHILE_LINTED,
-                                                           encoding="utf-8")
+    token = os.urandom(4).hex()
+    repo.path.joinpath("tests", "test_tidy.py").write_text(
+        REWRITES_WHILE_LINTED.format(planted=planted, token=token), encoding="utf-8")
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "tidy")
 
@@ -922,5 +936,6 @@ def test_a_module_rewritten_while_ruff_reads_it_and_put_back_fails_the_run(
     assert repo.path.joinpath("linted").exists()  # ruff read while the module was rewritten
     report = load_report(repo.path / "confgate-report.json")
     assert report.decision.value == "fail", done.stdout
-    assert any("calc/tools.py while ruff and bandit read it" in c.message
+    named = f"confgate-probe-{token}.txt" if planted else "calc/tools.py"
+    assert any(named in c.message and "while ruff and bandit read it" in c.message
                for c in report.conditions if c.metric == "supervisor"), report.conditions

@@ -44,3 +44,16 @@ def test_a_run_that_writes_nothing_is_named_nothing(tmp_path: Path) -> None:
     assert watch is not None
     watch.until(lambda: True)
     assert watch.stop() == []
+
+
+def test_any_new_name_in_site_packages_is_named_but_a_bytecode_folder(tmp_path: Path) -> None:
+    files = _tree(tmp_path)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    watch = SourceWatch.arm(tmp_path, files, [site, tmp_path / "absent"])
+    assert watch is not None
+    (site / "__pycache__").mkdir()  # Python's own bytecode for a top-level module
+    (site / "zz.pth").write_text("import os\n", encoding="utf-8")
+    watch.until(lambda: True)
+    watch.join()
+    assert watch.stop() == ["site-packages/zz.pth"]  # shown from the root, as it is under it
