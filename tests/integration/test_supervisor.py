@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PUTS_THE_BASE_BACK, git, write_config
+from conftest import PUTS_THE_BASE_BACK, git, write_config, write_file
 
 from pytest_confgate.models import GateReport
 from pytest_confgate.report.writers import load_report
@@ -46,6 +46,22 @@ def confgate_gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "pytest_confgate.cli", "gate", *args],
         cwd=root, capture_output=True, text=True, check=False, timeout=240,
     )
+
+
+def base_then_change(repo: pytest.Pytester, base: dict[str, str], change: dict[str, str]) -> None:
+    """``base`` committed on ``main`` (so its configuration judges), then ``change`` committed
+    on the feature branch."""
+    git(repo.path, "checkout", "-q", "main")
+    for path, text in base.items():
+        write_file(repo, path, text)
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "base")
+    git(repo.path, "checkout", "-q", "feature")
+    git(repo.path, "merge", "-q", "--ff-only", "main")
+    for path, text in change.items():
+        write_file(repo, path, text)
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "change")
 
 
 COUNTS = ("covered_lines", "num_statements", "covered_branches", "num_branches", "missing",
@@ -791,20 +807,11 @@ def test_tidy():
 def test_a_checklist_the_run_ticks_is_read_as_it_was_before_the_tests(
     repo: pytest.Pytester,
 ) -> None:
-    git(repo.path, "checkout", "-q", "main")
-    repo.path.joinpath("confgate.yml").write_text(
-        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
-        "    - {type: checklist_completion, source: CHECKLIST.md, required: [docs updated]}\n",
-        encoding="utf-8")
-    repo.path.joinpath("CHECKLIST.md").write_text("- [ ] docs updated\n- [x] tests added\n",
-                                                   encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "a checklist")
-    git(repo.path, "checkout", "-q", "feature")
-    git(repo.path, "merge", "-q", "--ff-only", "main")
-    repo.path.joinpath("tests", "test_tidy.py").write_text(TICKS_THE_BOXES, encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "tidy")
+    base_then_change(repo, {
+        "confgate.yml": "gate:\n  metrics:\n    - {type: test_pass_rate}\n    - {type: "
+                        "checklist_completion, source: CHECKLIST.md, required: [docs updated]}\n",
+        "CHECKLIST.md": "- [ ] docs updated\n- [x] tests added\n",
+    }, {"tests/test_tidy.py": TICKS_THE_BOXES})
 
     done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
 
@@ -829,20 +836,11 @@ def test_links(request):
 
 
 def test_requirement_links_are_counted_by_the_supervisor(repo: pytest.Pytester) -> None:
-    git(repo.path, "checkout", "-q", "main")
-    repo.path.joinpath("confgate.yml").write_text(
-        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
-        "    - {type: requirement_coverage, requirements: requirements.yml, min: 1.0}\n",
-        encoding="utf-8")
-    repo.path.joinpath("requirements.yml").write_text(
-        "- {id: REQ-1, title: Adding}\n- {id: REQ-2, title: Scaling}\n", encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "requirements")
-    git(repo.path, "checkout", "-q", "feature")
-    git(repo.path, "merge", "-q", "--ff-only", "main")
-    repo.path.joinpath("tests", "test_links.py").write_text(LINKS_EVERYTHING, encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "links")
+    base_then_change(repo, {
+        "confgate.yml": "gate:\n  metrics:\n    - {type: test_pass_rate}\n    - {type: "
+                        "requirement_coverage, requirements: requirements.yml, min: 1.0}\n",
+        "requirements.yml": "- {id: REQ-1, title: Adding}\n- {id: REQ-2, title: Scaling}\n",
+    }, {"tests/test_links.py": LINKS_EVERYTHING})
 
     confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
 
@@ -912,24 +910,17 @@ def test_a_file_written_while_ruff_reads_and_put_back_fails_the_run(
     for the second they read it, and put the module back, left digests equal to the base's.
     A file written into site-packages meanwhile (a `.pth` runs in bandit's interpreter) is
     named the same way."""
-    git(repo.path, "checkout", "-q", "main")
     ruff = repo.path / "waiting_ruff.py"
-    ruff.write_text(WAITING_RUFF, encoding="utf-8")
-    repo.path.joinpath("confgate.yml").write_text(
-        "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
-        f"    - {{type: lint_score, max_lint_violations: 0, command: [{sys.executable!r}, "
-        f"{str(ruff)!r}]}}\n", encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "lint")
-    git(repo.path, "checkout", "-q", "feature")
-    git(repo.path, "merge", "-q", "--ff-only", "main")
-    repo.path.joinpath("calc", "tools.py").write_text(
-        "import os\n\n\ndef name():\n    return 'tools'\n", encoding="utf-8")
     token = os.urandom(4).hex()
-    repo.path.joinpath("tests", "test_tidy.py").write_text(
-        REWRITES_WHILE_LINTED.format(planted=planted, token=token), encoding="utf-8")
-    git(repo.path, "add", "-A")
-    git(repo.path, "commit", "-q", "-m", "tidy")
+    base_then_change(repo, {
+        "waiting_ruff.py": WAITING_RUFF,
+        "confgate.yml": "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+                        f"    - {{type: lint_score, max_lint_violations: 0, command: "
+                        f"[{sys.executable!r}, {str(ruff)!r}]}}\n",
+    }, {
+        "calc/tools.py": "import os\n\n\ndef name():\n    return 'tools'\n",
+        "tests/test_tidy.py": REWRITES_WHILE_LINTED.format(planted=planted, token=token),
+    })
 
     done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
 
