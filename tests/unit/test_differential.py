@@ -150,3 +150,22 @@ def test_a_changed_data_module_a_base_test_imports_is_taken_at_the_base(tmp_path
         FileChange(p, None, "modified")
         for p in ("calc/cases.py", "calc/_expected.py", "calc/limits.py")))
     assert _named_by_tests(base, changes) == {"calc/cases.py"}
+
+
+@pytest.mark.parametrize("init", [
+    "from ._cases import CASES\n", "from calc._cases import CASES\n", "from . import _cases\n",
+])
+def test_a_data_module_the_tests_reach_through_their_package_is_taken_at_the_base(
+    tmp_path: Path, init: str
+) -> None:
+    """``from calc import CASES``, with ``calc/__init__.py`` handing it on from ``_cases``:
+    the table was the head's, so the change's weakened cases judged its own code."""
+    base = _base(tmp_path, {
+        "calc/__init__.py": init,
+        "calc/_cases.py": "CASES = [(1, 2, 3)]\n",
+        "calc/_other.py": "OTHER = 1\n",
+        "tests/test_add.py": "from calc import CASES\n",
+    })
+    changes = ChangeSet("main", "0" * 40, tuple(
+        FileChange(p, None, "modified") for p in ("calc/_cases.py", "calc/_other.py")))
+    assert _named_by_tests(base, changes) == {"calc/_cases.py"}

@@ -202,9 +202,30 @@ def _named_by_tests(base_files: Mapping[str, Path], changes: ChangeSet) -> set[s
     texts = [_text(f) for p, f in base_files.items() if is_machinery(p) and p.endswith(".py")]
     named = {p for p in files if any(p.rsplit("/", 1)[-1] in text for text in texts)}
     last = {name.rpartition(".")[2] for name in _module_names(data)}
-    imported = set().union(*(_imported(text) for text in texts  # parsed only where named
-                             if any(word in text for word in last)))
+    # parsed only where a data module or the package holding one is named
+    holders = {p.rpartition("/")[0] + "/__init__.py" for p in data if "/" in p}
+    words = last | {name.rpartition(".")[2] for name in _module_names(holders)}
+    imported = set().union(*(_imported(text) for text in texts
+                             if any(word in text for word in words)))
+    imported |= _reexported(base_files, imported, last)
     return named | {p for p in data if _module_names([p]) & imported}
+
+
+def _reexported(base_files: Mapping[str, Path], imported: set[str], last: set[str]) -> set[str]:
+    """What the packages the tests import hand on (``from calc import CASES`` with
+    ``calc/__init__.py`` holding ``from ._cases import CASES``): the modules they import
+    from, by their full dotted names."""
+    found: set[str] = set()
+    for path, file in base_files.items():
+        if is_machinery(path) or not path.endswith("/__init__.py"):
+            continue
+        package = _module_names([path]) & imported
+        text = _text(file) if package else ""
+        if not any(word in text for word in last):
+            continue
+        for name in package:
+            found |= _imported(text, package=name)
+    return found
 
 
 def _text(path: Path) -> str:
@@ -260,9 +281,10 @@ def _imports_any(text: str, modules: set[str]) -> bool:
     return any(name == m or name.startswith(m + ".") for name in names for m in modules)
 
 
-def _imported(text: str, strict: bool = False) -> set[str]:
+def _imported(text: str, strict: bool = False, package: str | None = None) -> set[str]:
     """Every dotted name ``text`` imports (``from pkg import sub``: ``pkg`` and ``pkg.sub``);
-    unparsable text imports nothing, or raises when ``strict``."""
+    unparsable text imports nothing, or raises when ``strict``. ``package``: the package
+    ``text`` is the ``__init__`` of, which its relative imports start from."""
     try:
         tree = syntax_tree.parse(text)
     except (SyntaxError, ValueError, RecursionError):
@@ -273,8 +295,14 @@ def _imported(text: str, strict: bool = False) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.update([node.module, *(f"{node.module}.{a.name}" for a in node.names)])
+        elif isinstance(node, ast.ImportFrom) and (node.module or node.level):
+            module = node.module or ""
+            if node.level and package is not None:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*parts, *([module] if module else [])])
+            elif node.level:
+                continue
+            names.update([module, *(f"{module}.{a.name}" for a in node.names)])
     return names
 
 
