@@ -112,23 +112,27 @@ def pytest_load_initial_conftests(
     early_config: pytest.Config, parser: pytest.Parser, args: list[str]
 ) -> None:
     """Start as early as pytest allows, so import-time lines of conftest-imported code count."""
-    if not hasattr(early_config, "workerinput"):  # the differential run's outcomes (issue 34)
+    options = early_config.known_args_namespace
+    gated = bool(getattr(options, "confgate", False))
+    if gated:
+        separate = _separate_path_value(args)
+        if separate is not None:
+            raise pytest.UsageError(separate)
+        from pytest_confgate.collect.coverage import early_restart
+
+        restart = early_restart.needed(early_config)
+        if restart is not None:  # a measured module ran unmeasured: start again, measured
+            early_restart.restart(early_config, restart)
+    # The outcome stream of a run we started (issue 34), claimed once no restart can follow:
+    # the process that claims it is the one that runs the tests.
+    if not hasattr(early_config, "workerinput"):
         from pytest_confgate.outcomes import OutcomeStream, claim
 
         channel = claim()
         if channel is not None:
             early_config.pluginmanager.register(OutcomeStream(channel))
-    options = early_config.known_args_namespace
-    if not getattr(options, "confgate", False):
+    if not gated:
         return
-    separate = _separate_path_value(args)
-    if separate is not None:
-        raise pytest.UsageError(separate)
-    from pytest_confgate.collect.coverage import early_restart
-
-    restart = early_restart.needed(early_config)
-    if restart is not None:  # a measured module ran unmeasured: start again, measured
-        early_restart.restart(early_config, restart)
     from pytest_confgate.collect import cache_trust
 
     # Before any conftest: cache entries changed from here on must be the gate's own.

@@ -166,3 +166,25 @@ def test_a_listening_receiver_takes_one_connection_and_refuses_the_next() -> Non
     assert received.results == {"t.py::a": {"outcome": "failed", "failure": ""}}
     assert received.ended
     assert not os.path.exists(path)
+
+
+def test_a_gate_run_that_starts_again_measured_still_streams_its_outcomes(
+    pytester: pytest.Pytester,
+) -> None:
+    """A ``-p`` plugin of the measured package makes ``pytest --confgate`` replace itself,
+    measured from the start: the stream was claimed, and its connection lost, before that."""
+    pytester.mkpydir("calc").joinpath("plug.py").write_text("", encoding="utf-8")
+    pytester.makepyprojecttoml('[tool.coverage.run]\nsource = ["calc"]\n')
+    pytester.makepyfile(test_calc="def test_passes():\n    pass\n")
+    receiver = OutcomeReceiver(listen=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "calc.plug", "--confgate", "-p", "no:cacheprovider",
+         "--confgate-report=report.json"],
+        cwd=pytester.path, env={**os.environ, **receiver.environ, "PYTHONPATH": os.pathsep.join(
+            [str(pytester.path), *filter(None, [os.environ.get("PYTHONPATH")])])},
+        capture_output=True, text=True, check=False, timeout=120)
+
+    received = receiver.close(10.0)
+
+    assert received.ended, done.stdout + done.stderr
+    assert received.results["test_calc.py::test_passes"]["outcome"] == "passed"
