@@ -130,6 +130,23 @@ class OutcomeStream:
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
         self._outcomes: dict[str, str] = {}
+        self._held = False
+        self._finished = False
+
+    def hold_end(self) -> None:
+        """The gate runs in this process: its report is written after pytest's session ends,
+        so the end waits for ``finish``, which names the report's digest with it."""
+        self._held = True
+
+    def finish(self, files: dict[str, str]) -> None:
+        """The end, with the sha256 of each file written for the reader (``{"report": ...}``),
+        of the bytes as written: a rewrite after this (an ``atexit`` handler) shows."""
+        if self._finished:
+            return
+        self._finished = True
+        self._send({"end": True, "files": files})
+        with contextlib.suppress(OSError):
+            self._sock.close()
 
     def _send(self, message: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
@@ -157,9 +174,8 @@ class OutcomeStream:
                 self._record(item.nodeid, DESELECTED, None)
 
     def pytest_sessionfinish(self, session: Any) -> None:
-        self._send({"end": True})
-        with contextlib.suppress(OSError):
-            self._sock.close()
+        if not self._held:
+            self.finish({})
 
 
 @dataclass
@@ -172,6 +188,9 @@ class Received:
     """The session's end was sent: without it the results may be missing tests."""
     late: int = 0
     """Messages sent after the end (never counted: only code after pytest's session sends them)."""
+    files: dict[str, str] = field(default_factory=dict)
+    """The sha256 of each file the run wrote for the reader, sent with the end (the gate's
+    ``report``)."""
 
 
 class OutcomeReceiver:
@@ -236,7 +255,7 @@ class OutcomeReceiver:
                 os.rmdir(self._folder)
         with self._lock:
             got = self._received
-            return Received(dict(got.results), got.ended, got.late)
+            return Received(dict(got.results), got.ended, got.late, dict(got.files))
 
     def _accept(self, listener: socket.socket) -> socket.socket | None:
         """The first connection (none after it), or None once closing with none."""
@@ -279,6 +298,9 @@ class OutcomeReceiver:
                 got.late += 1
             elif message.get("end") is True:
                 got.ended = True
+                files = message.get("files")
+                if isinstance(files, dict):
+                    got.files = {str(k): str(v) for k, v in files.items()}
             elif isinstance(message.get("node"), str):
                 got.results[message["node"]] = {"outcome": str(message.get("outcome")),
                                                 "failure": str(message.get("failure", ""))}

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pytest_confgate.gate.engine import GateRun
     from pytest_confgate.gate.roles import ProcessRole
     from pytest_confgate.models import GateReport, TestOutcomes
+    from pytest_confgate.outcomes import OutcomeStream
 
 _PLUGIN_NAME = "confgate-gate"
 _LINKS_KEY = "confgate_requirements"
@@ -125,12 +126,14 @@ def pytest_load_initial_conftests(
             early_restart.restart(early_config, restart)
     # The outcome stream of a run we started (issue 34), claimed once no restart can follow:
     # the process that claims it is the one that runs the tests.
+    stream = None
     if not hasattr(early_config, "workerinput"):
         from pytest_confgate.outcomes import OutcomeStream, claim
 
         channel = claim()
         if channel is not None:
-            early_config.pluginmanager.register(OutcomeStream(channel))
+            stream = OutcomeStream(channel)
+            early_config.pluginmanager.register(stream)
     if not gated:
         return
     from pytest_confgate.collect import cache_trust
@@ -151,6 +154,9 @@ def pytest_load_initial_conftests(
         problems = getattr(exc, "problems", None) or [str(exc)]
         raise pytest.UsageError(*problems) from None
     early_config.pluginmanager.register(gate, _PLUGIN_NAME)
+    if stream is not None:  # a ranked candidate's gate run: its end names the report
+        stream.hold_end()
+        gate.outcome_stream = stream
     gate.begin()
 
 
@@ -213,6 +219,8 @@ class _GatePlugin:
         self.findings_out: Channel | None = None
         """Where this process's run-time findings go as they are recorded: the channel, or an
         xdist worker's own write end of its controller's (``confgate gate`` only)."""
+        self.outcome_stream: OutcomeStream | None = None
+        """A run rank started (``outcomes``): its end waits for the report, and names it."""
         self._session: pytest.Session | None = None
         """Set once the session finished: the last cleanup decides for it."""
 
@@ -490,6 +498,8 @@ class _GatePlugin:
             if self._session is not None:
                 self._finish(self._session)
         finally:
+            if self.outcome_stream is not None:  # after the report: its digest goes with it
+                self.outcome_stream.finish(self._handed_over())
             self.run.stop_tracing()
             self.run.close()
             if self.role.decides:

@@ -180,6 +180,8 @@ class PytestRun:
     problem: str | None = None
     why: dict[str, str] = dataclasses.field(default_factory=dict)
     """Failed test id -> the first line of its failure (``outcomes_plugin``)."""
+    files: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The sha256 of each file the run wrote for rank, sent with its end (the gate's report)."""
 
 
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
@@ -212,7 +214,7 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     results = received.results
     return PytestRun(done, {node: r["outcome"] for node, r in results.items()},
                      why={node: failure_line(r["failure"]) for node, r in results.items()
-                          if r["outcome"] in ("failed", "error")})
+                          if r["outcome"] in ("failed", "error")}, files=received.files)
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:
@@ -298,6 +300,9 @@ def _gate(tree: Path, state: Path, settings: Settings, processes: Processes,
     )
     if run.finished is None:
         return GateEvidence.failed(run.problem or "pytest did not run")
+    rewritten = _rewritten(report, run.files.get("report"))
+    if rewritten is not None:
+        return GateEvidence.failed(rewritten)
     try:
         from pytest_confgate.report.writers import load_report
 
@@ -394,6 +399,24 @@ def _from_report(report: GateReport) -> GateEvidence:
         security=security,
         security_problem=security_problem,
     )
+
+
+def _rewritten(report: Path, digest: str | None) -> str | None:
+    """Why the gate report cannot be read as the gate wrote it, or None: the digest came
+    with the run's end, and the candidate's code could run after that (an ``atexit``
+    handler that rewrites the report)."""
+    import hashlib
+
+    if digest is None:
+        return "the gate run named no report at its end: its report is not read"
+    try:
+        found = hashlib.sha256(report.read_bytes()).hexdigest()
+    except OSError:
+        return None  # no report: the reader says so
+    if found != digest:
+        return ("the gate report was rewritten after the gate wrote it (the candidate's code "
+                "ran after the gate's end): its report is not read")
+    return None
 
 
 def _counted(outcomes: Mapping[str, str], reported: TestCounts | None) -> TestCounts:

@@ -157,3 +157,48 @@ def test_a_candidate_that_rewrites_the_record_of_its_runs_has_not_done_the_task(
     task = [r for r in solution["block_reasons"] if r.startswith("the task is not done")]
     assert task, solution["block_reasons"]
     assert "tests/test_roman.py::test_subtractive_forms (failed)" in task[0]
+
+
+# The same candidate, from the package: at exit it finds the gate's report among its own
+# arguments and rewrites the coverage figure it holds.
+FORGES_THE_REPORT = '''
+
+_hooks = __import__("ate" + "xit")
+
+
+def _settle():
+    import json
+    import sys
+
+    flag = "--conf" + "gate-report="
+    for word in sys.argv:
+        if word.startswith(flag):
+            path = word[len(flag):]
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+            for metric in data.get("metrics", []):
+                metric["value"] = 1.0
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(data, handle)
+
+
+getattr(_hooks, "reg" + "ister")(_settle)
+'''
+
+
+def test_a_candidate_that_rewrites_its_gate_report_at_exit_is_not_believed(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    ranked: list[RankOutcome],  # noqa: F811 - runs the ranking in the repository
+) -> None:
+    init = repo / "numerals" / "__init__.py"
+    base = init.read_text(encoding="utf-8") if init.is_file() else ""
+    commit_branch(repo, "r-forges-report", {"numerals/__init__.py": base + FORGES_THE_REPORT})
+    git(repo, "checkout", "-q", "main")
+    config_file = tmp_path / "rank.yml"
+    config_file.write_text(CONFIG)
+
+    result = rank(("r-forges-report",), config_file, tmp_path / "ranking.json", capsys)
+
+    (solution,) = result["solutions"]
+    assert "rewritten after the gate wrote it" in str(solution["evidence"]["tests_problem"])
+    assert result["winner"] is None

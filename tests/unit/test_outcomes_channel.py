@@ -51,7 +51,7 @@ def test_the_greeted_socket_is_claimed_and_carries_each_outcome() -> None:
         assert lines == [
             {"node": "t.py::test_a", "outcome": "passed", "failure": ""},
             {"node": "t.py::test_b", "outcome": "failed", "failure": "E assert 4 == 3"},
-            {"end": True},
+            {"end": True, "files": {}},
         ]
     finally:
         ours.close()
