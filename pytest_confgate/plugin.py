@@ -216,6 +216,9 @@ class _GatePlugin:
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
         from pathlib import Path
 
+        from pytest_confgate.collect.provenance import GitFacts
+
+        git = GitFacts(Path(config.rootpath))  # git's answers come while the rest is imported
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
@@ -252,6 +255,7 @@ class _GatePlugin:
             requested=requested,
             config_choice=choice,
             task=options.confgate_task,
+            git=git,
         )
         run.assert_rewriting = _AssertRewriting(config)
         # pytest-cov's option, when it is installed (addopts included: known arguments now).
@@ -367,10 +371,8 @@ class _GatePlugin:
         self._check_outputs(("(session)", 0))
         if self.plugins is not None:
             self.plugins.sweep(self.config.pluginmanager)
-        watched = self.modules if pytest_objects else {
-            key: value for key, value in self.modules.items() if not _pytest_own(key[0])
-        }
-        for name in replaced(watched, sys.modules):
+        leave_out = None if pytest_objects else _pytest_own
+        for name in replaced(self.modules, sys.modules, leave_out):
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not last:
             return
