@@ -24,7 +24,7 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Generator, Iterator
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -174,6 +174,22 @@ def _separate_path_value(args: list[str]) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the gate's own start-up and finish run (issue 35):
+    they allocate tens of thousands of objects that live on (modules, models, the snapshot),
+    so collections in between free nothing. The collector is as it was afterwards."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
@@ -213,6 +229,7 @@ class _GatePlugin:
         """Set once the session finished: the last cleanup decides for it."""
 
     @classmethod
+    @_gc_paused()
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
         from pathlib import Path
 
@@ -275,6 +292,7 @@ class _GatePlugin:
         plugin.watch = TestWatch(audit, plugin.plugins)
         return plugin
 
+    @_gc_paused()
     def begin(self) -> None:
         if self.channel is not None:
             self.channel.send("start")
@@ -321,6 +339,7 @@ class _GatePlugin:
             for found in self.run.audit[known:]:  # the worker could not stream them itself
                 self.channel.finding(found)
 
+    @_gc_paused()
     def pytest_sessionstart(self) -> None:
         from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
 
@@ -478,6 +497,7 @@ class _GatePlugin:
             return
         self._session = session
 
+    @_gc_paused()
     def _at_last(self) -> None:
         """The last thing pytest does (the first cleanup added runs last): stop measuring,
         decide, hand over, and say the verdict after pytest's own summary line; the exit status
