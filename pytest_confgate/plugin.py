@@ -24,7 +24,7 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Callable, Generator, Iterator
+    from collections.abc import Callable, Generator, Iterator, Mapping
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -216,7 +216,7 @@ class _GatePlugin:
         """The sha256 of the report as this process wrote it (for ``confgate gate``)."""
         """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
         self.audit: Recorder | None = None
-        self.modules: dict[tuple[str, str], object] = {}
+        self.modules: Mapping[tuple[str, str], object] = {}
         self.plugins: PluginWatch | None = None
         """Plugins and relabelled reports the project's code adds (``plugin_audit``)."""
         self.watch: TestWatch | None = None
