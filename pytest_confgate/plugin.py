@@ -24,7 +24,7 @@ import pytest
 
 if TYPE_CHECKING:
     import ast
-    from collections.abc import Callable, Generator
+    from collections.abc import Callable, Generator, Iterator, Mapping
     from pathlib import Path
 
     from pytest_confgate.collect.plugin_audit import PluginWatch
@@ -184,6 +184,22 @@ def _separate_path_value(args: list[str]) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while the gate's own start-up and finish run (issue 35):
+    they allocate tens of thousands of objects that live on (modules, models, the snapshot),
+    so collections in between free nothing. The collector is as it was afterwards."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class _GatePlugin:
     """Hooks that exist only while the gate is on; all work is delegated to ``GateRun``."""
 
@@ -210,7 +226,7 @@ class _GatePlugin:
         """The sha256 of the report as this process wrote it (for ``confgate gate``)."""
         """To ``confgate gate``, when it started this run (issue 34): outcomes as they happen."""
         self.audit: Recorder | None = None
-        self.modules: dict[tuple[str, str], object] = {}
+        self.modules: Mapping[tuple[str, str], object] = {}
         self.plugins: PluginWatch | None = None
         """Plugins and relabelled reports the project's code adds (``plugin_audit``)."""
         self.watch: TestWatch | None = None
@@ -225,9 +241,13 @@ class _GatePlugin:
         """Set once the session finished: the last cleanup decides for it."""
 
     @classmethod
+    @_gc_paused()
     def create(cls, config: pytest.Config, options: Any) -> _GatePlugin:
         from pathlib import Path
 
+        from pytest_confgate.collect.provenance import GitFacts
+
+        git = GitFacts(Path(config.rootpath))  # git's answers come while the rest is imported
         from pytest_confgate.collect.tests import TestTally
         from pytest_confgate.config.loader import load_config
         from pytest_confgate.gate.anchor import Requested, choose_config
@@ -264,6 +284,7 @@ class _GatePlugin:
             requested=requested,
             config_choice=choice,
             task=options.confgate_task,
+            git=git,
         )
         run.assert_rewriting = _AssertRewriting(config)
         # pytest-cov's option, when it is installed (addopts included: known arguments now).
@@ -283,6 +304,7 @@ class _GatePlugin:
         plugin.watch = TestWatch(audit, plugin.plugins)
         return plugin
 
+    @_gc_paused()
     def begin(self) -> None:
         if self.channel is not None:
             self.channel.send("start")
@@ -329,6 +351,7 @@ class _GatePlugin:
             for found in self.run.audit[known:]:  # the worker could not stream them itself
                 self.channel.finding(found)
 
+    @_gc_paused()
     def pytest_sessionstart(self) -> None:
         from pytest_confgate.collect.runtime_snapshot import saved_stderr, snapshot_modules
 
@@ -379,10 +402,8 @@ class _GatePlugin:
         self._check_outputs(("(session)", 0))
         if self.plugins is not None:
             self.plugins.sweep(self.config.pluginmanager)
-        watched = self.modules if pytest_objects else {
-            key: value for key, value in self.modules.items() if not _pytest_own(key[0])
-        }
-        for name in replaced(watched, sys.modules):
+        leave_out = None if pytest_objects else _pytest_own
+        for name in replaced(self.modules, sys.modules, leave_out):
             audit.record("runtime_gate_patched", f"{name}: changed during the session", ())
         if not last:
             return
@@ -488,6 +509,7 @@ class _GatePlugin:
             return
         self._session = session
 
+    @_gc_paused()
     def _at_last(self) -> None:
         """The last thing pytest does (the first cleanup added runs last): stop measuring,
         decide, hand over, and say the verdict after pytest's own summary line; the exit status

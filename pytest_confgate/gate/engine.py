@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pytest_confgate import syntax_tree
-from pytest_confgate.collect.provenance import collect_provenance
+from pytest_confgate.collect.provenance import GitFacts, collect_provenance
 from pytest_confgate.collect.sources import resolve_sources, without_tests
 from pytest_confgate.config import (
     CoverageMetricConfig,
@@ -98,13 +98,15 @@ class GateRun:
         requested: Requested | None = None,
         config_choice: ConfigChoice | None = None,
         task: str | None = None,
+        git: GitFacts | None = None,
     ) -> None:
+        """``git``: the provenance's git answers, asked for earlier in the start-up."""
         self.root = root.resolve()
         self.task = task
         self.environ = dict(environ)
         # Before any test runs: a test that commits or writes files cannot move it.
         now = dt.datetime.now(dt.UTC)
-        self.provenance = collect_provenance(self.root, self.environ, now)
+        self.provenance = collect_provenance(self.root, self.environ, now, git)
         requested = requested or Requested()
         choice = config_choice or ConfigChoice(None, "found in the rootdir")
         check_task(loaded.config, task, str(loaded.path or "the configuration"))

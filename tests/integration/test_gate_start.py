@@ -207,3 +207,30 @@ def test_a_warm_run_names_the_bandit_command_as_the_helper_did_however_python_wa
     )
     assert warm["details"]["command"] == cold["details"]["command"]
 
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_garbage_collector_is_as_the_project_left_it_while_its_tests_run(
+    project: pytest.Pytester, enabled: bool
+) -> None:
+    """Issue 35: collection is paused while the gate's own start-up and finish run, and only
+    then; a project that switched it off finds it off."""
+    import gc
+
+    project.makepyfile(
+        test_gc=f"import gc\n\n\ndef test_gc():\n    assert gc.isenabled() is {enabled}\n"
+    )
+    write_config(
+        project, "source: [calc]\ngate:\n  risk_tier: T0\n  metrics: [{type: test_pass_rate}]\n"
+    )
+    before = gc.isenabled()
+    if not enabled:
+        gc.disable()
+    try:
+        result = project.runpytest_inprocess("--confgate", "-p", "no:cacheprovider")
+        assert gc.isenabled() is enabled
+    finally:
+        if before:
+            gc.enable()
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=3)

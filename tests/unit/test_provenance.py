@@ -49,3 +49,32 @@ def test_a_local_run_gets_a_fresh_random_id() -> None:
     assert first.startswith("local-")
     assert first != second
     assert run_identity({"GITHUB_RUN_ID": "7"}) == "7-1"
+
+
+def test_git_asked_ahead_answers_as_when_asked_in_place(tmp_path: Path) -> None:
+    """The plugin starts git first thing (issue 35); the provenance is the same."""
+    from pytest_confgate.collect.provenance import GitFacts
+
+    git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("a = 1\n")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "commit", "-q", "-m", "one")
+    (tmp_path / "b.py").write_text("b = 1\n")
+    ahead = collect_provenance(tmp_path, {"GITHUB_RUN_ID": "1"}, NOW, GitFacts(tmp_path))
+    in_place = collect_provenance(tmp_path, {"GITHUB_RUN_ID": "1"}, NOW)
+    assert ahead == in_place
+    assert (ahead.head_sha, ahead.dirty) == (git(tmp_path, "rev-parse", "HEAD").strip(), True)
+
+
+def test_a_failure_in_git_s_thread_is_raised_where_the_answer_is_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in asking git is not a clean tree with no head: it reaches the caller."""
+    from pytest_confgate.collect import provenance
+
+    def broken(root: Path, *args: str) -> str | None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(provenance, "_git_line", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        collect_provenance(tmp_path, {}, NOW)
