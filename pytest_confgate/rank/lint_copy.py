@@ -59,8 +59,11 @@ class ToolRuns:
     """
 
     def __init__(self, trees: Mapping[str, tuple[Path, Path, Mapping[str, str]]],
-                 sources: Sequence[str] | None) -> None:
-        """``trees``: key -> (tree, where its copy goes, its snapshot)."""
+                 sources: Sequence[str] | None,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        """``trees``: key -> (tree, where its copy goes, its snapshot); ``cancelled``: the
+        ranking was interrupted (nothing waits for the tools then)."""
+        self._cancelled = cancelled
         self._found: dict[str, ToolFindings] = {}
         self._copies: dict[str, tuple[Path, Path, dict[str, Stat]]] = {}
         self._pending = dict(trees)
@@ -76,7 +79,10 @@ class ToolRuns:
 
     def result(self, key: str) -> ToolFindings:
         """The findings of the tree ``key`` (one of those given), once they are measured."""
-        self._thread.join()
+        while self._thread.is_alive() and not self._cancelled():
+            self._thread.join(0.05)
+        if self._thread.is_alive():
+            return _failed("the ranking was interrupted")
         return self._found[key]
 
     def _work(self, sources: Sequence[str] | None) -> None:

@@ -237,7 +237,7 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     runs = lint_copy.ToolRuns({
         key: (jobs.paths[key][0], jobs.paths[key][1].parent / TOOLS_COPY, jobs.files[key])
         for key in keys if not (key == _BASELINE and stored is not None)
-    }, settings.sources)
+    }, settings.sources, lambda: processes.cancelled)
 
     def job(key: str) -> Evidence:
         tree, state = jobs.paths[key]
