@@ -4,8 +4,9 @@ A tree's lint and security findings used to come from its gate run: the gate's h
 read the tree while the candidate's own tests ran in it, one more Python start and one more
 bandit start per candidate (0.4 s of iniconfig's 1.3 CPU s per gate run, issue 36). The gate
 run now measures tests and coverage only; rank runs the gate's own collectors, with the gate
-metrics' default settings and the sources the gate would pick, in its own process and beside
-the tests, on a copy of the tree made as the tree's evaluation starts.
+metrics' default settings and the sources the gate would pick, in a thread of its own beside
+the tests, on copies of the trees made before any candidate's code runs (``ToolRuns``): ruff
+on each copy, one bandit process for all of them.
 
 Nothing a candidate's code writes reaches these findings. The copy must hold exactly the text
 files rank read before any candidate ran (``trees.read_tree``), checked once the kernel's clock
