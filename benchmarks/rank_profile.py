@@ -8,8 +8,10 @@ ranking that keeps it). The ranking runs in the project's venv with ``--jobs 1``
 seconds of each child process (user + system, itself and what it waited for) are exact; every
 process the ranker starts is counted by kind (the gate run, the import check, the regression
 rerun, new tests run without their marks, a cross-test run), beside the ranker's own CPU (tree
-reading, tamper analysis, ranking). A stage that repeats per candidate shows as a kind whose
-count grows with the candidates.
+reading, tamper analysis, ranking) and its ruff and bandit runs on the trees' copies
+(``rank/lint_copy``: waited for here before any candidate starts, so their CPU is theirs
+alone). A stage that repeats per candidate shows as a kind whose count grows with the
+candidates.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import rank_speed
 
 DRIVER = r'''
 import json, resource, sys, time
-from pytest_confgate.rank import evaluate
+from pytest_confgate.rank import evaluate, lint_copy
 
 rows = []
 original = evaluate.Processes.run
@@ -37,7 +39,7 @@ original = evaluate.Processes.run
 def kind(argv, cwd):
     text = " ".join(argv)
     if "--confgate" in text:
-        return "gate run (tests, coverage, lint, security)"
+        return "gate run (tests, coverage)"
     if "--runxfail" in text:
         return "new tests without their xfail/skip marks"
     if "/regression/" in str(cwd) + "/":
@@ -61,6 +63,20 @@ def run(self, argv, **kw):
 
 
 evaluate.Processes.run = run
+tools = [0.0]
+original_tools = lint_copy.ToolRuns.__init__
+
+
+def tool_runs(self, *args, **kw):
+    # Waited for at once (before any candidate starts), so their children's CPU is theirs alone.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    original_tools(self, *args, **kw)
+    self._thread.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tools[0] += after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+lint_copy.ToolRuns.__init__ = tool_runs
 from pytest_confgate.cli import main
 
 start = resource.getrusage(resource.RUSAGE_SELF)
@@ -68,7 +84,7 @@ code = main(sys.argv[2:])
 end = resource.getrusage(resource.RUSAGE_SELF)
 own = end.ru_utime - start.ru_utime + end.ru_stime - start.ru_stime
 with open(sys.argv[1], "w") as out:
-    json.dump({"rows": rows, "own": own, "code": code}, out)
+    json.dump({"rows": rows, "own": own, "tools": tools[0], "code": code}, out)
 '''
 
 
@@ -124,6 +140,8 @@ def _print(found: dict[str, object], wall: float, candidates: int) -> None:
     print(f"{'process':<46} {'count':>5} {'wall s':>8} {'CPU s':>8} {'CPU s each':>10}")
     for kind, (count, seconds, cpu) in sorted(totals.items(), key=lambda kv: -kv[1][2]):
         print(f"{kind:<46} {count:>5.0f} {seconds:>8.1f} {cpu:>8.1f} {cpu / count:>10.2f}")
+    tools = float(found.get("tools", 0.0))  # type: ignore[arg-type]
+    print(f"{'ruff and bandit, run by the ranker (waited for)':<46} {'':>5} {'':>8} {tools:>8.1f}")
     print(f"{'the ranker itself (trees, tamper, ranking)':<46} {'':>5} {'':>8} {own:>8.1f}")
 
 

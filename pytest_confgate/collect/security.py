@@ -5,7 +5,8 @@ not checked), so its exit code alone can make an unscanned project look clean. T
 is read in full: ``errors`` make the metric an error, ``metrics`` says which files were scanned.
 With a cache (``tool_cache``) bandit scans only files whose content, version or configuration
 changed, and is not started at all when nothing did; the cache keeps every finding unfiltered
-so that changing the thresholds needs no rescan.
+so that changing the thresholds needs no rescan. ``collect_security_scores`` measures several
+projects with one bandit process where each gets what its own run gives (``confgate rank``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -416,3 +418,102 @@ def _not_ok(
         reason=reason,
         details=details,
     )
+
+
+def collect_security_scores(
+    roots: Sequence[tuple[Path, list[Path]]],
+    *,
+    min_severity: str = "LOW",
+    min_confidence: str = "LOW",
+    timeout_s: float = 300.0,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
+) -> list[EvalMetric]:
+    """``collect_security_score`` (the installed bandit, no cache) for several projects, one
+    ``(root, paths)`` each, in one bandit process where that gives each project what its own
+    run gives (``confgate rank``: one bandit start instead of one per candidate).
+
+    bandit judges every file on its own, so a run over several projects' files gives each file
+    the findings of its own project's run, provided bandit reads no settings: a project with
+    a ``.bandit`` (anywhere under its paths: bandit looks there, and one such file would apply
+    to every project of the run) or a ``[tool.bandit]`` table, a file no project owns alone,
+    or a run that fails is measured on its own, as ``collect_security_score`` does.
+    """
+    thresholds = (_level("min_severity", min_severity), _level("min_confidence", min_confidence))
+    prefix = default_bandit_command()
+    plain = [index for index, (root, paths) in enumerate(roots)
+             if prefix is not None and paths and _reads_no_settings(root.resolve(), paths)]
+    found: dict[int, EvalMetric] = {}
+    if prefix is not None and len(plain) > 1:
+        found = _shared_run([(roots[i][0].resolve(), roots[i][1]) for i in plain], prefix,
+                            thresholds, (timeout_s, max_output_bytes))
+        found = {plain[position]: metric for position, metric in found.items()}
+    return [
+        found.get(index) or collect_security_score(
+            root, paths, min_severity=min_severity, min_confidence=min_confidence,
+            timeout_s=timeout_s, max_output_bytes=max_output_bytes)
+        for index, (root, paths) in enumerate(roots)
+    ]
+
+
+def _reads_no_settings(root: Path, paths: list[Path]) -> bool:
+    try:
+        if _config_args(root):
+            return False
+    except EvidenceError:
+        return False
+    for path in paths:
+        for _, _, names in os.walk(path):
+            if ".bandit" in names:
+                return False
+    return True
+
+
+def _shared_run(
+    projects: list[tuple[Path, list[Path]]], prefix: list[str], thresholds: tuple[str, str],
+    limits: tuple[float, int],
+) -> dict[int, EvalMetric]:
+    """Each project's metric from one bandit run over all of them; {} when the run cannot
+    stand for every project's own (the caller then runs each alone)."""
+    argv = [*prefix, "-r", *(os.fspath(p) for _, paths in projects for p in paths), *FORMAT_ARGS]
+    try:
+        result = run_tool(argv, cwd=projects[0][0], timeout_s=limits[0],
+                          max_output_bytes=limits[1])
+        _require_exit_code(result.returncode, result.stderr_tail())
+        report = parse_bandit_json(result.stdout)
+    except (ToolMissing, EvidenceError):
+        return {}
+    version = _bandit_version(prefix, True, projects[0][0])
+
+    def owner(filename: str) -> int | None:
+        owners = [index for index, (root, _) in enumerate(projects)
+                  if not Path(display_path(filename, root)).is_absolute()]
+        return owners[0] if len(owners) == 1 else None
+
+    owners = [owner(name) for name in (
+        *(error.filename for error in report.errors),
+        *(name for name in report.metrics if name != "_totals"),
+        *(item.filename for item in report.results),
+    )]
+    if None in owners:
+        return {}
+    errors = [[e for e in report.errors if owner(e.filename) == i] for i in range(len(projects))]
+    scanned = [[n for n in report.metrics if n != "_totals" and owner(n) == i]
+               for i in range(len(projects))]
+    results = [[r for r in report.results if owner(r.filename) == i]
+               for i in range(len(projects))]
+    found: dict[int, EvalMetric] = {}
+    for index, (root, _) in enumerate(projects):
+        details: dict[str, Any] = {"tool": "bandit", "version": version,
+                                   "duration_s": round(result.duration_s, 6), "command": argv,
+                                   "min_severity": thresholds[0], "min_confidence": thresholds[1]}
+        own = BanditReport(errors=errors[index], metrics={}, results=results[index])
+        try:
+            _require_no_errors(own, root)
+            files = {display_path(name, root) for name in scanned[index]}
+            files.update(display_path(item.filename, root) for item in results[index])
+            files.discard("")
+            findings = [_finding(item, root) for item in results[index]]
+            found[index] = _scored(root, files, findings, 1.0, details)
+        except EvidenceError as exc:
+            found[index] = _not_ok(1.0, MetricStatus.ERROR, str(exc), details)
+    return found

@@ -7,6 +7,8 @@ The pipeline keeps IO at its edges::
         + regression (the baseline's tests, unmodified, as the baseline's settings collect
           them; skipped for new test modules that are ``inert`` when imported; new tests
           marked xfail/skip run without the mark)
+        + lint_copy (ruff and bandit, run by rank beside the tests on copies of the trees
+          made before any candidate's code ran; one bandit process for them all)
         + trees / code_metrics / dangerous (static metrics, dangerous operations; pure)
         -> tampering (tamper findings, what added suppressions hide, ``collection``: the
            collection options a candidate dropped; in the worker that evaluated the

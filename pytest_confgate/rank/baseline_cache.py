@@ -6,10 +6,10 @@ hashes every file of the checked-out tree (bytes, or a link's target), the setti
 package's version and the Python running it, so any change there is a miss. Only complete
 evidence (it built and its tests, lint and security ran) is kept; a damaged entry is a miss.
 
-Beside the evidence, ``<key>.tools`` keeps the baseline run's own per-file caches (ruff's and
-bandit's findings, each keyed by a file's content: the gate's ``.confgate/cache``). Every
-candidate's tree starts with a private copy (``seed_tools``), so the files a candidate did not
-change are not scanned again (issue 28: tool work repeated per candidate). Only the baseline's
+Beside the evidence, ``<key>.tools`` keeps the baseline run's own per-file caches (the gate's
+``.confgate/cache``; ruff and bandit no longer run in a gate run of rank's, ``lint_copy``).
+Every candidate's tree starts with a private copy (``seed_tools``), so the files a candidate
+did not change are not analysed again (issue 28: work repeated per candidate). Only the baseline's
 run writes it: a candidate's tests could write into their own copy, never into another
 candidate's. The line probes' compiled code is not kept: it is keyed by the file's absolute
 path too (the path is in the code object), and no candidate's tree is where the baseline's was.

@@ -2,8 +2,9 @@
 security), type check (optional), and the static metrics.
 
 Most evidence comes from one ``pytest --confgate`` run in the candidate's tree with a gate
-configuration confgate writes (T0, so the gate only measures): test outcomes, coverage, ruff
-findings and bandit findings with severity. Where pytest imports the project before the gate
+configuration confgate writes (T0, so the gate only measures): test outcomes and coverage.
+ruff and bandit findings (with severity) come from rank itself (``lint_copy``), beside that
+run, on a copy of the tree its code never ran in. Where pytest imports the project before the gate
 begins (iniconfig, a pytest plugin), that run starts as ``python -m pytest_confgate``, which
 the gate's pytest would otherwise restart itself as (``measured_from_start``).
 
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from pytest_confgate.processes import (
     describe_bytes,
     exchange,
 )
+from pytest_confgate.rank import lint_copy
 from pytest_confgate.rank.build_check import build_check, top_level_modules
 from pytest_confgate.rank.models import PASSING, Evidence, Issue, TestCounts
 from pytest_confgate.rank.trees import RANK_STATE
@@ -52,11 +54,14 @@ _SCRUBBED = ("PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS", "PYTEST_PLUGINS", "GI
 _SCRUBBED_PREFIXES = ("CONFGATE_", "COVERAGE_", "COV_CORE_", "PYTEST_XDIST_")
 _GATE_CONFIG = (
     "gate:\n  risk_tier: T0\n  metrics:\n    - {type: test_pass_rate}\n"
-    "    - {type: test_coverage}\n    - {type: lint_score}\n    - {type: security_score}\n"
+    "    - {type: test_coverage}\n"
 )
+"""Tests and coverage only: rank measures lint and security itself (``lint_copy``)."""
 _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+):(?P<line>\d+)(?::\d+)?: error: (?P<msg>.*?)"
                         r"(?:  \[(?P<code>[\w-]+)\])?$")
 OUTCOMES_PLUGIN = "pytest_confgate.rank.outcomes_plugin"
+TOOLS_COPY = "tools-copy"
+"""Beside a tree's state directory: the copy of it ruff and bandit read (``lint_copy``)."""
 _PYTEST_BROKE = frozenset({3, 4})
 """pytest's exit statuses for an internal error and a usage error: no run to read."""
 _STREAM_GRACE_S = 10.0
@@ -249,10 +254,14 @@ def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]
 
 def collect_evidence(
     solution_id: str, tree: Path, state: Path, settings: Settings, processes: Processes,
-    last: Sequence[str] = (),
+    tools: Callable[[], lint_copy.ToolFindings], last: Sequence[str] = (),
 ) -> Evidence:
     """Stage 1 and the tool half of stage 2 for one tree (static metrics come from ``trees``);
-    the tests of the files in ``last`` (its new test modules) run after all the others."""
+    the tests of the files in ``last`` (its new test modules) run after all the others.
+
+    ``tools`` waits for the tree's ruff and bandit findings, which rank measures beside the
+    tests on a copy no candidate's code ran in (``lint_copy``).
+    """
     started = time.perf_counter()
     env = candidate_env(settings, tree, state)
     def run_import_check(argv: list[str]) -> tuple[int, str]:
@@ -260,7 +269,7 @@ def collect_evidence(
         return done.returncode, done.stderr
 
     build_problem = build_check(tree, settings.python, run_import_check)
-    gate = _gate(tree, state, settings, processes, last)
+    gate = _with_tools(_gate(tree, state, settings, processes, last), tools())
     types: tuple[tuple[Issue, ...] | None, str | None] = (None, None)
     if settings.type_check:
         types = _type_check(tree, settings, env, processes)
@@ -314,6 +323,17 @@ def _gate(tree: Path, state: Path, settings: Settings, processes: Processes,
         return GateEvidence.failed(problem)
     return dataclasses.replace(found, outcomes=run.outcomes,
                                tests=_counted(run.outcomes or {}, found.tests))
+
+
+def _with_tools(gate: GateEvidence, tools: lint_copy.ToolFindings) -> GateEvidence:
+    """The gate run's evidence with rank's own lint and security findings; a gate run that
+    gave no evidence keeps its one reason for all of it."""
+    if gate.tests is None and gate.tests_problem is not None:
+        return gate
+    lint, lint_problem = _issues(tools.lint, "lint_score")
+    security, security_problem = _issues(tools.security, "security_score")
+    return dataclasses.replace(gate, lint=lint, lint_problem=lint_problem, security=security,
+                               security_problem=security_problem)
 
 
 _WITH_VALUE = frozenset({"-W", "-X", "--check-hash-based-pycs"})

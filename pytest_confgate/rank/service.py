@@ -16,13 +16,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from secrets import token_hex
 
 from pytest_confgate.agents import Agent
 from pytest_confgate.config import ConfgateConfig
 from pytest_confgate.config.rank import AutoAcceptConfig
-from pytest_confgate.rank import crosstest, regression, trees
+from pytest_confgate.rank import crosstest, lint_copy, regression, trees
 from pytest_confgate.rank.assessment import assess
 from pytest_confgate.rank.baseline_cache import (
     baseline_key,
@@ -34,7 +35,7 @@ from pytest_confgate.rank.baseline_cache import (
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
-from pytest_confgate.rank.evaluate import Processes, Settings, collect_evidence
+from pytest_confgate.rank.evaluate import TOOLS_COPY, Processes, Settings, collect_evidence
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
 from pytest_confgate.rank.models import (
@@ -231,18 +232,26 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     settings, processes = jobs.settings, jobs.processes
     key_of_base = (baseline_key(jobs.paths[_BASELINE][0], settings)
                    if cache is not None and _BASELINE in keys else None)
+    stored = load_baseline(cache, key_of_base) if cache is not None and key_of_base else None
+    # ruff and bandit on copies made now, before any candidate's code runs; one bandit for all.
+    runs = lint_copy.ToolRuns({
+        key: (jobs.paths[key][0], jobs.paths[key][1].parent / TOOLS_COPY, jobs.files[key])
+        for key in keys if not (key == _BASELINE and stored is not None)
+    }, settings.sources, lambda: processes.cancelled)
 
     def job(key: str) -> Evidence:
         tree, state = jobs.paths[key]
         name = "baseline" if key == _BASELINE else key
         reused = False
         if key == _BASELINE and cache is not None and key_of_base is not None:
-            found, reused = _cached_baseline(tree, state, jobs, cache, key_of_base)
+            found, reused = _cached_baseline(tree, state, jobs, (cache, key_of_base), stored,
+                                             partial(runs.result, _BASELINE))
         else:
             last = [p for p in trees.new_test_files(jobs.files[key], base_files)
                     if not p.endswith("conftest.py")] if base_files is not None else []
             seed_tools(cache, key_of_base, tree)
-            found = collect_evidence(name, tree, state, settings, processes, last)
+            found = collect_evidence(name, tree, state, settings, processes,
+                                     partial(runs.result, key), last)
         reference = None if key == _BASELINE else base_files
         rerun = 0.0
         if reference is not None:
@@ -295,14 +304,17 @@ def _inspect(jobs: Jobs, key: str, found: Evidence, baseline: Evidence) -> Evide
 
 
 def _cached_baseline(
-    tree: Path, state: Path, jobs: Jobs, cache: Path, key: str
+    tree: Path, state: Path, jobs: Jobs, kept: tuple[Path, str], stored: Evidence | None,
+    tools: Callable[[], lint_copy.ToolFindings],
 ) -> tuple[Evidence, bool]:
-    """The baseline's evidence, and whether it was reused from ``cache``."""
-    found = load_baseline(cache, key)
+    """The baseline's evidence, and whether it was reused (``stored``: what the folder
+    ``cache`` keeps under ``key``, read before the ranking began)."""
+    cache, key = kept
+    found = stored
     if found is not None:
         jobs.progress(f"baseline: evidence of an identical tree reused ({cache / key[:12]}...)")
         return found, True
-    found = collect_evidence("baseline", tree, state, jobs.settings, jobs.processes)
+    found = collect_evidence("baseline", tree, state, jobs.settings, jobs.processes, tools)
     if save_baseline(cache, key, found):
         save_tools(cache, key, tree)
     return found, False
