@@ -107,11 +107,17 @@ def _coverage_py(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[
 
 
 def _probes(path: Path, branch: bool = True, keep_alive: bool = False) -> Any:
-    from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
+    """The probes as the engine makes them for the core ``_coverage_py`` measures with
+    (``COVERAGE_CORE`` chooses it, as for ``coverage run``)."""
+    import coverage
 
+    from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
+    from pytest_confgate.collect.coverage.tracer import reference_core
+
+    core = reference_core(coverage.Coverage(branch=branch, data_file=None, config_file=False))
     wanted = str(path.resolve())
     return MonitorProbes(lambda filename, module: filename == wanted, branch=branch,
-                         keep_alive=keep_alive)
+                         keep_alive=keep_alive, reference_traces=core != "sysmon")
 
 
 def _monitored(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[str, Any]:
@@ -311,12 +317,15 @@ def test_where_coverage_run_keeps_code_objects_alive_the_gate_does_too(
         assert "list" in _load(source).others()
     finally:
         probes.stop()
-    cov = coverage.Coverage(data_file=None, config_file=False)
+    def made() -> Any:  # coverage.py reads COVERAGE_CORE as a Coverage object is made
+        return coverage.Coverage(data_file=None, config_file=False)
+
     monkeypatch.setenv("COVERAGE_CORE", "sysmon")
-    assert reference_uses_sysmon(cov)
+    assert reference_uses_sysmon(made())
     monkeypatch.setenv("COVERAGE_CORE", "ctrace")
-    assert not reference_uses_sysmon(cov)
+    assert not reference_uses_sysmon(made())
     monkeypatch.delenv("COVERAGE_CORE")
+    cov = made()
     assert reference_uses_sysmon(cov) == bool(getattr(coverage.env, "SYSMON_DEFAULT", False))
     cov.set_option("run:dynamic_context", "test_function")
     assert not reference_uses_sysmon(cov)
@@ -449,3 +458,60 @@ def test_an_if_in_finally_that_lets_an_exception_out_has_its_exit_arc(
             m.run(value)
 
     assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+
+
+CORES = ["ctrace", "sysmon"]
+"""``COVERAGE_CORE`` values a project sets; on 3.12/3.13 coverage.py measures branches with
+``ctrace`` whatever it is told (it warns), and so does the reference here."""
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+@pytest.mark.parametrize("core", CORES)
+def test_the_arcs_follow_the_core_coverage_run_is_told_to_use(
+    core: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3.14 with ``COVERAGE_CORE=ctrace``: coverage.py's tracer records the exit arc of a
+    ``finally`` run for an exception and of a line an exception leaves (``raise_in_if``:
+    233->-232), which its default ``sysmon`` core does not; the engine followed the
+    Python's default core, not the one ``coverage run`` was told to use."""
+    monkeypatch.setenv("COVERAGE_CORE", core)
+    path = tmp_path / "finally_exit.py"
+    path.write_text(FINALLY_IF_ON_THE_WAY_OUT, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        m.run("other")
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+    case = CASES["exception_leaves_branch_line"]
+    assert _monitored(CONSTRUCTS, case, tmp_path) == _coverage_py(CONSTRUCTS, case, tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+def test_the_engine_asks_which_core_coverage_run_would_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``COVERAGE_CORE``, ``[run] core`` and ``timid`` choose the reference's core, as
+    coverage.py chooses its own; the engine's probes follow it."""
+    import coverage
+
+    from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
+    from pytest_confgate.collect.coverage.tracer import reference_core
+
+    sysmon_branches = sys.version_info >= (3, 14)
+    monkeypatch.delenv("COVERAGE_CORE", raising=False)
+    rc = tmp_path / ".coveragerc"
+    rc.write_text("[run]\nbranch = true\ncore = ctrace\n", encoding="utf-8")
+    assert reference_core(coverage.Coverage(data_file=None, config_file=str(rc))) == "ctrace"
+    rc.write_text("[run]\nbranch = true\ntimid = true\n", encoding="utf-8")
+    assert reference_core(coverage.Coverage(data_file=None, config_file=str(rc))) == "pytrace"
+    monkeypatch.setenv("COVERAGE_CORE", "sysmon")
+    branch = coverage.Coverage(data_file=None, branch=True, config_file=False)
+    assert reference_core(branch) == ("sysmon" if sysmon_branches else "ctrace")
+    lines = coverage.Coverage(data_file=None, config_file=False)
+    assert reference_core(lines) == "sysmon"
+    for told, traces in (("ctrace", True), ("", not sysmon_branches)):
+        monkeypatch.setenv("COVERAGE_CORE", told)  # read as the Coverage object is made
+        cov = coverage.Coverage(data_file=None, branch=True, config_file=False)
+        engine = MonitorEngine.for_files(cov, [CONSTRUCTS])
+        assert not isinstance(engine, str)
+        assert engine.probes.reference_traces == traces

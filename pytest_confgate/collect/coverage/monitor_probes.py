@@ -11,8 +11,9 @@ events only in code objects of the measured files:
   3.12 and 3.13 ``BRANCH``, which can only be disabled for both directions at once, so it is
   disabled when both have been seen. Each (source, destination) offset pair is resolved to
   coverage.py's arc the way coverage.py's own ``sysmon`` core does (``arc_resolver``).
-- ``PY_RETURN`` (and on 3.12/3.13 ``PY_UNWIND``, as coverage.py's tracer records a frame left
-  by an exception): the arc out of the code object.
+- ``PY_RETURN`` (and ``PY_UNWIND`` where ``coverage run`` measures with a tracer, as on 3.12
+  and 3.13 or under ``COVERAGE_CORE=ctrace``: a tracer records a frame left by an exception):
+  the arc out of the code object.
 
 A ``def`` or ``class`` whose body is on its own line (``def f(): return 1``) has two exits
 on that line, so its self-arc resolves to neither; its ``LINE`` event also records the arc the
@@ -76,9 +77,15 @@ class MonitorProbes:
 
     def __init__(
         self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath,
-        keep_alive: bool = False,
+        keep_alive: bool = False, reference_traces: bool = not BRANCH_EVENTS,
     ) -> None:
         self.branch = branch
+        self.reference_traces = reference_traces
+        """Whether ``coverage run`` records arcs with a tracer (its ``ctrace`` core: always
+        on 3.12 and 3.13, on 3.14 when ``COVERAGE_CORE`` or ``[run] core`` asks for it),
+        not its ``sysmon`` core (``tracer.reference_core``). A tracer records leaving a
+        function by an exception (``PY_UNWIND`` here) and at the end of a ``finally`` run for
+        one; ``sysmon`` neither."""
         self._alive: list[CodeType] | None = [] if keep_alive else None
         """``keep_alive``: every code object seen, held as coverage.py's ``sysmon`` core holds
         it, where ``coverage run`` uses that core (3.14): a program that counts the referrers
@@ -131,11 +138,12 @@ class MonitorProbes:
                 mon.register_callback(tool, events.BRANCH_RIGHT, self._branch_once)
             else:
                 mon.register_callback(tool, events.BRANCH, self._branch_twice)
+            if self.reference_traces:
                 mon.register_callback(tool, events.PY_UNWIND, self._unwind)
         else:
             mon.register_callback(tool, events.LINE, self._line)
         start = events.PY_START
-        if self.branch and not BRANCH_EVENTS:
+        if self.branch and self.reference_traces:
             start |= events.PY_UNWIND  # a global-only event: filtered by code in ``_unwind``
         mon.set_events(tool, start)
         mon.restart_events()
@@ -272,7 +280,9 @@ class MonitorProbes:
     def _resolver(self, info: _Code, code: CodeType) -> ArcResolver:
         resolver = info.resolver
         if resolver is None:
-            resolver = info.resolver = ArcResolver(code, info.lines, self._multiline(code))
+            resolver = info.resolver = ArcResolver(
+                code, info.lines, self._multiline(code), exit_at_reraise=self.reference_traces
+            )
         return resolver
 
     def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:
