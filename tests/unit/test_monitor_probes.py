@@ -515,3 +515,33 @@ def test_the_engine_asks_which_core_coverage_run_would_use(
         engine = MonitorEngine.for_files(cov, [CONSTRUCTS])
         assert not isinstance(engine, str)
         assert engine.probes.reference_traces == traces
+
+
+SAME_LINE_BODY_LAST_IN_LOOPS = """\
+def loops(n):
+    for i in range(2):
+        def g(): return i
+    while n < 2:
+        n += 1
+        class D: pass
+    return n
+"""
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+@pytest.mark.parametrize("core", CORES)
+def test_a_same_line_body_that_ends_a_loop_has_the_arcs_of_the_reference_core(
+    core: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``def g(): return i`` last in a ``for`` body, ``class D: pass`` last in a ``while``
+    body: on 3.14 coverage.py's ``sysmon`` core records the arc back to the ``for`` (3->2,
+    from one ``LINE`` event to the next) but none back to the ``while`` (6->4); its tracer
+    records both. The engine dropped every arc back to a loop's head on 3.14."""
+    monkeypatch.setenv("COVERAGE_CORE", core)
+    path = tmp_path / "loop_bodies.py"
+    path.write_text(SAME_LINE_BODY_LAST_IN_LOOPS, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        m.loops(0)
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)

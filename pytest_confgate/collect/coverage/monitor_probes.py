@@ -16,8 +16,11 @@ events only in code objects of the measured files:
   the arc out of the code object.
 
 A ``def`` or ``class`` whose body is on its own line (``def f(): return 1``) has two exits
-on that line, so its self-arc resolves to neither; its ``LINE`` event also records the arc the
-statement's code falls through to, as the tracer does (``ArcResolver.falls_through``).
+on that line, so its self-arc resolves to neither. Where ``coverage run`` measures with a
+tracer, its ``LINE`` event also records the arc the statement's code falls through to, as the
+tracer does (``ArcResolver.falls_through``); where it uses coverage.py's ``sysmon`` core (3.14),
+the engine records what that core does instead: the arc from each ``LINE`` event's line to the
+next one's in the code object (``transitions``).
 
 The arcs go into the ``CoverageData`` coverage.py reports from, so which lines are statements,
 which arcs are branches, exclusions and the figures stay coverage.py's. A line's self-arc
@@ -49,9 +52,6 @@ MON: Any = getattr(sys, "monitoring", None)
 DISABLE: Any = getattr(MON, "DISABLE", None)
 _END_ASYNC_FOR = dis.opmap.get("END_ASYNC_FOR", -1)
 
-_NO_BACKWARD_FALL_THROUGH = sys.version_info >= (3, 14)
-"""From 3.14 coverage.py records no arc from a same-line body back to its loop's head
-(``while n: class D: pass``, measured against ``coverage run``), so neither do we."""
 
 
 class NoToolId(RuntimeError):
@@ -61,7 +61,7 @@ class NoToolId(RuntimeError):
 class _Code:
     """What the callbacks need about one measured code object."""
 
-    __slots__ = ("arcs", "bodies", "first", "lines", "resolver", "seen")
+    __slots__ = ("arcs", "bodies", "first", "last", "lines", "resolver", "seen")
 
     def __init__(self, code: CodeType, arcs: set[tuple[int, int]], branch: bool) -> None:
         self.arcs = arcs
@@ -70,6 +70,18 @@ class _Code:
         self.bodies = same_line_bodies(code) if branch else {}
         self.resolver: ArcResolver | None = None
         self.seen: dict[int, set[int]] = {}
+        self.last: int | None = None
+        """The line of the last ``LINE`` event, for ``MonitorProbes.transitions``."""
+
+
+def _sysmon_records_transitions() -> bool:
+    """Whether this coverage.py's ``sysmon`` core records the arc between two consecutive
+    ``LINE`` events of a code object (``CodeInfo.last_line`` in newer coverage.py releases)."""
+    try:
+        from coverage.sysmon import CodeInfo
+    except ImportError:
+        return False
+    return "last_line" in getattr(CodeInfo, "__dataclass_fields__", {})
 
 
 class MonitorProbes:
@@ -86,6 +98,12 @@ class MonitorProbes:
         not its ``sysmon`` core (``tracer.reference_core``). A tracer records leaving a
         function by an exception (``PY_UNWIND`` here) and at the end of a ``finally`` run for
         one; ``sysmon`` neither."""
+        self.transitions = branch and not reference_traces and _sysmon_records_transitions()
+        """Where ``coverage run`` uses its ``sysmon`` core, the arcs of a same-line body
+        (``def f(): return 1``) are what that core records: the arc from one ``LINE`` event's
+        line to the next one's in the code object (reset as a frame returns), each event
+        disabled once seen, as here; a tracer reference gets the arc the statement's code
+        falls through to (``ArcResolver.falls_through``)."""
         self._alive: list[CodeType] | None = [] if keep_alive else None
         """``keep_alive``: every code object seen, held as coverage.py's ``sysmon`` core holds
         it, where ``coverage run`` uses that core (3.14): a program that counts the referrers
@@ -249,13 +267,18 @@ class MonitorProbes:
         info = self._codes.get(id(code))
         if info is not None:
             info.arcs.add((line, line))
+            if self.transitions:
+                last, info.last = info.last, line
+                if last is not None and last != line:
+                    info.arcs.add((last, line))
+                return DISABLE
             body = info.bodies.get(line)
             if body is not None:
                 # ``def f(): return 1``: the line also ends ``f``, so it has two exits and
                 # its self-arc resolves to neither; the statement's own exit is the arc
                 # its code falls through to, as coverage.py's tracer records it.
                 arc = self._resolver(info, code).falls_through(*body)
-                if arc is not None and not (_NO_BACKWARD_FALL_THROUGH and arc[1] < arc[0]):
+                if arc is not None:
                     info.arcs.add(arc)
         return DISABLE
 
@@ -265,6 +288,7 @@ class MonitorProbes:
             line = info.lines.get(offset)
             if line is not None:
                 info.arcs.add((line, info.first))
+            info.last = None  # the next LINE event may be another frame's, as for sysmon
         return DISABLE
 
     def _unwind(self, code: CodeType, offset: int, exc: BaseException) -> Any:
