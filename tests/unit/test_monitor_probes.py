@@ -9,6 +9,7 @@ lines, statements, branches, partial branches and the missing arcs themselves.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import itertools
 import json
@@ -545,3 +546,52 @@ def test_a_same_line_body_that_ends_a_loop_has_the_arcs_of_the_reference_core(
         m.loops(0)
 
     assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+
+
+CLOSED_BY_THE_COLLECTOR = """\
+def gen(seen):
+    try:
+        yield 1
+    finally:
+        seen.append("closed")
+
+
+def leave_suspended(seen):
+    g = gen(seen)
+    next(g)
+    cycle = [g]
+    cycle.append(cycle)
+
+
+def first_call():
+    return 1
+"""
+
+
+def test_code_the_garbage_collector_runs_is_measured(tmp_path: Path) -> None:
+    """jinja2's ``Template.generate`` (``except Exception:``, run as the collector closes a
+    suspended generator) was measured in about half of the gate's runs and every one of
+    ``coverage run``'s: code a collection runs gives no ``sys.monitoring`` event while one of
+    the engine's callbacks runs, and the engine's allocations there started collections."""
+    path = tmp_path / "collected.py"
+    path.write_text(CLOSED_BY_THE_COLLECTOR, encoding="utf-8")
+    probes = _probes(path)
+    seen: list[str] = []
+    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    probes.start()
+    try:
+        module = _load(path)
+        gc.disable()
+        module.leave_suspended(seen)
+        gc.set_threshold(1)  # the first allocation collects: here, inside a callback
+        gc.enable()
+        module.first_call()
+        gc.collect()
+    finally:
+        gc.set_threshold(*threshold)
+        if not enabled:
+            gc.disable()
+        probes.stop()
+    assert seen == ["closed"]
+    (arcs,) = probes.arcs().values()
+    assert (5, 5) in arcs  # the finally's line, run by the collector

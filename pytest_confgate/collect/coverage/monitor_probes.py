@@ -30,6 +30,7 @@ which arcs are branches, exclusions and the figures stay coverage.py's. A line's
 from __future__ import annotations
 
 import dis
+import gc
 import os
 import sys
 import threading
@@ -52,6 +53,34 @@ MON: Any = getattr(sys, "monitoring", None)
 DISABLE: Any = getattr(MON, "DISABLE", None)
 _END_ASYNC_FOR = dis.opmap.get("END_ASYNC_FOR", -1)
 
+
+
+def _pause_collection() -> bool:
+    """Stop automatic garbage collection for the callback that calls this (True: it was on).
+
+    Code that a collection runs (a finalizer, a generator closed by the collector: jinja2's
+    ``Template.generate`` line ``except Exception:``) gives no ``sys.monitoring`` event while a
+    callback runs, so a collection that one of our allocations starts there would hide its
+    lines. Paused, the collection starts at the program's next allocation, where they count.
+    """
+    if not gc.isenabled():
+        return False
+    gc.disable()
+    return True
+
+
+def _uncollected(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback`` run with automatic garbage collection paused (``_pause_collection``)."""
+
+    def run(*args: Any) -> Any:
+        paused = _pause_collection()
+        try:
+            return callback(*args)
+        finally:
+            if paused:
+                gc.enable()
+
+    return run
 
 
 class NoToolId(RuntimeError):
@@ -148,16 +177,17 @@ class MonitorProbes:
         self.tool_id = tool
         events = mon.events
         mon.register_callback(tool, events.PY_START, self._py_start)
-        if self.branch:
-            mon.register_callback(tool, events.LINE, self._line_arc)
-            mon.register_callback(tool, events.PY_RETURN, self._return)
+        if self.branch:  # these allocate (arcs, resolvers): no collection inside them
+            mon.register_callback(tool, events.LINE, _uncollected(self._line_arc))
+            mon.register_callback(tool, events.PY_RETURN, _uncollected(self._return))
             if BRANCH_EVENTS:
-                mon.register_callback(tool, events.BRANCH_LEFT, self._branch_once)
-                mon.register_callback(tool, events.BRANCH_RIGHT, self._branch_once)
+                branch_once = _uncollected(self._branch_once)
+                mon.register_callback(tool, events.BRANCH_LEFT, branch_once)
+                mon.register_callback(tool, events.BRANCH_RIGHT, branch_once)
             else:
-                mon.register_callback(tool, events.BRANCH, self._branch_twice)
+                mon.register_callback(tool, events.BRANCH, _uncollected(self._branch_twice))
             if self.reference_traces:
-                mon.register_callback(tool, events.PY_UNWIND, self._unwind)
+                mon.register_callback(tool, events.PY_UNWIND, _uncollected(self._unwind))
         else:
             mon.register_callback(tool, events.LINE, self._line)
         start = events.PY_START
@@ -201,9 +231,18 @@ class MonitorProbes:
     # -- callbacks: each returns ``DISABLE`` as soon as it has nothing more to learn ----------
 
     def _py_start(self, code: CodeType, offset: int) -> Any:
-        mon = MON
+        # Not wrapped by ``_uncollected``: ``_measured`` counts the frames under it.
         if code.co_name == "__annotate__":  # 3.14's lazy annotations never run a line
             return DISABLE
+        paused = _pause_collection()  # it allocates the most (line maps, code info)
+        try:
+            return self._start(code)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _start(self, code: CodeType) -> Any:
+        mon = MON
         with self._lock:
             if id(code) in self._codes or self.tool_id is None:
                 return DISABLE
@@ -250,7 +289,7 @@ class MonitorProbes:
         if known == "":
             known = None
             if filename.endswith((".py", ".pyw")):
-                frame = _getframe(2)  # the code's own frame, under this one and the caller
+                frame = _getframe(3)  # the code's own frame, under _start and _py_start
                 module = str(frame.f_globals.get("__name__", ""))
                 if self._wants(filename, module):
                     known = self._canonical(filename)
