@@ -211,28 +211,67 @@ def exclusive(cache: Path = DEFAULT_CACHE) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def prepare(spec: ProjectSpec, cache: Path = DEFAULT_CACHE, *, fresh: bool = False) -> Workspace:
+INSTALLS = ("editable", "wheel")
+"""How this repository goes into a project's venv: ``editable`` (``pip install -e``, the
+default: a change is seen at once) or ``wheel`` (a wheel built from the working tree, as a
+user installs the release: only what the wheel ships, imported from site-packages)."""
+
+
+def prepare(
+    spec: ProjectSpec, cache: Path = DEFAULT_CACHE, *, fresh: bool = False,
+    install: str = "editable",
+) -> Workspace:
     """A pristine extracted project installed, with its tests' needs and this repo, in a venv.
 
-    The venv is reused when it was built for the same spec and repo (it is the slow part);
-    the source tree is re-extracted every time so no earlier run's files can leak in.
+    The venv is reused when it was built for the same spec, repo and ``install`` (it is the
+    slow part); the source tree is re-extracted every time so no earlier run's files can leak
+    in. With ``install="wheel"`` a reused venv gets a wheel of the working tree as it is now.
     """
+    if install not in INSTALLS:
+        raise ValueError(f"install: one of {', '.join(INSTALLS)}, not {install!r}")
     cache = cache.resolve()
     # One venv per Python: the benchmarks run under 3.11, 3.13 and 3.14 from one checkout.
     venv = cache / f"venv-{spec.sdist_stem}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    if install != "editable":
+        venv = venv.with_name(f"{venv.name}-{install}")
     if fresh:
         shutil.rmtree(cache / "sdists", ignore_errors=True)
         shutil.rmtree(venv, ignore_errors=True)
     env = _clean_env(venv)
-    ready = _is_ready(venv, spec)
+    ready = _is_ready(venv, spec, install)
     if not ready:
         shutil.rmtree(venv, ignore_errors=True)
         _make_venv(venv, env)
     python = str(venv / _BIN / "python")
     project = _extract(_download(python, spec, cache / "sdists", env), cache / "src", spec)
     if not ready:
-        _install(python, venv, project, spec, env)
+        _install(python, venv, project, spec, env, install, cache)
+    elif install == "wheel":
+        wheel = build_wheel(python, cache / "wheels", env)
+        argv = [python, "-m", "pip", "install", "--no-deps", "--force-reinstall", str(wheel)]
+        run(argv, cwd=venv, env=env, timeout_s=600).require()
     return Workspace(spec=spec, project=project, venv=venv, env=env)
+
+
+def build_wheel(python: str, where: Path, env: dict[str, str]) -> Path:
+    """A wheel of this repository's working tree (tracked and new files, not ignored ones),
+    built from a copy: a ``build/`` folder left in the tree would put stale modules in it."""
+    listed = run(["git", "ls-files", "-z", "-c", "-o", "--exclude-standard"], cwd=REPO_ROOT,
+                 env={**env, **GIT_ENV}).require()
+    shutil.rmtree(where, ignore_errors=True)
+    tree, out = where / "tree", where / "dist"
+    for name in filter(None, listed.stdout.split("\0")):
+        source = REPO_ROOT / name
+        if source.is_file():  # listed but deleted in the working tree: not shipped
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / name)
+    argv = [python, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(out), str(tree)]
+    run(argv, cwd=where, env=env, timeout_s=900).require()
+    shutil.rmtree(tree, ignore_errors=True)
+    wheels = sorted(out.glob("pytest_confgate-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"pip wheel left {len(wheels)} pytest-confgate wheels in {out}")
+    return wheels[0]
 
 
 def _clean_env(venv: Path) -> dict[str, str]:
@@ -313,26 +352,34 @@ def _make_venv(venv: Path, env: dict[str, str]) -> None:
 
 
 def _install(
-    python: str, venv: Path, project: Path, spec: ProjectSpec, env: dict[str, str]
+    python: str, venv: Path, project: Path, spec: ProjectSpec, env: dict[str, str],
+    install: str = "editable", cache: Path = DEFAULT_CACHE,
 ) -> None:
     """One pip call, so a test dependency that needs the project gets this very checkout.
 
-    Editable, because the tests must import the extracted sources that coverage, ruff and
-    bandit measure (attrs' pytest config even makes ``src`` unimportable otherwise).
+    The project editable, because the tests must import the extracted sources that coverage,
+    ruff and bandit measure (attrs' pytest config even makes ``src`` unimportable otherwise);
+    this repository editable or as a wheel (``install``).
     """
-    argv = [python, "-m", "pip", "install", "-e", str(REPO_ROOT), "-e", str(project)]
+    this = ["-e", str(REPO_ROOT)]
+    if install == "wheel":
+        this = [str(build_wheel(python, cache / "wheels", env))]
+    argv = [python, "-m", "pip", "install", *this, "-e", str(project)]
     argv += list(spec.test_requirements)
     # An sdist has no git history; hatch-vcs/setuptools-scm would otherwise guess 0.0.
     build_env = {**env, "SETUPTOOLS_SCM_PRETEND_VERSION": spec.version}
     run(argv, cwd=project, env=build_env, timeout_s=1800).require()
-    (venv / _READY_MARKER).write_text(_fingerprint(spec), encoding="utf-8")
+    (venv / _READY_MARKER).write_text(_fingerprint(spec, install), encoding="utf-8")
 
 
-def _is_ready(venv: Path, spec: ProjectSpec) -> bool:
+def _is_ready(venv: Path, spec: ProjectSpec, install: str = "editable") -> bool:
     marker = venv / _READY_MARKER
-    return marker.is_file() and marker.read_text(encoding="utf-8") == _fingerprint(spec)
+    return marker.is_file() and marker.read_text(encoding="utf-8") == _fingerprint(spec, install)
 
 
-def _fingerprint(spec: ProjectSpec) -> str:
+def _fingerprint(spec: ProjectSpec, install: str = "editable") -> str:
     """What the venv was built from; any change (a version bump, a moved repo) rebuilds it."""
-    return json.dumps({"spec": asdict(spec), "repo": str(REPO_ROOT)}, sort_keys=True)
+    found: dict[str, object] = {"spec": asdict(spec), "repo": str(REPO_ROOT)}
+    if install != "editable":  # an editable venv built before the option stays valid
+        found["install"] = install
+    return json.dumps(found, sort_keys=True)

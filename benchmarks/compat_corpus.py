@@ -3,9 +3,11 @@
     python benchmarks/compat_corpus.py                       # every project of the corpus
     python benchmarks/compat_corpus.py --project jinja2 click --json out.json
     python benchmarks/compat_corpus.py --python 3.11 3.12 /opt/py314/bin/python3.14
+    python benchmarks/compat_corpus.py --install wheel --project click attrs
 
 Each project is a pinned sdist from the package index, installed (editable) with this
-repository into a venv under ``.confgate/bench`` (``--cache`` to move it; git-ignored), one venv
+repository (editable, or with ``--install wheel`` a wheel built from the working tree, as users
+install it) into a venv under ``.confgate/bench`` (``--cache`` to move it; git-ignored), one venv
 per Python, and committed to a git repository of its own, as a user's checkout is. ``--python``
 names the interpreters (a version found on PATH or under pyenv, or a path); one that is not on
 this machine is skipped with a message. Per project and Python the suite runs, each time with
@@ -171,6 +173,7 @@ class Result:
     flaky: dict[str, list[str]] = field(default_factory=dict)
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     problem: str = ""
+    install: str = "editable"
 
 
 def main() -> int:
@@ -201,7 +204,7 @@ def _run_here(args: argparse.Namespace) -> list[Result]:
     results = []
     with rp.exclusive(args.cache):
         for name in args.project:
-            result = _project(CORPUS[name], args.cache, args.variant)
+            result = _project(CORPUS[name], args.cache, args.variant, args.install)
             results.append(result)
             print(_row(result, args.variant), flush=True)
     return results
@@ -212,7 +215,7 @@ def _run_child(python: str, args: argparse.Namespace) -> list[Result]:
     out = args.cache / f"compat_corpus-{Path(python).parent.parent.name}.json"
     out.unlink(missing_ok=True)
     argv = [python, __file__, "--here", "--cache", str(args.cache), "--json", str(out)]
-    argv += ["--project", *args.project, "--variant", *args.variant]
+    argv += ["--project", *args.project, "--variant", *args.variant, "--install", args.install]
     subprocess.run(argv, check=False)  # our own script, an argv list
     if not out.is_file():
         print(f"{python}: the corpus run wrote no results", flush=True)
@@ -240,17 +243,20 @@ def _interpreter(wanted: str) -> str | None:
     return None
 
 
-def _project(entry: Entry, cache: Path, variants: list[str]) -> Result:
+def _project(entry: Entry, cache: Path, variants: list[str], install: str) -> Result:
     spec = entry.spec
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    result = Result(spec.name, spec.version, entry.style, python=sys.version.split()[0])
+    result = Result(spec.name, spec.version, entry.style, python=sys.version.split()[0],
+                    install=install)
     try:
-        ws = rp.prepare(spec, cache)
+        ws = rp.prepare(spec, cache, install=install)
         _make_repository(ws)
     except (RuntimeError, OSError) as exc:
         result.problem = f"setup failed: {str(exc)[:2000]}"
         return result
     out = cache / f"corpus-{spec.sdist_stem}-py{python}"
+    if install != "editable":
+        out = out.with_name(f"{out.name}-{install}")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     bare = _outcomes(ws, out / "bare.xml", gate=None)
@@ -384,7 +390,8 @@ def _differences(bare: dict[str, str], gated: dict[str, str]) -> list[str]:
 
 
 def _row(result: Result, variants: list[str]) -> str:
-    head = f"| {result.name} {result.version} | {result.python} "
+    installed = "" if result.install == "editable" else f" ({result.install})"
+    head = f"| {result.name} {result.version} | {result.python}{installed} "
     if result.problem:
         return head + f"| - | - | {result.problem[:200]} |"
     counts = " / ".join(str(len(result.differences.get(v, []))) for v in variants)
@@ -472,6 +479,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--variant", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     parser.add_argument("--cache", type=Path, default=rp.REPO_CACHE, help="venvs and sdists")
     parser.add_argument("--json", type=Path, default=None, help="where to write the results")
+    parser.add_argument("--install", choices=rp.INSTALLS, default="editable",
+                        help="this repository in each venv: editable (default) or a wheel "
+                        "built from the working tree, as users install it")
     parser.add_argument("--here", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args()
 

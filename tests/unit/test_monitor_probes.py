@@ -9,6 +9,7 @@ lines, statements, branches, partial branches and the missing arcs themselves.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import itertools
 import json
@@ -107,11 +108,17 @@ def _coverage_py(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[
 
 
 def _probes(path: Path, branch: bool = True, keep_alive: bool = False) -> Any:
-    from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
+    """The probes as the engine makes them for the core ``_coverage_py`` measures with
+    (``COVERAGE_CORE`` chooses it, as for ``coverage run``)."""
+    import coverage
 
+    from pytest_confgate.collect.coverage.monitor_probes import MonitorProbes
+    from pytest_confgate.collect.coverage.tracer import reference_core
+
+    core = reference_core(coverage.Coverage(branch=branch, data_file=None, config_file=False))
     wanted = str(path.resolve())
     return MonitorProbes(lambda filename, module: filename == wanted, branch=branch,
-                         keep_alive=keep_alive)
+                         keep_alive=keep_alive, reference_traces=core != "sysmon")
 
 
 def _monitored(path: Path, run: Callable[[Any], Any], tmp_path: Path) -> dict[str, Any]:
@@ -311,12 +318,15 @@ def test_where_coverage_run_keeps_code_objects_alive_the_gate_does_too(
         assert "list" in _load(source).others()
     finally:
         probes.stop()
-    cov = coverage.Coverage(data_file=None, config_file=False)
+    def made() -> Any:  # coverage.py reads COVERAGE_CORE as a Coverage object is made
+        return coverage.Coverage(data_file=None, config_file=False)
+
     monkeypatch.setenv("COVERAGE_CORE", "sysmon")
-    assert reference_uses_sysmon(cov)
+    assert reference_uses_sysmon(made())
     monkeypatch.setenv("COVERAGE_CORE", "ctrace")
-    assert not reference_uses_sysmon(cov)
+    assert not reference_uses_sysmon(made())
     monkeypatch.delenv("COVERAGE_CORE")
+    cov = made()
     assert reference_uses_sysmon(cov) == bool(getattr(coverage.env, "SYSMON_DEFAULT", False))
     cov.set_option("run:dynamic_context", "test_function")
     assert not reference_uses_sysmon(cov)
@@ -449,3 +459,139 @@ def test_an_if_in_finally_that_lets_an_exception_out_has_its_exit_arc(
             m.run(value)
 
     assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+
+
+CORES = ["ctrace", "sysmon"]
+"""``COVERAGE_CORE`` values a project sets; on 3.12/3.13 coverage.py measures branches with
+``ctrace`` whatever it is told (it warns), and so does the reference here."""
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+@pytest.mark.parametrize("core", CORES)
+def test_the_arcs_follow_the_core_coverage_run_is_told_to_use(
+    core: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3.14 with ``COVERAGE_CORE=ctrace``: coverage.py's tracer records the exit arc of a
+    ``finally`` run for an exception and of a line an exception leaves (``raise_in_if``:
+    233->-232), which its default ``sysmon`` core does not; the engine followed the
+    Python's default core, not the one ``coverage run`` was told to use."""
+    monkeypatch.setenv("COVERAGE_CORE", core)
+    path = tmp_path / "finally_exit.py"
+    path.write_text(FINALLY_IF_ON_THE_WAY_OUT, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        m.run("other")
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+    case = CASES["exception_leaves_branch_line"]
+    assert _monitored(CONSTRUCTS, case, tmp_path) == _coverage_py(CONSTRUCTS, case, tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+def test_the_engine_asks_which_core_coverage_run_would_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``COVERAGE_CORE``, ``[run] core`` and ``timid`` choose the reference's core, as
+    coverage.py chooses its own; the engine's probes follow it."""
+    import coverage
+
+    from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
+    from pytest_confgate.collect.coverage.tracer import reference_core
+
+    sysmon_branches = sys.version_info >= (3, 14)
+    monkeypatch.delenv("COVERAGE_CORE", raising=False)
+    rc = tmp_path / ".coveragerc"
+    rc.write_text("[run]\nbranch = true\ncore = ctrace\n", encoding="utf-8")
+    assert reference_core(coverage.Coverage(data_file=None, config_file=str(rc))) == "ctrace"
+    rc.write_text("[run]\nbranch = true\ntimid = true\n", encoding="utf-8")
+    assert reference_core(coverage.Coverage(data_file=None, config_file=str(rc))) == "pytrace"
+    monkeypatch.setenv("COVERAGE_CORE", "sysmon")
+    branch = coverage.Coverage(data_file=None, branch=True, config_file=False)
+    assert reference_core(branch) == ("sysmon" if sysmon_branches else "ctrace")
+    lines = coverage.Coverage(data_file=None, config_file=False)
+    assert reference_core(lines) == "sysmon"
+    for told, traces in (("ctrace", True), ("", not sysmon_branches)):
+        monkeypatch.setenv("COVERAGE_CORE", told)  # read as the Coverage object is made
+        cov = coverage.Coverage(data_file=None, branch=True, config_file=False)
+        engine = MonitorEngine.for_files(cov, [CONSTRUCTS])
+        assert not isinstance(engine, str)
+        assert engine.probes.reference_traces == traces
+
+
+SAME_LINE_BODY_LAST_IN_LOOPS = """\
+def loops(n):
+    for i in range(2):
+        def g(): return i
+    while n < 2:
+        n += 1
+        class D: pass
+    return n
+"""
+
+
+@pytest.mark.filterwarnings("ignore:Can't use core=sysmon")
+@pytest.mark.parametrize("core", CORES)
+def test_a_same_line_body_that_ends_a_loop_has_the_arcs_of_the_reference_core(
+    core: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``def g(): return i`` last in a ``for`` body, ``class D: pass`` last in a ``while``
+    body: on 3.14 coverage.py's ``sysmon`` core records the arc back to the ``for`` (3->2,
+    from one ``LINE`` event to the next) but none back to the ``while`` (6->4); its tracer
+    records both. The engine dropped every arc back to a loop's head on 3.14."""
+    monkeypatch.setenv("COVERAGE_CORE", core)
+    path = tmp_path / "loop_bodies.py"
+    path.write_text(SAME_LINE_BODY_LAST_IN_LOOPS, encoding="utf-8")
+
+    def run(m: Any) -> None:
+        m.loops(0)
+
+    assert _monitored(path, run, tmp_path) == _coverage_py(path, run, tmp_path)
+
+
+CLOSED_BY_THE_COLLECTOR = """\
+def gen(seen):
+    try:
+        yield 1
+    finally:
+        seen.append("closed")
+
+
+def leave_suspended(seen):
+    g = gen(seen)
+    next(g)
+    cycle = [g]
+    cycle.append(cycle)
+
+
+def first_call():
+    return 1
+"""
+
+
+def test_code_the_garbage_collector_runs_is_measured(tmp_path: Path) -> None:
+    """jinja2's ``Template.generate`` (``except Exception:``, run as the collector closes a
+    suspended generator) was measured in about half of the gate's runs and every one of
+    ``coverage run``'s: code a collection runs gives no ``sys.monitoring`` event while one of
+    the engine's callbacks runs, and the engine's allocations there started collections."""
+    path = tmp_path / "collected.py"
+    path.write_text(CLOSED_BY_THE_COLLECTOR, encoding="utf-8")
+    probes = _probes(path)
+    seen: list[str] = []
+    threshold, enabled = gc.get_threshold(), gc.isenabled()
+    probes.start()
+    try:
+        module = _load(path)
+        gc.disable()
+        module.leave_suspended(seen)
+        gc.set_threshold(1)  # the first allocation collects: here, inside a callback
+        gc.enable()
+        module.first_call()
+        gc.collect()
+    finally:
+        gc.set_threshold(*threshold)
+        if not enabled:
+            gc.disable()
+        probes.stop()
+    assert seen == ["closed"]
+    (arcs,) = probes.arcs().values()
+    assert (5, 5) in arcs  # the finally's line, run by the collector

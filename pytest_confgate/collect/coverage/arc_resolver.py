@@ -12,7 +12,6 @@ copy, only used from 3.14, does not know.
 from __future__ import annotations
 
 import dis
-import sys
 from types import CodeType, SimpleNamespace
 from typing import Any
 
@@ -28,10 +27,6 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _BACKWARD = frozenset(op for op in _JUMPS if "JUMP_BACKWARD" in dis.opname[op])
 _CACHE = dis.opmap.get("CACHE", -1)
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
-_EXIT_AT_RERAISE = sys.version_info < (3, 14)
-"""coverage.py's tracer records leaving the code object at the end of a ``finally`` run for an
-exception (its return event); from 3.14 its default core is ``sysmon``, whose resolver gives no
-arc there. The reference is ``coverage run`` with its default core on each Python."""
 _EVERYTHING = SimpleNamespace(start=0, end=1 << 63, target=1 << 62)
 """An exception-table entry covering every offset, pointing past the code: never an exit."""
 
@@ -50,8 +45,14 @@ class ArcResolver:
     """Resolves (source, destination) offsets of one code object, one pair at a time."""
 
     def __init__(
-        self, code: CodeType, lines: dict[int, int], multiline: dict[int, int] | None = None
+        self, code: CodeType, lines: dict[int, int], multiline: dict[int, int] | None = None,
+        *, exit_at_reraise: bool,
     ) -> None:
+        self.exit_at_reraise = exit_at_reraise
+        """Whether the end of a ``finally`` run for an exception that leaves the code object
+        is an exit arc: coverage.py's tracers record one there (their return event), its
+        ``sysmon`` core none. It follows the core ``coverage run`` uses
+        (``tracer.reference_core``), not the Python's default core."""
         self.first = -code.co_firstlineno
         self.code = code
         self.co_code = code.co_code  # a copy on each access: fetch it once
@@ -141,8 +142,8 @@ class ArcResolver:
                 return (start, self.first)
             if op in _NO_FALL_THROUGH:
                 # The end of a `finally` run for an exception: leaving the code object there is
-                # an exit, as coverage.py's tracer records it (its return event).
-                exits = _EXIT_AT_RERAISE and self._escapes(offset)
+                # an exit where coverage.py's tracer is the reference (its return event).
+                exits = self.exit_at_reraise and self._escapes(offset)
                 return (start, self.first) if exits else None
             ext_arg = 0
             offset += 2

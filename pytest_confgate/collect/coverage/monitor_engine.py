@@ -18,13 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage.files import FileSelection
-from pytest_confgate.collect.coverage.monitor_probes import BRANCH_EVENTS, MONITOR, MonitorProbes
+from pytest_confgate.collect.coverage.monitor_probes import (
+    BRANCH_EVENTS,
+    MONITOR,
+    MonitorProbes,
+    Wants,
+)
 from pytest_confgate.collect.coverage.tracer import (
     TRACER,
     FileMapper,
     finish,
     mapped,
-    reference_uses_sysmon,
+    reference_core,
     tracer_for,
 )
 
@@ -41,6 +46,15 @@ def needs_tracer(path: str, branch: bool) -> bool:
         return _ASYNC_FOR.search(Path(path).read_bytes()) is not None
     except OSError:
         return False
+
+
+def _probes(cov: Any, wants: Wants, branch: bool) -> MonitorProbes:
+    """The probes, recording what ``coverage run`` records with the core it would use."""
+    from coverage.files import canonical_filename
+
+    core = reference_core(cov)
+    return MonitorProbes(wants, branch=branch, canonical=canonical_filename,
+                         keep_alive=core == "sysmon", reference_traces=core != "sysmon")
 
 
 class MonitorEngine:
@@ -78,8 +92,7 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return selection.wants(filename, module) and canonical_filename(filename) not in leave
 
-        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename,
-                               keep_alive=reference_uses_sysmon(cov))
+        probes = _probes(cov, wants, branch)
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
@@ -97,8 +110,7 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return canonical_filename(filename) in wanted
 
-        probes = MonitorProbes(wants, branch=branch, canonical=canonical_filename,
-                               keep_alive=reference_uses_sysmon(cov))
+        probes = _probes(cov, wants, branch)
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, None, tracer, traced)
 

@@ -11,12 +11,16 @@ events only in code objects of the measured files:
   3.12 and 3.13 ``BRANCH``, which can only be disabled for both directions at once, so it is
   disabled when both have been seen. Each (source, destination) offset pair is resolved to
   coverage.py's arc the way coverage.py's own ``sysmon`` core does (``arc_resolver``).
-- ``PY_RETURN`` (and on 3.12/3.13 ``PY_UNWIND``, as coverage.py's tracer records a frame left
-  by an exception): the arc out of the code object.
+- ``PY_RETURN`` (and ``PY_UNWIND`` where ``coverage run`` measures with a tracer, as on 3.12
+  and 3.13 or under ``COVERAGE_CORE=ctrace``: a tracer records a frame left by an exception):
+  the arc out of the code object.
 
 A ``def`` or ``class`` whose body is on its own line (``def f(): return 1``) has two exits
-on that line, so its self-arc resolves to neither; its ``LINE`` event also records the arc the
-statement's code falls through to, as the tracer does (``ArcResolver.falls_through``).
+on that line, so its self-arc resolves to neither. Where ``coverage run`` measures with a
+tracer, its ``LINE`` event also records the arc the statement's code falls through to, as the
+tracer does (``ArcResolver.falls_through``); where it uses coverage.py's ``sysmon`` core (3.14),
+the engine records what that core does instead: the arc from each ``LINE`` event's line to the
+next one's in the code object (``transitions``).
 
 The arcs go into the ``CoverageData`` coverage.py reports from, so which lines are statements,
 which arcs are branches, exclusions and the figures stay coverage.py's. A line's self-arc
@@ -26,6 +30,7 @@ which arcs are branches, exclusions and the figures stay coverage.py's. A line's
 from __future__ import annotations
 
 import dis
+import gc
 import os
 import sys
 import threading
@@ -48,9 +53,34 @@ MON: Any = getattr(sys, "monitoring", None)
 DISABLE: Any = getattr(MON, "DISABLE", None)
 _END_ASYNC_FOR = dis.opmap.get("END_ASYNC_FOR", -1)
 
-_NO_BACKWARD_FALL_THROUGH = sys.version_info >= (3, 14)
-"""From 3.14 coverage.py records no arc from a same-line body back to its loop's head
-(``while n: class D: pass``, measured against ``coverage run``), so neither do we."""
+
+
+def _pause_collection() -> bool:
+    """Stop automatic garbage collection for the callback that calls this (True: it was on).
+
+    Code that a collection runs (a finalizer, a generator closed by the collector: jinja2's
+    ``Template.generate`` line ``except Exception:``) gives no ``sys.monitoring`` event while a
+    callback runs, so a collection that one of our allocations starts there would hide its
+    lines. Paused, the collection starts at the program's next allocation, where they count.
+    """
+    if not gc.isenabled():
+        return False
+    gc.disable()
+    return True
+
+
+def _uncollected(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """``callback`` run with automatic garbage collection paused (``_pause_collection``)."""
+
+    def run(*args: Any) -> Any:
+        paused = _pause_collection()
+        try:
+            return callback(*args)
+        finally:
+            if paused:
+                gc.enable()
+
+    return run
 
 
 class NoToolId(RuntimeError):
@@ -60,7 +90,7 @@ class NoToolId(RuntimeError):
 class _Code:
     """What the callbacks need about one measured code object."""
 
-    __slots__ = ("arcs", "bodies", "first", "lines", "resolver", "seen")
+    __slots__ = ("arcs", "bodies", "first", "last", "lines", "resolver", "seen")
 
     def __init__(self, code: CodeType, arcs: set[tuple[int, int]], branch: bool) -> None:
         self.arcs = arcs
@@ -69,6 +99,18 @@ class _Code:
         self.bodies = same_line_bodies(code) if branch else {}
         self.resolver: ArcResolver | None = None
         self.seen: dict[int, set[int]] = {}
+        self.last: int | None = None
+        """The line of the last ``LINE`` event, for ``MonitorProbes.transitions``."""
+
+
+def _sysmon_records_transitions() -> bool:
+    """Whether this coverage.py's ``sysmon`` core records the arc between two consecutive
+    ``LINE`` events of a code object (``CodeInfo.last_line`` in newer coverage.py releases)."""
+    try:
+        from coverage.sysmon import CodeInfo
+    except ImportError:
+        return False
+    return "last_line" in getattr(CodeInfo, "__dataclass_fields__", {})
 
 
 class MonitorProbes:
@@ -76,9 +118,21 @@ class MonitorProbes:
 
     def __init__(
         self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath,
-        keep_alive: bool = False,
+        keep_alive: bool = False, reference_traces: bool = not BRANCH_EVENTS,
     ) -> None:
         self.branch = branch
+        self.reference_traces = reference_traces
+        """Whether ``coverage run`` records arcs with a tracer (its ``ctrace`` core: always
+        on 3.12 and 3.13, on 3.14 when ``COVERAGE_CORE`` or ``[run] core`` asks for it),
+        not its ``sysmon`` core (``tracer.reference_core``). A tracer records leaving a
+        function by an exception (``PY_UNWIND`` here) and at the end of a ``finally`` run for
+        one; ``sysmon`` neither."""
+        self.transitions = branch and not reference_traces and _sysmon_records_transitions()
+        """Where ``coverage run`` uses its ``sysmon`` core, the arcs of a same-line body
+        (``def f(): return 1``) are what that core records: the arc from one ``LINE`` event's
+        line to the next one's in the code object (reset as a frame returns), each event
+        disabled once seen, as here; a tracer reference gets the arc the statement's code
+        falls through to (``ArcResolver.falls_through``)."""
         self._alive: list[CodeType] | None = [] if keep_alive else None
         """``keep_alive``: every code object seen, held as coverage.py's ``sysmon`` core holds
         it, where ``coverage run`` uses that core (3.14): a program that counts the referrers
@@ -123,19 +177,21 @@ class MonitorProbes:
         self.tool_id = tool
         events = mon.events
         mon.register_callback(tool, events.PY_START, self._py_start)
-        if self.branch:
-            mon.register_callback(tool, events.LINE, self._line_arc)
-            mon.register_callback(tool, events.PY_RETURN, self._return)
+        if self.branch:  # these allocate (arcs, resolvers): no collection inside them
+            mon.register_callback(tool, events.LINE, _uncollected(self._line_arc))
+            mon.register_callback(tool, events.PY_RETURN, _uncollected(self._return))
             if BRANCH_EVENTS:
-                mon.register_callback(tool, events.BRANCH_LEFT, self._branch_once)
-                mon.register_callback(tool, events.BRANCH_RIGHT, self._branch_once)
+                branch_once = _uncollected(self._branch_once)
+                mon.register_callback(tool, events.BRANCH_LEFT, branch_once)
+                mon.register_callback(tool, events.BRANCH_RIGHT, branch_once)
             else:
-                mon.register_callback(tool, events.BRANCH, self._branch_twice)
-                mon.register_callback(tool, events.PY_UNWIND, self._unwind)
+                mon.register_callback(tool, events.BRANCH, _uncollected(self._branch_twice))
+            if self.reference_traces:
+                mon.register_callback(tool, events.PY_UNWIND, _uncollected(self._unwind))
         else:
             mon.register_callback(tool, events.LINE, self._line)
         start = events.PY_START
-        if self.branch and not BRANCH_EVENTS:
+        if self.branch and self.reference_traces:
             start |= events.PY_UNWIND  # a global-only event: filtered by code in ``_unwind``
         mon.set_events(tool, start)
         mon.restart_events()
@@ -175,9 +231,18 @@ class MonitorProbes:
     # -- callbacks: each returns ``DISABLE`` as soon as it has nothing more to learn ----------
 
     def _py_start(self, code: CodeType, offset: int) -> Any:
-        mon = MON
+        # Not wrapped by ``_uncollected``: ``_measured`` counts the frames under it.
         if code.co_name == "__annotate__":  # 3.14's lazy annotations never run a line
             return DISABLE
+        paused = _pause_collection()  # it allocates the most (line maps, code info)
+        try:
+            return self._start(code)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _start(self, code: CodeType) -> Any:
+        mon = MON
         with self._lock:
             if id(code) in self._codes or self.tool_id is None:
                 return DISABLE
@@ -224,7 +289,7 @@ class MonitorProbes:
         if known == "":
             known = None
             if filename.endswith((".py", ".pyw")):
-                frame = _getframe(2)  # the code's own frame, under this one and the caller
+                frame = _getframe(3)  # the code's own frame, under _start and _py_start
                 module = str(frame.f_globals.get("__name__", ""))
                 if self._wants(filename, module):
                     known = self._canonical(filename)
@@ -241,13 +306,18 @@ class MonitorProbes:
         info = self._codes.get(id(code))
         if info is not None:
             info.arcs.add((line, line))
+            if self.transitions:
+                last, info.last = info.last, line
+                if last is not None and last != line:
+                    info.arcs.add((last, line))
+                return DISABLE
             body = info.bodies.get(line)
             if body is not None:
                 # ``def f(): return 1``: the line also ends ``f``, so it has two exits and
                 # its self-arc resolves to neither; the statement's own exit is the arc
                 # its code falls through to, as coverage.py's tracer records it.
                 arc = self._resolver(info, code).falls_through(*body)
-                if arc is not None and not (_NO_BACKWARD_FALL_THROUGH and arc[1] < arc[0]):
+                if arc is not None:
                     info.arcs.add(arc)
         return DISABLE
 
@@ -257,6 +327,7 @@ class MonitorProbes:
             line = info.lines.get(offset)
             if line is not None:
                 info.arcs.add((line, info.first))
+            info.last = None  # the next LINE event may be another frame's, as for sysmon
         return DISABLE
 
     def _unwind(self, code: CodeType, offset: int, exc: BaseException) -> Any:
@@ -272,7 +343,9 @@ class MonitorProbes:
     def _resolver(self, info: _Code, code: CodeType) -> ArcResolver:
         resolver = info.resolver
         if resolver is None:
-            resolver = info.resolver = ArcResolver(code, info.lines, self._multiline(code))
+            resolver = info.resolver = ArcResolver(
+                code, info.lines, self._multiline(code), exit_at_reraise=self.reference_traces
+            )
         return resolver
 
     def _record_branch(self, info: _Code, code: CodeType, source: int, dest: int) -> None:

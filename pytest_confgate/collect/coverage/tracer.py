@@ -9,7 +9,6 @@ helpers are what every engine does with coverage.py's data at the end.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,25 +46,42 @@ def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> No
         return
 
 
-def reference_uses_sysmon(cov: Any) -> bool:
-    """Whether ``coverage run`` with these settings would measure with coverage.py's
-    ``sysmon`` core (its default from 3.14; ``COVERAGE_CORE`` chooses too), which keeps every
-    code object it sees alive."""
+def reference_core(cov: Any) -> str:
+    """The core ``coverage run`` would measure with under ``cov``'s settings: ``sysmon``,
+    ``ctrace`` or ``pytrace``, chosen as coverage.py chooses it (``[run] core``, or
+    ``COVERAGE_CORE``, which coverage.py reads into that option; its default otherwise).
+
+    Their arcs differ on the same program (3.14's ``sysmon`` records no arc out of a function
+    left by an exception; the tracers do), so the engines follow the reference's core, not
+    the Python's default one. Call it before ``choose_core`` changes ``cov``'s core.
+    """
     import coverage.env
 
-    chosen = os.environ.get("COVERAGE_CORE", "").strip()
-    if chosen:
-        return chosen == "sysmon"
-    if not getattr(coverage.env, "SYSMON_DEFAULT", False):
-        return False
     try:
         if cov.get_option("run:timid"):
-            return False
-        if cov.get_option("run:dynamic_context") not in (None, "", "none"):
-            return False
-        return not set(cov.get_option("run:concurrency") or ()) & _NO_SYSMON_CONCURRENCY
+            return "pytrace"
+        chosen = cov.get_option("run:core") or None
+        branch = bool(cov.get_option("run:branch"))
+        contexts = cov.get_option("run:dynamic_context") not in (None, "", "none")
+        concurrency = set(cov.get_option("run:concurrency") or ())
     except Exception:  # a coverage.py without these options: its default
-        return True
+        chosen, branch, contexts, concurrency = None, False, False, set()
+    usable = (
+        sys.version_info >= ((3, 14) if branch else (3, 12))
+        and not contexts
+        and not concurrency & _NO_SYSMON_CONCURRENCY
+    )
+    if chosen == "sysmon" and not usable:
+        chosen = None  # coverage.py warns and takes its default
+    if chosen is None:
+        chosen = "sysmon" if getattr(coverage.env, "SYSMON_DEFAULT", False) and usable else "ctrace"
+    return str(chosen)
+
+
+def reference_uses_sysmon(cov: Any) -> bool:
+    """Whether ``coverage run`` with these settings would measure with coverage.py's
+    ``sysmon`` core, which keeps every code object it sees alive (``reference_core``)."""
+    return reference_core(cov) == "sysmon"
 
 
 def tracer_for(
