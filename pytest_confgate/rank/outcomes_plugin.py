@@ -23,6 +23,19 @@ UNMARK = "CONFGATE_RANK_UNMARK"
 ``skipif`` mark (with ``--runxfail`` for ``pytest.xfail()``): does it pass on its own?"""
 
 
+def pytest_load_initial_conftests(early_config: Any) -> None:
+    """The outcome stream, where the gate's own plugin did not claim it first (pytest's
+    plugin autoloading switched off with ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): this module is
+    loaded with ``-p`` whatever that says, and still before any conftest."""
+    if hasattr(early_config, "workerinput"):
+        return
+    from pytest_confgate.outcomes import OutcomeStream, claim
+
+    channel = claim()
+    if channel is not None:
+        early_config.pluginmanager.register(OutcomeStream(channel))
+
+
 def pytest_collection_modifyitems(items: Any) -> None:
     """The tests of the files named in ``LAST`` move to the end, in their order; with
     ``UNMARK`` set, the marks that hide a failing test leave each test's chain."""

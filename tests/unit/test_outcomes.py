@@ -188,3 +188,23 @@ def test_a_gate_run_that_starts_again_measured_still_streams_its_outcomes(
 
     assert received.ended, done.stdout + done.stderr
     assert received.results["test_calc.py::test_passes"]["outcome"] == "passed"
+
+
+def test_rank_s_runs_stream_their_outcomes_with_plugin_autoloading_switched_off(
+    pytester: pytest.Pytester,
+) -> None:
+    """The gate's plugin is an entry point, which ``PYTEST_DISABLE_PLUGIN_AUTOLOAD`` keeps out;
+    rank loads its own run plugin with ``-p``, and that one claims the stream then."""
+    pytester.makepyfile(test_one="def test_passes():\n    pass\n")
+    receiver = OutcomeReceiver(listen=True)
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "pytest_confgate.rank.outcomes_plugin",
+         "-p", "no:cacheprovider"],
+        cwd=pytester.path, env={**os.environ, **receiver.environ,
+                                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        capture_output=True, check=False, timeout=120)
+
+    received = receiver.close(10.0)
+
+    assert received.ended
+    assert received.results["test_one.py::test_passes"]["outcome"] == "passed"
