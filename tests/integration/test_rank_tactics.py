@@ -136,20 +136,28 @@ getattr(_hooks, "reg" + "ister")(_settle)
 '''
 
 
+def _alone_with_the_package_adding(repo: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str], branch: str,
+                                   code: str) -> dict[str, Any]:
+    """``branch``: the baseline with ``code`` added to its package (the task left undone),
+    ranked alone with auto-acceptance on."""
+    init = repo / "numerals" / "__init__.py"
+    base = init.read_text(encoding="utf-8") if init.is_file() else ""
+    commit_branch(repo, branch, {"numerals/__init__.py": base + code})
+    git(repo, "checkout", "-q", "main")
+    config_file = tmp_path / "rank.yml"
+    config_file.write_text(CONFIG)
+    return rank((branch,), config_file, tmp_path / "ranking.json", capsys)
+
+
 def test_a_candidate_that_rewrites_the_record_of_its_runs_has_not_done_the_task(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     ranked: list[RankOutcome],  # noqa: F811 - runs the ranking in the repository
 ) -> None:
     """The regression run said the reproducer passed on a candidate that never fixed it: its
     outcomes were a file the candidate's process wrote, read after that process ended."""
-    init = repo / "numerals" / "__init__.py"
-    base = init.read_text(encoding="utf-8") if init.is_file() else ""
-    commit_branch(repo, "r-forges-record", {"numerals/__init__.py": base + FORGES_THE_RECORD})
-    git(repo, "checkout", "-q", "main")
-    config_file = tmp_path / "rank.yml"
-    config_file.write_text(CONFIG)
-
-    result = rank(("r-forges-record",), config_file, tmp_path / "ranking.json", capsys)
+    result = _alone_with_the_package_adding(repo, tmp_path, capsys, "r-forges-record",
+                                            FORGES_THE_RECORD)
 
     (solution,) = result["solutions"]
     assert result["winner"] is None, solution
@@ -190,14 +198,8 @@ def test_a_candidate_that_rewrites_its_gate_report_at_exit_is_not_believed(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
     ranked: list[RankOutcome],  # noqa: F811 - runs the ranking in the repository
 ) -> None:
-    init = repo / "numerals" / "__init__.py"
-    base = init.read_text(encoding="utf-8") if init.is_file() else ""
-    commit_branch(repo, "r-forges-report", {"numerals/__init__.py": base + FORGES_THE_REPORT})
-    git(repo, "checkout", "-q", "main")
-    config_file = tmp_path / "rank.yml"
-    config_file.write_text(CONFIG)
-
-    result = rank(("r-forges-report",), config_file, tmp_path / "ranking.json", capsys)
+    result = _alone_with_the_package_adding(repo, tmp_path, capsys, "r-forges-report",
+                                            FORGES_THE_REPORT)
 
     (solution,) = result["solutions"]
     assert "rewritten after the gate wrote it" in str(solution["evidence"]["tests_problem"])
