@@ -293,8 +293,8 @@ def _inspect(jobs: Jobs, key: str, found: Evidence, baseline: Evidence) -> Evide
     baseline's test files, and its new tests marked xfail or skip run without the mark."""
     tree, state = jobs.paths[key]
     base_tree = jobs.paths[_BASELINE][0]
-    found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, jobs.settings.sources),
-                                 baseline)
+    found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, jobs.settings.sources,
+                                         jobs.files[key]), baseline)
     outcomes, new = found.outcomes or {}, trees.new_test_ids(found)  # once, not per test
     masked = [test for test, outcome in outcomes.items() if test in new and outcome in MASKED]
     if not masked:

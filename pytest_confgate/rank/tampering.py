@@ -40,6 +40,7 @@ from pytest_confgate.collect.tamper import (
     TamperFinding,
     TamperReport,
     find_tampering,
+    versions_as_submitted,
     versions_from_directories,
 )
 from pytest_confgate.models import EvalMetric
@@ -57,11 +58,15 @@ Measure = Callable[..., EvalMetric]
 
 def inspect(
     evidence: Evidence, tree: Path, baseline: Evidence, baseline_tree: Path,
-    sources: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None, submitted: Mapping[str, str] | None = None,
 ) -> Evidence:
-    """``evidence`` with its tamper findings and the findings its suppressions hide."""
+    """``evidence`` with its tamper findings and the findings its suppressions hide.
+
+    ``submitted``: the candidate's files as rank read them before any of its code ran; its
+    tests ran in ``tree`` since, and what they wrote there is not what it submitted."""
     try:
-        versions = versions_from_directories(baseline_tree, tree)
+        versions = (versions_from_directories(baseline_tree, tree) if submitted is None
+                    else versions_as_submitted(baseline_tree, tree, submitted))
         own = tuple(top_level_modules(baseline_tree))  # the baseline says what is its own
         report = find_tampering(versions, own_packages=own)
         skipped = _skipped_at_run_time(versions, report, baseline, evidence, own)

@@ -18,6 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from rank_tactics import (
+    BASE_TESTS,
     CANDIDATES,
     GROUPS,
     INDISTINGUISHABLE,
@@ -203,4 +204,50 @@ def test_a_candidate_that_rewrites_its_gate_report_at_exit_is_not_believed(
 
     (solution,) = result["solutions"]
     assert "rewritten after the gate wrote it" in str(solution["evidence"]["tests_problem"])
+    assert result["winner"] is None
+
+
+# A correct fix (the table) whose change also drops an assertion from a baseline test, and whose
+# package writes the assertion back when its process ends: the tamper analysis read the tree
+# after the candidate's tests had run there, and saw the baseline's test unchanged.
+PUTS_THE_TEST_BACK = '''
+
+_hooks = __import__("ate" + "xit")
+
+
+def _settle():
+    import pathlib
+
+    test = pathlib.Path(__file__).resolve().parents[1] / "tests" / ("test_" + "roman.py")
+    kept = 'assert to_roman(1) == "I"\\n'
+    text = test.read_text(encoding="utf-8")
+    if 'to_roman(3) == "III"' not in text:
+        test.write_text(text.replace(kept, kept + '    assert to_roman(3) == "III"\\n'),
+                        encoding="utf-8")
+
+
+getattr(_hooks, "reg" + "ister")(_settle)
+'''
+
+
+def test_a_weakened_test_the_candidate_puts_back_at_exit_is_still_found(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    ranked: list[RankOutcome],  # noqa: F811 - runs the ranking in the repository
+) -> None:
+    files = dict(CANDIDATES["r-table"].files)
+    files["tests/test_roman.py"] = BASE_TESTS.replace('    assert to_roman(3) == "III"\n', "")
+    init = repo / "numerals" / "__init__.py"
+    base = init.read_text(encoding="utf-8") if init.is_file() else ""
+    files["numerals/__init__.py"] = base + PUTS_THE_TEST_BACK
+    commit_branch(repo, "r-puts-back", files)
+    git(repo, "checkout", "-q", "main")
+    config_file = tmp_path / "rank.yml"
+    config_file.write_text(CONFIG)
+
+    result = rank(("r-puts-back",), config_file, tmp_path / "ranking.json", capsys)
+
+    (solution,) = result["solutions"]
+    tamper = solution["evidence"]["tamper"] or []
+    assert any(t["path"] == "tests/test_roman.py" for t in tamper), tamper
+    assert solution["blocked"], solution["block_reasons"]
     assert result["winner"] is None

@@ -47,6 +47,7 @@ from pytest_confgate.collect.tamper.reading import (
     ChangeAnalysis,
     GitTree,
     analyse_directories,
+    versions_as_submitted,
     versions_from_change,
     versions_from_directories,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "TamperReport",
     "analyse_directories",
     "find_tampering",
+    "versions_as_submitted",
     "versions_from_change",
     "versions_from_directories",
 ]

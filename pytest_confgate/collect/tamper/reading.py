@@ -80,6 +80,40 @@ def versions_from_directories(base: Path, head: Path) -> list[FileVersions]:
     return versions
 
 
+def versions_as_submitted(base: Path, head: Path, submitted: Mapping[str, str]
+                          ) -> list[FileVersions]:
+    """``versions_from_directories``, the head read as ``submitted`` has it (``rank``: the
+    candidate's files as read before any of its code ran; its tests ran in ``head`` since, and
+    a test file they weakened and put back, or a module they rewrote, is read as submitted).
+
+    A path ``submitted`` leaves out (a symlink, a large or binary file, or one the run created)
+    keeps its reading from ``head``."""
+    found = {v.path: v for v in versions_from_directories(base, head)}
+    for path, text in submitted.items():
+        if not _relevant(path) or _hidden(path):
+            continue
+        version = found.get(path)
+        if version is None:
+            try:
+                before = _read_text(base / path)
+            except _Unreadable:
+                continue
+            version = FileVersions(path, before, None)
+        if version.skipped or version.head == text:
+            continue
+        found[path] = FileVersions(path, version.base, text)
+    return [found[path] for path in sorted(found)
+            if found[path].skipped or found[path].base != found[path].head
+            or path in PYTEST_FILES]
+
+
+def _hidden(path: str) -> bool:
+    """In a folder ``_tree_files`` does not walk."""
+    folders = path.split("/")[:-1]
+    return any(d.startswith(".") or d in _SKIPPED_DIRS or d.endswith(".egg-info")
+               for d in folders)
+
+
 def _tree_files(root: Path) -> set[str]:
     found: set[str] = set()
     for folder, dirs, files in os.walk(root):
