@@ -68,6 +68,8 @@ ENV_SOCKET = "CONFGATE_OUTCOMES_SOCKET"
 descriptor on (``confgate rank``'s ``test_command``: a wrapper script, ``tox``): the first
 connection is the run's, and none is accepted after it."""
 _CONNECT_TIMEOUT_S = 10.0
+GRACE_S = 10.0
+"""How long a process a run left behind may hold its stream open after the run ended."""
 _POLL_S = 0.05
 _FAILURE_CHARS = 4000
 _MAX_FD = 256
@@ -232,7 +234,7 @@ class OutcomeReceiver:
             return {}
         return {ENV_SOCKET: os.path.join(self._folder, "s")}
 
-    def close(self, grace_s: float) -> Received:
+    def close(self, grace_s: float = GRACE_S) -> Received:
         """Wait up to ``grace_s`` for the stream's end (a process the run left behind may hold
         it open), then stop reading."""
         if self._theirs is not None:

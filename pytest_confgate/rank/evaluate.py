@@ -64,8 +64,6 @@ TOOLS_COPY = "tools-copy"
 """Beside a tree's state directory: the copy of it ruff and bandit read (``lint_copy``)."""
 _PYTEST_BROKE = frozenset({3, 4})
 """pytest's exit statuses for an internal error and a usage error: no run to read."""
-_STREAM_GRACE_S = 10.0
-"""How long a process the run left behind may hold the outcome stream open after pytest ended."""
 
 
 @dataclass(frozen=True)
@@ -211,7 +209,7 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     except (OSError, TimeoutError) as exc:
         receiver.close(0.0)
         return PytestRun(None, None, str(exc))
-    received = receiver.close(_STREAM_GRACE_S)
+    received = receiver.close()
     if not received.ended or done.returncode in _PYTEST_BROKE:
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
         unended = "" if received.ended else " without reporting its session end"

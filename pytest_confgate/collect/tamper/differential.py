@@ -52,7 +52,6 @@ SETTINGS_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "set
 NO_OUTCOME_CHANGED = "no outcome changed"
 _FAILED = frozenset({"failed", "error"})
 _GIT_TIMEOUT_S = 120.0
-_READER_GRACE_S = 10.0
 _MAX_LASTFAILED_BYTES = 8 * 1024 * 1024
 
 
@@ -343,7 +342,7 @@ def _run(copy: Path, modules: list[str], timeout_s: float, environ: Mapping[str,
     except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
         receiver.close(0.0)
         raise EvidenceError(f"the differential run's pytest process: {exc}") from exc
-    received = receiver.close(_READER_GRACE_S)
+    received = receiver.close()
     if not received.ended:
         raise EvidenceError(
             f"the differential run's pytest process exited {result.returncode} without "

@@ -49,8 +49,6 @@ PLUGIN = "pytest_confgate.collect.tamper.replay_plugin"
 _FAILED = frozenset({"failed", "error"})
 _WORST = ("error", "failed", "xpassed", "passed", "xfailed", "skipped")
 _SHOWN = 300
-_STREAM_GRACE_S = 10.0
-"""How long a process the replay left behind may hold the outcome stream open."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +187,7 @@ def _run(root: Path, ids: Sequence[str], timeout_s: float, environ: Mapping[str,
         except (ToolMissing, ToolTimeout, ToolOutputTooLarge) as exc:
             receiver.close(0.0)
             raise EvidenceError(f"the replay's pytest process: {exc}") from exc
-        received = receiver.close(_STREAM_GRACE_S)
+        received = receiver.close()
         if result.returncode not in (0, 1, 5) or not received.ended:  # 5: all deselected
             raise EvidenceError(
                 f"the replay's pytest process exited {result.returncode} without results: "
