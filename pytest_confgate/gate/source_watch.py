@@ -46,6 +46,8 @@ class SourceWatch:
         self._watched = watched
         self._root = root
         self._anywhere = anywhere
+        self._files: dict[int, Path] = {}
+        """Watches on the files themselves (their events carry no name)."""
         self._written: set[Path] = set()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
@@ -77,7 +79,15 @@ class SourceWatch:
                 os.close(fd)
                 return None
             folders[wd] = folder
-        return cls(fd, folders, watched, root, open_folders)
+        watch = cls(fd, folders, watched, root, open_folders)
+        for path in sorted(watched):  # the file itself too: a write through a hard link made
+            if not path.is_file():    # elsewhere reaches its folder's watch under no name
+                continue
+            wd = libc.inotify_add_watch(fd, os.fsencode(path), _IN_MODIFY | _IN_CLOSE_WRITE)
+            if wd < 0:  # the watch limit: the folders still see writes through their names
+                break
+            watch._files[wd] = path
+        return watch
 
     def until(self, done: Callable[[], bool]) -> None:
         """Listen in a thread until ``done()`` (the tools finished) or ``stop``."""
@@ -125,6 +135,8 @@ class SourceWatch:
                     offset += _EVENT.size + length
                     folder = self._folders.get(wd)
                     name = os.fsdecode(raw.rstrip(b"\0"))
+                    if wd in self._files and not name:
+                        self._written.add(self._files[wd])
                     if folder is None or not name:
                         continue
                     if folder / name in self._watched or (

@@ -57,3 +57,19 @@ def test_any_new_name_in_site_packages_is_named_but_a_bytecode_folder(tmp_path: 
     watch.until(lambda: True)
     watch.join()
     assert watch.stop() == ["site-packages/zz.pth"]  # shown from the root, as it is under it
+
+
+def test_a_write_through_a_hard_link_made_elsewhere_is_named(tmp_path: Path) -> None:
+    """A folder's watch sees writes under the names in it; one through a link in another
+    folder reaches only a watch on the file itself."""
+    a, b = _tree(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "alias").hardlink_to(a)
+    watch = SourceWatch.arm(tmp_path, [a, b])
+    assert watch is not None
+    (elsewhere / "alias").write_text("x = 2\n", encoding="utf-8")
+    (elsewhere / "alias").write_text("x = 1\n", encoding="utf-8")
+    watch.until(lambda: True)
+    watch.join()
+    assert watch.stop() == ["pkg/a.py"]
