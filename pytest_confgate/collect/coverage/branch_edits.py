@@ -86,8 +86,9 @@ class Plan:
     """id(one-line definition) -> the key of its arc to what follows."""
     cases: dict[int, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
     """id(case) -> keys of (entering its body, passing to the next case, falling through)."""
-    finally_ends: list[tuple[ast.Try, int, int]] = field(default_factory=list)
-    """(try, key, row): the arc the exception copy of its ``finally`` records at its end."""
+    finally_ends: list[tuple[ast.Try | ast.If, int, int]] = field(default_factory=list)
+    """(try, key, row): the arc the exception copy of its ``finally`` records at its end; an
+    ``if`` instead of the try: at the end of that ``if``'s body (``own_line_reraises``)."""
 
     def add(self, item: Construct, line: int) -> None:
         def keys(dest: int | None) -> list[int]:
@@ -121,8 +122,9 @@ class Plan:
                 node.orelse.append(_when_raising(raising, normal, node, item.source))
             else:
                 node.orelse.append(_probe(key, node, item.source))
-        for node, key, row in self.finally_ends:
-            node.finalbody.append(_when_raising(_probe(key, node, row), None, node, row))
+        for end, key, row in self.finally_ends:
+            block = end.finalbody if isinstance(end, ast.Try) else end.body
+            block.append(_when_raising(_probe(key, end, row), None, end, row))
         for match, count in self.matches:
             passed: list[int] = []
             for case in match.cases[:count]:

@@ -19,6 +19,9 @@ frame; where the exception goes next is only known around no ``with`` or other `
 copy's when no ``return``, ``break`` or ``continue`` passes through the block. Otherwise the
 file is refused. Python 3.11's compiler is the one whose choice of
 ``R`` is followed here; on others only a plain ``if`` ending the block is (its body's last line).
+Where 3.11 gives such an ``if`` a re-raise of its own for the false side (``own_line_reraises``),
+that side's exception copy records the exit from the ``if`` line itself, and ``(R, exit)`` only
+after its body.
 """
 
 from __future__ import annotations
@@ -89,10 +92,12 @@ def reraise_line(block: list[ast.stmt]) -> int | None:
 
 
 def leave_finally(item: Construct, chain: Chain, line: int, found: dict[int, Tail],
-                  exits: tuple[int, Callable[[ast.AST], int]]) -> None:
+                  exits: tuple[int, Callable[[ast.AST], int]],
+                  own: frozenset[int] = frozenset()) -> None:
     """Settle a branch exit that leaves a ``finally`` block by falling off its end: in the
     exception copy it records what the tracer sees there (``item.reraise_line``).
-    ``exits``: the line coverage.py numbers the frame by, and its line of a node."""
+    ``exits``: the line coverage.py numbers the frame by, and its line of a node; ``own``:
+    the ``if`` lines whose false side re-raises on its own line (``own_line_reraises``)."""
     fall = item.fallthrough
     for index in range(len(chain) - 1, -1, -1):
         outer, part = chain[index]
@@ -108,7 +113,7 @@ def leave_finally(item: Construct, chain: Chain, line: int, found: dict[int, Tai
         if tail is None or goes is None or (fall >= 0 and escapes(tail.node)) \
                 or (fall < 0 and fall != -exits[0]):
             raise Unmappable(f"line {line}: its exit leaves a finally block")
-        fixed = tail.reraise is not None and tail.reraise != line
+        fixed = tail.reraise is not None and tail.reraise != line and line not in own
         item.reraise_line = tail.reraise if fixed else goes
         return
 
@@ -158,23 +163,27 @@ def escapes(node: ast.Try) -> bool:
     return any(leaves(block, False) for block in (node.body, node.orelse, *handlers))
 
 
-def check_compiled(found: dict[int, Tail], text: str, path: str) -> None:
-    """Refuse a ``finally`` ending in an ``if`` (no ``else``) whose false jump Python 3.11
-    compiled straight into a re-raise of its own, on the ``if`` line: ``reraise_line`` gives
-    the body's last line, which holds where one ``RERAISE`` ends both ways; here the tracer
-    records the exit from the ``if`` line instead of the arc into the body and its line run.
-    Which one the compiler emits is read from the code, not told from the source."""
+def own_line_reraises(found: dict[int, Tail], text: str, path: str) -> frozenset[int]:
+    """The ``if`` lines ending a ``finally`` (no ``else``) whose false jump Python 3.11 compiled
+    straight into a re-raise of its own, on the ``if`` line, in the exception copy.
+
+    ``reraise_line`` gives the body's last line, which holds where one ``RERAISE`` ends both
+    ways; at these the tracer records the exit from the ``if`` line instead of the arc into the
+    body's last line and that line run (jinja2's ``Parser.parse_statement``, click's
+    ``termui.pause``). Which one the compiler emits is read from the code, not told from the
+    source."""
     ifs = {last.lineno for last, tail in ((t.node.finalbody[-1], t) for t in found.values())
            if isinstance(last, ast.If) and not last.orelse and isinstance(last.body[-1], SIMPLE)
            and tail.reraise not in (None, last.lineno)}
     if not ifs:
-        return
+        return frozenset()
     import dis
 
     try:
         codes = [compile(text, path, "exec", dont_inherit=True)]
     except (SyntaxError, ValueError):
-        return  # the tree compiled once already: this copy only reads the line numbers
+        return frozenset()  # the tree compiled once already: this copy only reads lines
+    own: set[int] = set()
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, type(code)))
@@ -187,5 +196,5 @@ def check_compiled(found: dict[int, Tail], text: str, path: str) -> None:
             target = by_offset.get(jump.argval) if isinstance(jump.argval, int) else None
             lands = target.positions.lineno if target and target.positions else None
             if target is not None and target.opname == "RERAISE" and lands == line:
-                raise Unmappable(f"line {line}: a finally block ending in an if whose "
-                                 "false side re-raises on its own line")
+                own.add(line)
+    return frozenset(own)

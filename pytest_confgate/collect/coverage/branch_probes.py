@@ -47,13 +47,13 @@ from pytest_confgate.collect.coverage.branch_edits import (
     key_arc,
 )
 from pytest_confgate.collect.coverage.branch_finally import (
-    check_compiled,
     exception_exit,
     leave_finally,
+    own_line_reraises,
     tails,
 )
 
-FORMAT = 2
+FORMAT = 3
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SCOPES = (*_DEFINITIONS, ast.Lambda)
@@ -119,8 +119,8 @@ def plan(
     by_line: dict[int, list[Construct]] = defaultdict(list)
     statements = list(_statements(tree.body))
     ends = tails(statements)
-    if sys.version_info[:2] == (3, 11):
-        check_compiled(ends, text, path)
+    own = own_line_reraises(ends, text, path) if sys.version_info[:2] == (3, 11) \
+        else frozenset()
     for node in statements:
         for item in _constructs(node, seen, found):
             if item.source not in seen.excluded:
@@ -136,7 +136,7 @@ def plan(
         _settle(item, dests, line)
         statement = item.statement or item.node
         exits = (starts[id(statement)], seen.line)
-        leave_finally(item, chains[id(statement)], line, ends, exits)
+        leave_finally(item, chains[id(statement)], line, ends, exits, own)
         found.add(item, line)
         if item.fallthrough is not None and _raise_exits(item, chains[id(statement)], seen, line):
             if id(statement) in found.wraps:
@@ -149,7 +149,10 @@ def plan(
         if goes is None or (sys.version_info[:2] != (3, 11) and goes != -starts[id(tail.node)]):
             raise Unmappable(f"line {tail.reraise}: a finally block ending in a block, "
                              "inside a block that handles exceptions")
-        found.finally_ends.append((tail.node, arc_key(tail.reraise, goes), tail.reraise))
+        last = tail.node.finalbody[-1]
+        # Where the false side re-raises on the ``if`` line, only the body ends at ``R``.
+        ending = last if isinstance(last, ast.If) and last.lineno in own else tail.node
+        found.finally_ends.append((ending, arc_key(tail.reraise, goes), tail.reraise))
     return found
 
 
