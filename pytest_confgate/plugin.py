@@ -706,7 +706,14 @@ class _AssertRewriting:
     """
 
     def __init__(self, config: pytest.Config) -> None:
+        from pytest_confgate.collect.coverage.assert_rewrite import variant
+
         self._config = config
+        try:
+            hook = bool(config.getini("enable_assertion_pass_hook"))
+        except (ValueError, KeyError):  # a pytest without the setting
+            hook = False
+        self.variant = variant(pytest.__version__, hook)
 
     def claims(self, loader: object) -> bool:
         try:
@@ -715,14 +722,14 @@ class _AssertRewriting:
             return False
         return isinstance(loader, AssertionRewritingHook)
 
-    def rewrite(
-        self, loader: object, tree: ast.Module, source: bytes, module: str, path: str
-    ) -> None:
-        from pathlib import Path
-
+    def rewrite_tree(self, tree: ast.Module, source: bytes, path: str) -> None:
         from _pytest.assertion.rewrite import rewrite_asserts
 
         rewrite_asserts(tree, source, path, self._config)
+
+    def record(self, loader: object, module: str, path: str) -> None:
+        from pathlib import Path
+
         names = getattr(loader, "_rewritten_names", None)
         if isinstance(names, dict):
             names[module] = Path(path)  # as the hook records it: no "already imported" warning

@@ -263,6 +263,36 @@ def test_modules_pytest_rewrites_are_probed_and_keep_their_rewritten_asserts(
     )
 
 
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="sys.monitoring compiles nothing")
+def test_a_run_with_the_assertion_pass_hook_never_reads_code_rewritten_without_it(
+    project: pytest.Pytester,
+) -> None:
+    """The probes keep the code they compiled, asserts rewritten, between runs: a run that
+    turns pytest's ``enable_assertion_pass_hook`` on read the code of the run before, where
+    the hook was off, and ``pytest_assertion_pass`` was never called."""
+    project.path.joinpath("calc", "checks.py").write_text(
+        "def check_positive(x):\n    assert x > 0\n    return x\n", encoding="utf-8"
+    )
+    project.path.joinpath("conftest.py").write_text(
+        "import pytest\n\npytest.register_assert_rewrite('calc.checks')\n\n\n"
+        "def pytest_assertion_pass(item, lineno, orig, expl):\n"
+        "    with open('passed.txt', 'a') as out:\n"
+        "        out.write(f'{lineno} {orig}\\n')\n",
+        encoding="utf-8",
+    )
+    project.path.joinpath("tests", "test_checks.py").write_text(
+        "from calc.checks import check_positive\n\n\n"
+        "def test_positive():\n    assert check_positive(2) == 2\n",
+        encoding="utf-8",
+    )
+    assert _run(project).ret == 0
+    assert not project.path.joinpath("passed.txt").exists()  # the hook is off
+    result = _run(project, "-o", "enable_assertion_pass_hook=true")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    passed = project.path.joinpath("passed.txt").read_text(encoding="utf-8")
+    assert "2 x > 0" in passed  # calc/checks.py, compiled with probes and the hook
+
 def test_an_error_names_what_coverage_py_measured_when_its_configuration_chose(
     project: pytest.Pytester,
 ) -> None:

@@ -111,7 +111,7 @@ def test_a_helper_that_dies_leaves_its_files_to_the_gate(
     exclude = _exclude()
     expected = {path: _probes(tmp_path / "here", exclude).prepare(path) for path in files}
 
-    def dead(files: list[str], _exclude: str | None, _cache: Path) -> ahead.Ahead:
+    def dead(files: list[str], _exclude: str | None, _cache: Path, *_how: object) -> ahead.Ahead:
         proc = subprocess.Popen(  # says it started the last file, then exits
             [sys.executable, "-c", f"print('{{\"i\": {len(files) - 1}, \"started\": true}}')"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
@@ -182,3 +182,51 @@ def test_the_helper_keeps_coverage_py_s_analyses_for_the_report(tmp_path: Path) 
     assert stopped is not None
     stopped.stop()  # the report needs them at once: whatever is done is vouched, no waiting
     assert stopped.started - set(stopped.answers) == set() or stopped.ended
+
+
+TESTS = "def test_{n}():\n    x = {n}\n    if x:\n        assert x == {n} + 0\n"
+
+
+@pytest.mark.usefixtures("session", "two_cores")
+def test_test_modules_are_compiled_ahead_rewritten_as_pytest_will_by_both_sides(
+    tmp_path: Path,
+) -> None:
+    """A cold run's test modules were only planned ahead and compiled again, asserts
+    rewritten, at their import on the tests' core (click: ~1.2 s of a cold run). With the
+    run's rewriting variant, the gate and the helper both compile them as the import will:
+    the import then only reads the cache."""
+    from pytest_confgate.collect.coverage.assert_rewrite import PlainRewriting
+
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    files = []
+    for n in range(ahead.MIN_FILES + 2):
+        path = folder / f"test_m{n}.py"
+        path.write_text(TESTS.format(n=n), encoding="utf-8")
+        files.append(str(path))
+    cache = tmp_path / "cache"
+    rewriting = PlainRewriting()
+    probes = LineProbes(lambda _f, _m: True, cache_dir=cache, rewriting=rewriting,
+                        branches=BranchProbes(_exclude(), cache))
+    assert probes.branches is not None
+    answers = ahead.prepare_all(files, probes.prepare, probes.branches.exclude, cache,
+                                rewriting.variant)
+    assert answers == dict.fromkeys(files)
+    variant = rewriting.variant + probes.branches.variant
+    for path in files:  # every one, whichever side compiled it
+        source = Path(path).read_bytes()
+        assert probes._cache.has(source, path, variant), path
+        code = probes._cache.code(source, path, lambda: pytest.fail("not compiled"), variant)
+        names = {name for c in [code, *code.co_consts] if isinstance(c, CodeType)
+                 for name in c.co_names}
+        assert "@pytest_ar" in names  # pytest's rewriting helpers: asserts rewritten
+
+
+def test_the_rewritten_code_is_kept_apart_by_pytest_version_and_pass_hook() -> None:
+    """Code rewritten with the pass hook off (or by another pytest) must not be read by a run
+    with it on: ``pytest_assertion_pass`` would never be called."""
+    from pytest_confgate.collect.coverage.assert_rewrite import PlainRewriting, variant
+
+    assert variant("9.0.0", False) != variant("9.0.0", True)
+    assert variant("9.0.0", False) != variant("9.1.0", False)
+    assert PlainRewriting().variant == variant(pytest.__version__, False)

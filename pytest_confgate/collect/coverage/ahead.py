@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect import cache_trust
+from pytest_confgate.collect.coverage.assert_rewrite import PlainRewriting
 from pytest_confgate.processes import kill_process_group
 
 MIN_FILES = 8
@@ -69,16 +70,20 @@ class Ahead:
 
     @classmethod
     def start(
-        cls, files: Sequence[str], exclude: str | None, cache_dir: Path, kind: str = PREPARE
+        cls, files: Sequence[str], exclude: str | None, cache_dir: Path, kind: str = PREPARE,
+        rewritten: str | None = None,
     ) -> Ahead | None:
         """The helper for ``files`` (coverage.py's exclusions ``exclude``), or None: do it all
-        here. ``kind``: ``PREPARE`` (branch probes) or ``ANALYSE`` (coverage.py's analysis)."""
+        here. ``kind``: ``PREPARE`` (branch probes) or ``ANALYSE`` (coverage.py's analysis);
+        ``rewritten``: the run's assertion-rewriting variant (``assert_rewrite``), for the
+        helper to compile test modules as the run will, when it can rewrite them the same."""
         if len(files) < MIN_FILES or not worth_it():
             return None
         request = json.dumps({
             "kind": kind,
             "files": list(files),
             "exclude": exclude,
+            "rewritten": rewritten,
             "cache_dir": str(cache_dir),
             "cwd": os.getcwd(),
             "cache_threshold_ns": cache_trust.threshold(),
@@ -217,9 +222,11 @@ def prepare_all(
     prepare: Callable[[str], str | None],
     exclude: str | None,
     cache_dir: Path | None,
+    rewritten: str | None = None,
 ) -> dict[str, str | None]:
     """``prepare(path)`` for every file, the far end by the helper when there is one."""
-    ahead = Ahead.start(files, exclude, cache_dir) if cache_dir is not None else None
+    ahead = (Ahead.start(files, exclude, cache_dir, PREPARE, rewritten)
+             if cache_dir is not None else None)
     answers: dict[str, str | None] = {}
     if ahead is None:
         return {path: prepare(path) for path in files}
@@ -256,6 +263,7 @@ def _helper(request: dict[str, Any]) -> None:
         lambda _filename, _module: True,
         cache_dir=cache_dir,
         canonical=canonical_filename,
+        rewriting=_rewriting(request.get("rewritten")),
         branches=BranchProbes(request["exclude"], cache_dir),
     )
     files: list[str] = list(request["files"])
@@ -275,6 +283,17 @@ def _helper(request: dict[str, Any]) -> None:
         out.flush()
     out.write(json.dumps({"end": True}) + "\n")
     out.flush()
+
+
+def _rewriting(wanted: object) -> PlainRewriting | None:
+    """Assertion rewriting as the run does it, or None (then test modules are only planned)."""
+    if not isinstance(wanted, str):
+        return None
+    try:
+        plain = PlainRewriting()
+    except ImportError:
+        return None
+    return plain if plain.variant == wanted else None
 
 
 def _analyse(exclude: str | None, cache_dir: Path) -> Callable[[str], str | None]:

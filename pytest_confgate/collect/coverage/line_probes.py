@@ -35,6 +35,7 @@ from types import CodeType
 from typing import Any, Protocol
 
 from pytest_confgate import syntax_tree
+from pytest_confgate.collect.coverage.assert_rewrite import REWRITTEN
 from pytest_confgate.collect.coverage.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.coverage.probe_code import Deinstrumenter, ProbeCache
 from pytest_confgate.collect.coverage.probe_import import PROBE, ProbeFinder
@@ -48,12 +49,26 @@ Wants = Callable[[str, str], bool]
 class AssertRewriting(Protocol):
     """pytest's assertion rewriting, applied to a tree the probes then instrument."""
 
+    variant: str
+    """Tells its rewritten code apart in the probe cache (``assert_rewrite.variant``)."""
+
     def claims(self, loader: object) -> bool:
         """Whether ``loader`` is pytest's rewriting hook (it would compile the module)."""
 
-    def rewrite(self, loader: object, tree: ast.Module, source: bytes, module: str,
-                path: str) -> None:
-        """Rewrite the asserts of ``tree`` as ``loader`` would have, in place."""
+    def rewrite_tree(self, tree: ast.Module, source: bytes, path: str) -> None:
+        """Rewrite the asserts of ``tree`` as pytest's hook would have, in place."""
+
+    def record(self, loader: object, module: str, path: str) -> None:
+        """Tell ``loader`` it rewrote ``module`` (as it records its own, whether or not the
+        code came from the cache: no "already imported" warning later)."""
+
+
+class Rewriting(Protocol):
+    """What compiling a module ahead of its import needs: rewriting without a loader."""
+
+    variant: str
+
+    def rewrite_tree(self, tree: ast.Module, source: bytes, path: str) -> None: ...
 
 _FIRST_SWEEP_S = 0.5
 _SWEEP_GROWTH = 4
@@ -70,7 +85,7 @@ class LineProbes:
         leave: Sequence[str] = (),
         cache_dir: Path | None = None,
         canonical: Callable[[str], str] = os.path.realpath,
-        rewriting: AssertRewriting | None = None,
+        rewriting: Rewriting | None = None,
         branches: BranchProbes | None = None,
     ) -> None:
         self.hits: dict[str, set[int]] = {}
@@ -160,9 +175,18 @@ class LineProbes:
         """
         try:
             source = Path(path).read_bytes()
+            rewriting = self.rewriting
             if self.branches is not None and is_test_path(Path(path)):
-                return self._plan_only(self.branches, source, path)
-            self.compile(source, path, track=False)
+                if rewriting is None:
+                    return self._plan_only(self.branches, source, path)
+
+                def rewrite(tree: ast.Module) -> None:
+                    rewriting.rewrite_tree(tree, source, path)
+
+                # As pytest will compile it, once: the import then only reads the cache.
+                self.compile(source, path, rewrite, track=False)
+            else:
+                self.compile(source, path, track=False)
         except (OSError, SyntaxError) as exc:
             return f"cannot be read or compiled: {type(exc).__name__}"
         return self.unprobed.pop(path, None)
@@ -172,7 +196,7 @@ class LineProbes:
         guess costs only speed): only whether branch probes can be placed matters now, and
         coverage.py's analysis, kept for the import and the report."""
         variant = branches.variant
-        if self._cache.has(source, path, f"pytest-rewritten{variant}") or self._cache.has(
+        if self._cache.has(source, path, self._rewritten() + variant) or self._cache.has(
             source, path, variant
         ):
             return None  # planned and compiled on an earlier run
@@ -218,7 +242,7 @@ class LineProbes:
                 code: CodeType = compile(tree, path, "exec", dont_inherit=True)
             return code
 
-        variant = "pytest-rewritten" if rewrite is not None else ""
+        variant = self._rewritten() if rewrite is not None else ""
         if self.branches is not None:
             variant += self.branches.variant
         try:
@@ -245,6 +269,9 @@ class LineProbes:
             self._stripper.track(code, canonical, name)
         self.compiled.add(code)
         return code
+
+    def _rewritten(self) -> str:
+        return self.rewriting.variant if self.rewriting is not None else REWRITTEN
 
     def recorder(self, path: str) -> set[int]:
         return self.hits.setdefault(self._canonical(path), set())

@@ -92,7 +92,8 @@ class ProbeEngine:
             known = {*selection.unexecuted_candidates(), *selection.package_files()}
             todo = [path for path in sorted(known) if path not in traced]
             # On a cold run most of the start-up: split with a helper on another core.
-            refused = prepare_all(todo, ahead.prepare, branches.exclude, cache_dir)
+            refused = prepare_all(todo, ahead.prepare, branches.exclude, cache_dir,
+                                  rewriting.variant if rewriting is not None else None)
             traced += [path for path in todo if refused[path] is not None]
         probes = LineProbes(selection.wants, leave=traced, **options)
         tracer = tracer_for(cov, traced, branch) if traced else None

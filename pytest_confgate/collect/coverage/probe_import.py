@@ -139,9 +139,11 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
             return self._probes.compile(source, self.path)
 
         def rewrite(tree: ast.Module) -> None:
-            rewriting.rewrite(rewriter, tree, source, fullname, self.path)
+            rewriting.rewrite_tree(tree, source, self.path)
 
-        return self._probes.compile(source, self.path, rewrite)
+        code = self._probes.compile(source, self.path, rewrite)
+        rewriting.record(rewriter, fullname, self.path)
+        return code
 
     def set_data(self, path: str, data: Any, *, _mode: int = 0o666) -> None:
         """Never cache instrumented bytecode where a normal import would find it."""
