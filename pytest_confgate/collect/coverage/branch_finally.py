@@ -187,6 +187,8 @@ def own_line_reraises(found: dict[int, Tail], text: str, path: str) -> frozenset
     while codes:
         code = codes.pop()
         codes.extend(c for c in code.co_consts if isinstance(c, type(code)))
+        if ifs.isdisjoint(line for _, _, line in code.co_lines()):
+            continue  # ``dis`` is slow: only the code holding such an ``if`` is read
         instructions = list(dis.get_instructions(code))
         by_offset = {i.offset: i for i in instructions}
         for jump in instructions:
