@@ -37,6 +37,8 @@ Around them:
 - ``files``     -- which files coverage.py would measure, asked of coverage.py itself;
 - ``analysis``  -- coverage.py's per-file analysis, kept by content between runs;
 - ``ahead``     -- a helper process on the other core for a cold run's per-file work;
+- ``assert_rewrite`` -- pytest's assertion rewriting where no pytest configuration exists (the
+  helper compiles test modules as the run will), and what keys rewritten code in the cache;
 - ``figures``   -- coverage.py's JSON report turned into the ``test_coverage`` metric;
 - ``early_start`` / ``early_restart`` -- measuring from the process start (``python -m
   pytest_confgate``, ``confgate gate``'s child), or starting once more when pytest imported a
