@@ -39,6 +39,10 @@ worktree's ``.git`` file too: ruff honours ``.gitignore`` only inside a reposito
 _TICK_WAIT_S = 1.0
 """How long to wait for the clock to pass the copy's newest ``st_ctime`` (one tick, normally)."""
 
+_CHANGED = ("the copy of the tree rank made before any candidate's code ran changed (a "
+            "candidate's code wrote into it)")
+CopyRun = Callable[[str, Callable[[Path], EvalMetric]], EvalMetric]
+"""``run(kind, work)``: ``work(copy)``'s metric, named for the tree, or a ``kind`` error."""
 Stat = tuple[int, int, int, int, int]
 """An entry's inode, size, ``st_ctime_ns``, ``st_mtime_ns`` and mode (``lstat``)."""
 
@@ -85,6 +89,28 @@ class ToolRuns:
         if self._thread.is_alive():
             return _failed("the ranking was interrupted")
         return self._found[key]
+
+    def on_copy(self, key: str) -> CopyRun | None:
+        """Run more of the tools on the copy of tree ``key`` later (rank's reruns behind the
+        suppressions a candidate added): only while the copy still holds exactly what rank
+        read before any code ran, before and after they read it. None: there is no copy."""
+        found = self._copies.get(key)
+        if found is None:
+            return None
+        tree, copy, before = found
+        snapshot = self._pending[key][2]
+
+        def run(kind: str, work: Callable[[Path], EvalMetric]) -> EvalMetric:
+            from pytest_confgate.rank.trees import read_tree
+
+            if entries(copy) != before or read_tree(copy) != snapshot:
+                return _error(kind, f"{kind}: {_CHANGED}")
+            metric = work(copy)
+            if entries(copy) != before:
+                return _error(kind, f"{kind}: {_CHANGED}")
+            return _as_tree(metric, copy, tree)
+
+        return run
 
     def _work(self, sources: Sequence[str] | None) -> None:
         try:

@@ -278,7 +278,7 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
             return found
         # Right after its own evaluation, in the same worker: a stage of its own waited for
         # every candidate and then held one core while the other stood idle (issue 28).
-        return _inspect(jobs, key, found, futures[_BASELINE].result())
+        return _inspect(jobs, key, found, futures[_BASELINE].result(), runs.on_copy(key))
 
     # The baseline first: each candidate's tamper analysis waits for it, and the pool starts
     # jobs in the order given, so the baseline is running or done before any candidate waits.
@@ -288,13 +288,15 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
     return {key: futures[key].result() for key in keys}
 
 
-def _inspect(jobs: Jobs, key: str, found: Evidence, baseline: Evidence) -> Evidence:
-    """Tamper findings and the findings behind added suppressions, the tests it added to the
-    baseline's test files, and its new tests marked xfail or skip run without the mark."""
+def _inspect(jobs: Jobs, key: str, found: Evidence, baseline: Evidence,
+             copy: lint_copy.CopyRun | None) -> Evidence:
+    """Tamper findings and the findings behind added suppressions (ruff and bandit again on
+    ``copy``, the files as submitted), the tests it added to the baseline's test files, and
+    its new tests marked xfail or skip run without the mark."""
     tree, state = jobs.paths[key]
     base_tree = jobs.paths[_BASELINE][0]
     found = trees.added_test_ids(inspect(found, tree, baseline, base_tree, jobs.settings.sources,
-                                         jobs.files[key]), baseline)
+                                         jobs.files[key], copy), baseline)
     outcomes, new = found.outcomes or {}, trees.new_test_ids(found)  # once, not per test
     masked = [test for test, outcome in outcomes.items() if test in new and outcome in MASKED]
     if not masked:

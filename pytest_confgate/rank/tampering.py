@@ -43,10 +43,11 @@ from pytest_confgate.collect.tamper import (
     versions_as_submitted,
     versions_from_directories,
 )
-from pytest_confgate.models import EvalMetric
+from pytest_confgate.models import EvalMetric, MetricStatus
 from pytest_confgate.paths import glob_match
 from pytest_confgate.rank.build_check import top_level_modules
 from pytest_confgate.rank.collection import SETTINGS_FILES, dropped_options
+from pytest_confgate.rank.lint_copy import CopyRun
 from pytest_confgate.rank.models import Evidence, Issue
 from pytest_confgate.rank.trees import is_source_file
 
@@ -59,11 +60,14 @@ Measure = Callable[..., EvalMetric]
 def inspect(
     evidence: Evidence, tree: Path, baseline: Evidence, baseline_tree: Path,
     sources: Sequence[str] | None = None, submitted: Mapping[str, str] | None = None,
+    copy: CopyRun | None = None,
 ) -> Evidence:
     """``evidence`` with its tamper findings and the findings its suppressions hide.
 
     ``submitted``: the candidate's files as rank read them before any of its code ran; its
-    tests ran in ``tree`` since, and what they wrote there is not what it submitted."""
+    tests ran in ``tree`` since, and what they wrote there is not what it submitted. ruff and
+    bandit then run again on ``copy``, the copy of those files rank made before (``lint_copy``),
+    never on ``tree``; without one, what an added suppression hides cannot be checked."""
     try:
         versions = (versions_from_directories(baseline_tree, tree) if submitted is None
                     else versions_as_submitted(baseline_tree, tree, submitted))
@@ -75,14 +79,15 @@ def inspect(
         return dataclasses.replace(evidence, tamper=None, tamper_problem=problem)
     tamper = tuple(Issue(f.rule, f.file, f.message, f.line) for f in (*report.findings, *skipped))
     tamper += tuple(dropped_options(_settings(baseline_tree), _settings(tree)))
+    where = _Where(tree, submitted is not None, copy)
     lint, lint_problem = _revealed(
-        evidence.lint, evidence.lint_problem, report, "noqa", tree, sources, collect_lint_score
+        evidence.lint, evidence.lint_problem, report, "noqa", where, sources, collect_lint_score
     )
     security, security_problem = _revealed(
-        evidence.security, evidence.security_problem, report, "nosec", tree, sources,
+        evidence.security, evidence.security_problem, report, "nosec", where, sources,
         collect_security_score,
     )
-    hidden = _uncovered_hidden(report, tree, sources)
+    hidden = _uncovered_hidden(report, tree, sources, submitted)
     return dataclasses.replace(
         evidence, tamper=tamper, lint=lint, lint_problem=lint_problem, security=security,
         security_problem=security_problem, hidden_uncovered=hidden,
@@ -100,15 +105,18 @@ def uncovered_counted(coverage: float | None, statements: int | None, hidden: in
     return coverage * statements / (statements + hidden)
 
 
-def _uncovered_hidden(report: TamperReport, tree: Path, sources: Sequence[str] | None) -> int:
+def _uncovered_hidden(report: TamperReport, tree: Path, sources: Sequence[str] | None,
+                      submitted: Mapping[str, str] | None = None) -> int:
     """Statements coverage.py leaves out because of a ``pragma: no cover`` this candidate added:
-    the line's statement and, when it opens a block, the whole block."""
+    the line's statement and, when it opens a block, the whole block (in the file as
+    ``submitted``, when given)."""
     count = 0
     for path, ranges in report.hidden_lines(NO_COVER).items():
         if not _measured(path, sources):
             continue
         try:
-            module = syntax_tree.parse((tree / path).read_bytes())
+            text = submitted.get(path) if submitted is not None else None
+            module = syntax_tree.parse(text if text is not None else (tree / path).read_bytes())
         except (OSError, SyntaxError, ValueError):
             continue
         statements = [n for n in ast.walk(module) if isinstance(n, ast.stmt)]
@@ -143,9 +151,31 @@ def _skipped_at_run_time(
             if f.rule == TEST_SKIPPED and f not in report.findings]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Where:
+    """Where ruff and bandit run again: the checked copy when the tree is no longer as it was
+    submitted (``copy``; None: it cannot be checked), else the tree itself."""
+
+    tree: Path
+    ran_since: bool
+    copy: CopyRun | None
+
+    def measure(self, kind: str, measure: Measure, paths: Sequence[str],
+                extra_args: tuple[str, ...]) -> EvalMetric:
+        def work(root: Path) -> EvalMetric:
+            return measure(root, [root / path for path in paths], extra_args=extra_args)
+
+        if not self.ran_since:
+            return work(self.tree)
+        if self.copy is None:
+            return EvalMetric(type=kind, status=MetricStatus.ERROR,
+                              reason="no copy of the files as submitted to run it on")
+        return self.copy(kind, work)
+
+
 def _revealed(
     found: tuple[Issue, ...] | None, problem: str | None, report: TamperReport, directive: str,
-    tree: Path, sources: Sequence[str] | None, measure: Measure,
+    where: _Where, sources: Sequence[str] | None, measure: Measure,
 ) -> tuple[tuple[Issue, ...] | None, str | None]:
     """``found`` plus what ``# directive`` comments the candidate added in source files hide."""
     hidden = {
@@ -154,8 +184,9 @@ def _revealed(
     }
     if found is None or not hidden:
         return found, problem
-    unmasked = measure(tree, [tree / path for path in sorted(hidden)],
-                       extra_args=(f"--ignore-{directive}",))
+    kind = "lint_score" if directive == "noqa" else "security_score"
+    args = (f"--ignore-{directive}", *(["--no-cache"] if directive == "noqa" else []))
+    unmasked = where.measure(kind, measure, sorted(hidden), args)
     if not unmasked.available:
         why = unmasked.reason or "the second run gave no result"
         return None, f"cannot check the lines where it added `# {directive}`: {why}"

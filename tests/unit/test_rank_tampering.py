@@ -153,3 +153,47 @@ def test_a_package_the_candidate_adds_does_not_make_patching_it_the_project_s_ow
     (head / "pytest_confgate" / "__init__.py").write_text('"""Not the gate."""\n')
     found = inspect(evidence("c"), head, evidence("baseline"), base)
     assert {f.rule for f in found.tamper or ()} >= {"harness_replaced", "harness_patched"}
+
+
+def test_a_nosec_line_the_candidate_rewrites_after_rank_read_it_still_counts(
+    tmp_path: Path,
+) -> None:
+    """The rerun behind an added ``# nosec`` read the candidate's tree after its tests ran
+    there: a candidate that added ``eval(text)  # nosec`` and had its run rewrite the line
+    at exit showed no finding. It reads the copy rank made before any code ran."""
+    from pytest_confgate.rank import lint_copy
+    from pytest_confgate.rank.trees import read_tree
+
+    base = tree(tmp_path / "base")
+    code = BASE_CODE.replace("return int(text)", "return eval(text)  # nosec")
+    head = tree(tmp_path / "head", code)
+    submitted = read_tree(head)
+    runs = lint_copy.ToolRuns({"c": (head, tmp_path / "copy", submitted)}, None)
+    assert runs.result("c").security.available
+    (head / "calc" / "parse.py").write_text(BASE_CODE)  # what its tests did at exit
+    found = inspect(evidence("c"), head, evidence("baseline"), base, None, submitted,
+                    runs.on_copy("c"))
+    assert [(i.rule, i.line) for i in found.security or ()] == [("B307", 5)]
+
+    # A copy the candidate's code wrote into is no evidence: the check blocks, never passes.
+    (tmp_path / "copy" / "calc" / "parse.py").write_text(BASE_CODE)
+    found = inspect(evidence("c"), head, evidence("baseline"), base, None, submitted,
+                    runs.on_copy("c"))
+    assert found.security is None
+    assert "changed" in (found.security_problem or "")
+
+
+def test_a_no_cover_pragma_is_counted_as_submitted(tmp_path: Path) -> None:
+    """Statements hidden by an added ``# pragma: no cover`` were counted in the tree after
+    the candidate's tests ran there; what it submitted counts."""
+    from pytest_confgate.rank.trees import read_tree
+
+    base = tree(tmp_path / "base")
+    code = BASE_CODE + ("\n\ndef hidden(x):  # pragma: no cover\n    if x:\n        return 1\n"
+                        "    return 2\n")
+    head = tree(tmp_path / "head", code)
+    submitted = read_tree(head)
+    measured = dataclasses.replace(evidence("c"), coverage=1.0, statements=4)
+    (head / "calc" / "parse.py").write_text(BASE_CODE)  # rewritten at exit
+    found = inspect(measured, head, evidence("baseline"), base, None, submitted)
+    assert found.hidden_uncovered == 4
