@@ -146,6 +146,97 @@ def test_a_hot_loop_loses_its_fired_probes(probed: tuple[LineProbes, ModuleType]
     assert mod.count(10) == 45
 
 
+
+NAMESPACES = textwrap.dedent(
+    """\
+    import functools
+
+
+    def count(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+
+    def traced(f):
+        @functools.wraps(f)
+        def wrapper(*args):
+            return f(*args)
+        return wrapper
+
+
+    @traced
+    def double(x):
+        return 2 * x
+
+
+    class Box:
+        def get(self, x):
+            return x + 1
+
+        @staticmethod
+        def make(x):
+            return x - 1
+
+        @property
+        def size(self):
+            return 3
+
+
+    def make(flag):
+        def inner(y):
+            if y:
+                return flag
+            return None
+        return inner
+
+
+    KEPT = []
+    """
+)
+
+
+@strips
+def test_a_sweep_of_the_namespaces_strips_what_the_modules_hold_and_leaves_the_rest(
+    tmp_path: Path,
+) -> None:
+    """The early sweeps read the measured modules' namespaces instead of walking the heap
+    (on click a heap walk cost more than the probes it stripped): functions, methods, static
+    methods, properties and the originals behind ``functools.wraps`` are stripped; a closure
+    only another object holds keeps its code, and every probe still records."""
+    path = tmp_path / "space_mod.py"
+    path.write_text(NAMESPACES, encoding="utf-8")
+    probes = LineProbes.for_files([path])
+    probes.install()
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import space_mod as mod
+
+        held = mod.make("a")
+        mod.KEPT.append(held)
+        results = (mod.count(10), mod.double(2), mod.Box().get(1), mod.Box.make(1),
+                   mod.Box().size, held(True))
+        assert results == (45, 4, 2, 0, 3, "a")
+        closure = held.__code__
+        assert probes.sweep(everywhere=False) >= 5
+        for function in (mod.count, mod.double.__wrapped__, mod.double, mod.Box.get,
+                         mod.Box.make, mod.Box.size.fget):
+            assert _probes_in(function.__code__) == 0, function
+        assert held.__code__ is closure  # not in a namespace: kept as it was
+        assert _probes_in(closure) > 0
+        assert held(False) is None  # its probes still record
+        assert (mod.count(3), mod.double(5)) == (3, 10)
+        (lines,) = probes.lines().values()
+        assert {4, 5, 6, 7, 8, 38, 39, 40, 44} <= set(lines)
+        del closure  # held by this frame, it would keep its probes
+        assert probes.sweep(everywhere=True) >= 1  # the heap walk finds the closure
+        assert _probes_in(held.__code__) == 0
+    finally:
+        probes.uninstall()
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("space_mod", None)
+
 def test_a_code_object_the_program_keeps_is_never_swapped(
     probed: tuple[LineProbes, ModuleType],
 ) -> None:
