@@ -177,8 +177,11 @@ class Deinstrumenter:
 
     def __init__(self, probe: str) -> None:
         self.probe = probe
-        self._codes: dict[CodeType, tuple[str, Sites, CodeType | None]] = {}
-        """Each instrumented function's code: its file, its probe sites, its parent function."""
+        self._codes: dict[CodeType, tuple[str, Sites | None, CodeType | None]] = {}
+        """Each instrumented function's code: its file, its probe sites (None: not read yet,
+        ``_fired`` reads them once a line of the code ran), its parent function."""
+        self._probe_of: dict[str, str] = {}
+        """The name each file's probes call."""
         self._holders: dict[CodeType, int] = {}
         """How many kept code objects list each tracked code in their ``co_consts``."""
         self._kept: list[CodeType] = []
@@ -199,12 +202,13 @@ class Deinstrumenter:
             return
         self._kept.append(module_code)
         self._files.add(module_code.co_filename)
+        self._probe_of[filename] = probe or self.probe
         self._walk(module_code, filename, None, probe or self.probe)
 
     def _walk(self, code: CodeType, filename: str, parent: CodeType | None, probe: str) -> None:
         owner = code if code.co_flags & _FUNCTION_LIKE else None
         if owner is not None:
-            self._codes[code] = (filename, probe_sites(code, probe), parent)
+            self._codes[code] = (filename, None, parent)  # read when it ran: most never do
             self._holders.setdefault(code, 0)
         for const in code.co_consts:
             if isinstance(const, CodeType):
@@ -231,7 +235,7 @@ class Deinstrumenter:
                  if id(code) in fired and not self._chain(code) & held}
         replaced = self._rebuild(spans)
         for old, (filename, sites, parent) in list(self._codes.items()):
-            if old in spans:
+            if old in spans and sites is not None:
                 done = hits.get(filename, set())
                 sites = {line: at for line, at in sites.items() if line not in done}
             if old in replaced or parent in replaced:
@@ -270,8 +274,15 @@ class Deinstrumenter:
     def _fired(self, hits: dict[str, set[int]]) -> dict[int, list[tuple[int, int]]]:
         """The spans of the probes that fired, by ``id`` of their code object."""
         spans: dict[int, list[tuple[int, int]]] = {}
-        for code, (filename, sites, _parent) in self._codes.items():
-            fired = hits.get(filename, ())
+        for code, (filename, sites, parent) in self._codes.items():
+            fired = hits.get(filename)
+            if not fired:
+                continue
+            if sites is None:
+                if fired.isdisjoint(line for _, _, line in code.co_lines()):
+                    continue  # none of its lines ran: read its probes when one has
+                sites = probe_sites(code, self._probe_of.get(filename, self.probe))
+                self._codes[code] = (filename, sites, parent)
             found = [span for line, at in sites.items() if line in fired for span in at]
             if found:
                 spans[id(code)] = found
