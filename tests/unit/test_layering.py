@@ -134,10 +134,12 @@ def test_each_database_driver_is_imported_by_its_own_modules_only(driver: str) -
     assert importers == DRIVERS[driver]
 
 
-COVERAGE_FRONT = {"session", "reporting", "analysis", "line_probes", "early_start", "early_restart"}
+COVERAGE_FRONT = {"session", "reporting", "analysis", "line_probes", "assert_rewrite",
+                  "early_start", "early_restart"}
 """What the rest of the code may import from the coverage engine's package (``collect/coverage``):
 the session, its report's error wording, the analysis cache's folder, pytest's assertion
-rewriting handed to the probes, and measuring from the process start."""
+rewriting handed to the probes (and what keys its code in the cache), and measuring from the
+process start."""
 
 
 def test_the_coverage_engine_lives_in_its_own_package() -> None:
