@@ -48,6 +48,11 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
     code = args[0] if args else None
     if not isinstance(code, CodeType) or code.co_name != "<module>":
         return
+    if code.co_filename.startswith("<"):
+        # Code made from text (a dataclass's ``__init__``, attrs', a template): no file
+        # coverage.py measures, and one per parametrized test on some suites (34,000 on
+        # click's), each of which walked the stack here and again in the run-time audit.
+        return
     _busy.on = True
     try:
         module, loader = _importing(_getframe(1))
