@@ -88,9 +88,9 @@ def test_the_helper_prepares_what_the_gate_leaves_it_as_the_gate_would(tmp_path:
         built.append(path)
         return compile("", path, "exec")
 
-    variant = probes.branches.variant if probes.branches is not None else ""
     for path in files:
-        probes._cache.code(Path(path).read_bytes(), path, functools.partial(build, path), variant)
+        probes._cache.code(Path(path).read_bytes(), path, functools.partial(build, path),
+                           probes._variant(path, rewritten=False))
     assert built == [files[3]]  # the refused file has no code to find
 
 
@@ -144,7 +144,7 @@ def test_a_test_module_is_only_planned_ahead_as_pytest_compiles_it_again(
     assert len(list((cache / "analysis").rglob("*.pickle"))) == 2  # coverage.py's analysis kept
 
     # Once compiled as pytest loads it (rewritten), a later run does not plan it again.
-    variant = f"pytest-rewritten{probes.branches.variant if probes.branches else ''}"
+    variant = probes._variant(str(test), rewritten=True)
     source = test.read_bytes()
     probes._cache.code(source, str(test), lambda: compile(source, str(test), "exec"), variant)
     planned: list[str] = []
@@ -212,9 +212,10 @@ def test_test_modules_are_compiled_ahead_rewritten_as_pytest_will_by_both_sides(
     answers = ahead.prepare_all(files, probes.prepare, probes.branches.exclude, cache,
                                 rewriting.variant)
     assert answers == dict.fromkeys(files)
-    variant = rewriting.variant + probes.branches.variant
     for path in files:  # every one, whichever side compiled it
         source = Path(path).read_bytes()
+        variant = probes._variant(path, rewritten=True)
+        assert rewriting.variant in variant
         assert probes._cache.has(source, path, variant), path
         code = probes._cache.code(source, path, lambda: pytest.fail("not compiled"), variant)
         names = {name for c in [code, *code.co_consts] if isinstance(c, CodeType)

@@ -202,9 +202,8 @@ class LineProbes:
         """A file pytest will compile again with its asserts rewritten (by its name: a wrong
         guess costs only speed): only whether branch probes can be placed matters now, and
         coverage.py's analysis, kept for the import and the report."""
-        variant = branches.variant
-        if self._cache.has(source, path, self._rewritten() + variant) or self._cache.has(
-            source, path, variant
+        if self._cache.has(source, path, self._variant(path, rewritten=True)) or self._cache.has(
+            source, path, self._variant(path, rewritten=False)
         ):
             return None  # planned and compiled on an earlier run
         try:
@@ -232,6 +231,9 @@ class LineProbes:
         the coverage figure fails closed instead.
         """
 
+        canonical = self._canonical(path)
+        name = probe_name(canonical)
+
         def build(probed: bool = True) -> CodeType:
             # A normal import compiles once and then loads .pyc files silently; warnings from
             # compiling (an invalid escape, say) must not fail a `filterwarnings = error` run
@@ -247,13 +249,13 @@ class LineProbes:
                     if plan is not None:
                         plan.apply(tree)
                 code: CodeType = compile(tree, path, "exec", dont_inherit=True)
-            return code
+            # Kept calling this file's own probe: a cached entry needs no renaming (each
+            # ``code.replace`` is an audited event the run-time audit attributes).
+            return _renamed(code, PROBE, name) if probed else code
 
-        variant = self._rewritten() if rewrite is not None else ""
-        if self.branches is not None:
-            variant += self.branches.variant
         try:
-            code = self._cache.code(source, path, build, variant)
+            code = self._cache.code(source, path, build,
+                                    self._variant(path, rewritten=rewrite is not None))
         except SyntaxError:
             raise  # the module itself is broken: the import fails as it would without us
         except Exception as exc:  # any failure of ours: reported, never raised into the tests
@@ -261,9 +263,6 @@ class LineProbes:
             plain = build(probed=False)
             self.compiled.add(plain)
             return plain
-        canonical = self._canonical(path)
-        name = probe_name(canonical)
-        code = _renamed(code, PROBE, name)
         # The module's own namespace never holds the probe (``vars(module)``, ``dir()`` and
         # code that walks a module's callables see what they see without us), and the code
         # runs wherever it is executed (runpy, a reload, a namespace of the caller's).
@@ -277,8 +276,14 @@ class LineProbes:
         self.compiled.add(code)
         return code
 
-    def _rewritten(self) -> str:
-        return self.rewriting.variant if self.rewriting is not None else REWRITTEN
+    def _variant(self, path: str, *, rewritten: bool) -> str:
+        """What tells this file's cached code apart: asserts rewritten (by which pytest),
+        branch probes (under which exclusions), and the name its probes call."""
+        variant = "" if not rewritten else (
+            self.rewriting.variant if self.rewriting is not None else REWRITTEN)
+        if self.branches is not None:
+            variant += self.branches.variant
+        return f"{variant}:{probe_name(self._canonical(path))}"
 
     def recorder(self, path: str) -> set[int]:
         return self.hits.setdefault(self._canonical(path), set())
