@@ -175,17 +175,20 @@ def evidence_factor(leader: Evaluation) -> float:
 
 
 def _gap_confidence(ordered: Sequence[Evaluation]) -> float:
-    first, second = ordered[0], ordered[1]
-    gap = first.score - second.score
-    # A gap within TIE is a tie: which of the tied leaders is listed first must not matter.
-    gap_confidence = 0.0 if gap <= TIE else min(1.0, gap / GAP_FOR_FULL_CONFIDENCE)
+    # By score, ranks shared as ``shared_ranks`` shares them: within a shared rank the order
+    # the candidates were given in must not matter (the gap to 0.0 or to 1e-9 when both
+    # share second place moved the confidence by 4e-9).
+    by_score = sorted(ordered, key=lambda e: (e.blocked, -e.score))
+    ranks = shared_ranks(by_score)
+    first, second = by_score[0], by_score[1]
     mean_confidence = sum(e.confidence for e in ordered) / len(ordered)
-    if gap <= TIE and first.blocked == second.blocked:
-        consistency = 0.0  # tied leaders: neither beats the other, whichever is listed first
-    else:  # against the weakest showing among those tied for second: order cannot matter
-        runners_up = [e for e in ordered[1:] if abs(e.score - second.score) <= TIE
-                      and e.blocked == second.blocked]
-        consistency = min(calculate_category_consistency(first, e) for e in runners_up)
+    if ranks[1] == ranks[0]:
+        return mean_confidence * 0.3  # tied leaders: no gap, neither beats the other
+    gap = first.score - second.score  # the best of those sharing second place
+    gap_confidence = 0.0 if gap <= TIE else min(1.0, gap / GAP_FOR_FULL_CONFIDENCE)
+    # Against the weakest showing among those sharing second place.
+    runners_up = [e for e, rank in zip(by_score, ranks, strict=True) if rank == ranks[1]]
+    consistency = min(calculate_category_consistency(first, e) for e in runners_up)
     return gap_confidence * 0.4 + mean_confidence * 0.3 + consistency * 0.3
 
 

@@ -292,6 +292,17 @@ def test_ranking_does_not_depend_on_the_order_candidates_are_given_in(
         assert not first.winner.evaluation.blocked
 
 
+
+def test_the_confidence_does_not_depend_on_which_of_two_tied_runners_up_is_given_first(
+) -> None:
+    """Found by the property above: two candidates sharing second place (scores 1e-9 and
+    0.0, within ``TIE``) gave the gap to whichever was listed first: 0.25 or 0.249999996."""
+    leader, low, lower = (evaluation("lead", 0.0625), evaluation("low", 1e-9),
+                          evaluation("lower", 0.0))
+    one = rank_solutions([leader, low, lower]).confidence
+    other = rank_solutions([leader, lower, low]).confidence
+    assert one == other
+
 def test_a_candidate_the_safety_gate_halved_is_never_the_winner() -> None:
     flagged = Evaluation(
         solution_id="risky", blocked=False, block_reasons=(),
