@@ -1,7 +1,7 @@
 """SIGTERM as an exception, like Ctrl-C: every ``finally`` runs, process groups die, temp goes.
 
 Python's default SIGTERM ends the process on the spot: temporary trees, git worktrees and the
-process groups of candidates or agents (each in its own session, so a terminal's Ctrl-C does
+process groups of candidates or agents (each its own group, not the foreground one: a Ctrl-C does
 not reach them) would all be left behind. Long-running commands wrap their work in
 ``sigterm_raises()`` and report ``128 + signum`` as shells do.
 """

@@ -1,8 +1,9 @@
 """Run an external program safely: an argv list, never a shell, with a deadline and a cap.
 
 Every child the package starts (ruff, bandit, git, a command agent, the gate under an overlay,
-a candidate's checks) goes through here or ``kill_process_group``: it gets its own session, so
-a timeout kills the whole process group, children included. What a program prints is read
+a candidate's checks) goes through here or ``kill_process_group``: it gets its own process
+group (in our session: ``subreaper.end_descendants`` spares what ``confgate gate`` started
+itself), so a timeout kills the whole group, children included. What a program prints is read
 while it runs into a bounded buffer (``exchange``): stdout past its cap kills the group and is
 an error, stderr keeps only its tail, so a tool that prints gigabytes costs the gate a few
 megabytes, never its memory. Leaf: it imports only the error tree. Collectors turn
@@ -117,7 +118,7 @@ def run_tool(
     """Run ``argv`` in ``cwd``; raise ``ToolMissing``, ``ToolTimeout`` or ``ToolOutputTooLarge``
     instead of hanging or reading without end.
 
-    The tool gets its own session so that on timeout, or once stdout passes
+    The tool gets its own process group so that on timeout, or once stdout passes
     ``max_output_bytes``, the whole process group is killed, including children it started
     (a wrapper script's real tool, a pool of workers). ``errors`` decodes stdout:
     ``surrogateescape`` where it lists file names (``git ... -z``), so a name that is not
@@ -133,7 +134,7 @@ def run_tool(
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            start_new_session=True,
+            process_group=0,
             env=dict(env) if env is not None else None,
             pass_fds=tuple(pass_fds),
         )
@@ -157,7 +158,7 @@ def run_tool(
             "result. Raise the metric's max_output_bytes if that much output is right"
         ) from None
     except BaseException:
-        _kill_group(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
+        _kill_group(proc)  # Ctrl-C or a bug: in its own group, it would outlive us
         raise
     return ToolResult(
         returncode=proc.returncode,
@@ -249,7 +250,7 @@ def _write_some(stdin: IO[bytes], pending: memoryview) -> memoryview:
 
 
 def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL ``proc``'s whole process group (start it with ``start_new_session=True``).
+    """SIGKILL ``proc``'s whole process group (start it with ``process_group=0``).
 
     Shared with the command agent (``agents/command.py``): a hung tool or agent must not leave
     its children behind. The caller still reaps ``proc``.

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -145,39 +146,66 @@ def become_subreaper() -> bool:
     return True
 
 
-def end_descendants(limit_s: float = _CLEANUP_S) -> None:
+def end_descendants(limit_s: float = _CLEANUP_S, *, sparing_our_session: bool = False) -> None:
     """SIGKILL and reap every process below this one until none is left (or ``limit_s``).
 
     As a subreaper we inherit the orphans of the processes we kill, so looping until we
     have no children left also catches those that forked while we were killing.
+
+    ``sparing_our_session``: leave alone every process in this process's own session, and
+    all below it (``confgate gate``: its own helpers, ruff, bandit, git, started with
+    ``processes.own_group``; the test process runs in a session of its own and nothing it
+    starts can join ours, so what is spared is the supervisor's, not the run's). Only the
+    processes killed are reaped: a spared child's exit status stays its ``Popen``'s.
     """
     if not supported():
         return
+    spared = os.getsid(0) if sparing_our_session else None
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        for pid in _descendants(os.getpid()):
+        processes = _processes()
+        found = _descendants(os.getpid(), processes, spared)
+        if not found:
+            return
+        for pid in found:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
+        reaped = False
+        for pid in found:
+            if processes[pid].parent == os.getpid():
+                with contextlib.suppress(ChildProcessError):
+                    reaped |= os.waitpid(pid, os.WNOHANG)[0] != 0
+        if not reaped:
             time.sleep(0.01)
 
 
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root``, from the parent pids in ``/proc``."""
-    children: dict[int, list[int]] = {}
+class _Process(NamedTuple):
+    parent: int
+    session: int
+
+
+def _processes() -> dict[int, _Process]:
+    """Every process's parent and session, from ``/proc``."""
+    found: dict[int, _Process] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
+            found[int(entry)] = _Process(int(fields[1]), int(fields[3]))
+        except (OSError, IndexError, ValueError):
             continue  # gone meanwhile
-        children.setdefault(int(fields[1]), []).append(int(entry))
+    return found
+
+
+def _descendants(root: int, processes: dict[int, _Process], spared: int | None = None
+                 ) -> list[int]:
+    """Every process below ``root``; none in session ``spared``, nor any below one that is."""
+    children: dict[int, list[int]] = {}
+    for pid, process in processes.items():
+        if process.session != spared:
+            children.setdefault(process.parent, []).append(pid)
     found: list[int] = []
     todo = [root]
     while todo:

@@ -2,7 +2,7 @@
 
 The prompt goes to stdin (after the ``system`` text and a blank line, when there is one:
 a command-line agent has no other place for it) and the answer is stdout. The program gets
-an argv list, never a shell, and its own session, under a small intermediary that tracks
+an argv list, never a shell, and its own process group, under a small intermediary that tracks
 every process it starts (``subreaper``): when the program exits or times out, whatever it
 left behind is killed, also processes that called ``setsid`` to leave its process group.
 
@@ -60,7 +60,7 @@ class CommandAgent:
             kind = "output_cap" if isinstance(stop, PastOutputCap) else "timeout"
             raise AgentError(self._stop_message(stop), attempts=1, kind=kind) from None
         except BaseException:
-            subreaper.stop(proc)  # Ctrl-C or a bug: in its own session, it would outlive us
+            subreaper.stop(proc)  # Ctrl-C or a bug: in its own group, it would outlive us
             raise
         latency_s = time.perf_counter() - started
         if proc.returncode != 0:
@@ -88,7 +88,7 @@ class CommandAgent:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self._env,
-                start_new_session=True,  # its own process group, killed whole on timeout
+                process_group=0,  # its own process group, killed whole on timeout
             )
         except (FileNotFoundError, NotADirectoryError) as exc:
             problem = "was not found on PATH"

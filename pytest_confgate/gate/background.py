@@ -103,7 +103,7 @@ class BackgroundTools:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
+                process_group=0,  # ours: ``confgate gate`` ends the run's leftovers, not it
             )
         except OSError as exc:
             self._results = self._all_failed(f"could not start the helper process: {exc}")

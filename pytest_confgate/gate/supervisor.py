@@ -348,7 +348,9 @@ class _Child:
             then()
             _pump(self.proc, self._read, stream, _Lines(output), at_end)
             status = self.proc.wait()
-            subreaper.end_descendants()  # orphans of a killed intermediary came to us
+            # Orphans of a killed intermediary came to us; our own helpers (ruff and bandit,
+            # the change's analysis) may still be at work, in our session, and are spared.
+            subreaper.end_descendants(sparing_our_session=True)
         except BaseException:
             subreaper.stop(self.proc)
             subreaper.end_descendants()
@@ -388,7 +390,7 @@ def _pump(proc: subprocess.Popen[bytes], channel: int, stream: StreamTally,
             ready = selector.select(_IDLE_S)
             if not ready and proc.poll() is not None:
                 # The intermediary is gone (killed?) and something it left holds our pipes.
-                subreaper.end_descendants()
+                subreaper.end_descendants(sparing_our_session=True)
             for key, _ in ready:
                 fd = int(key.fd)
                 data = os.read(fd, _CHUNK)

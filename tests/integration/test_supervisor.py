@@ -930,3 +930,48 @@ def test_a_file_written_while_ruff_reads_and_put_back_fails_the_run(
     named = f"confgate-probe-{token}.txt" if planted else "calc/tools.py"
     assert any(named in c.message and "while ruff and bandit read it" in c.message
                for c in report.conditions if c.metric == "supervisor"), report.conditions
+
+
+SLOW_RUFF = """\
+import os, pathlib, subprocess, sys, time
+
+root = pathlib.Path(__file__).parent
+while not (root / "tests-ended").exists():  # still running once the test process has ended
+    time.sleep(0.05)
+time.sleep(1.0)
+sys.exit(subprocess.run([sys.executable, "-m", "ruff", *sys.argv[1:]]).returncode)
+"""
+
+ENDS_AND_SAYS_SO = """\
+import pathlib
+
+
+def pytest_unconfigure(config):
+    pathlib.Path(str(config.rootpath), "tests-ended").write_text("yes")
+"""
+
+
+def test_ruff_still_reading_when_the_tests_end_is_left_to_finish(repo: pytest.Pytester) -> None:
+    """The supervisor ends what the test process left behind as soon as it exits, and it did
+    so by killing every process below it: its own helper, still running ruff and bandit
+    beside short tests, was killed too and the run failed ("the helper process failed: exit
+    -9"), on a loaded machine only. What the supervisor started itself is left to finish."""
+    ruff = repo.path / "slow_ruff.py"
+    base_then_change(repo, {
+        "slow_ruff.py": SLOW_RUFF,
+        ".gitignore": "confgate-report.json\n__pycache__/\ntests-ended\n",
+        "confgate.yml": "gate:\n  metrics:\n    - {type: test_pass_rate}\n"
+                        "    - {type: lint_score, command: "
+                        f"[{sys.executable!r}, {str(ruff)!r}]}}\n"
+                        "    - {type: security_score}\n",
+        "conftest.py": ENDS_AND_SAYS_SO,
+    }, {"calc/names.py": "def name():\n    return 'names'\n"})
+
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+
+    assert repo.path.joinpath("tests-ended").exists()
+    report = load_report(repo.path / "confgate-report.json")
+    statuses = {m.type: (m.status.value, m.reason) for m in report.metrics}
+    assert statuses["lint_score"][0] == "ok", (statuses, done.stdout)
+    assert statuses["security_score"][0] == "ok", (statuses, done.stdout)
+    assert report.decision.value == "pass", done.stdout

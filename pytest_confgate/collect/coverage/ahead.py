@@ -98,7 +98,7 @@ class Ahead:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
-                start_new_session=True,
+                process_group=0,  # ours: ``confgate gate`` ends the run's leftovers, not it
             )
         except OSError:
             return None
