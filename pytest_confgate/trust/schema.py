@@ -69,7 +69,7 @@ BUCKETS = (
     "SELECT p.agent, p.project, b.accepted, b.severity, b.n, b.decay FROM"
     " (SELECT pair, accepted, severity, count(*) AS n,"
     # formula.age_days and formula.decay_weight, in the same order of operations.
-    "  sum(pow(0.5, ((?1 - min(at, ?1)) / 86400.0) / ?2)) AS decay"
+    "  sum(pow(0.5, ((:now - min(at, :now)) / 86400.0) / :half_life)) AS decay"
     "  FROM events WHERE retracted = 0 GROUP BY pair, accepted, severity) AS b"
     " JOIN pairs AS p USING (pair)"
 )
@@ -83,8 +83,8 @@ CACHED_TRUST = (
     " (SELECT value FROM meta WHERE name = 'max_at'),"
     " (SELECT value FROM meta WHERE name = 'cache_key'),"
     " (SELECT value FROM meta WHERE name = 'cache_version'),"
-    " coalesce((SELECT trust FROM score_cache WHERE agent = ?1 AND ((is_global = 0 AND"
-    " project = ?2) OR (is_global = 1 AND project = '')) ORDER BY is_global LIMIT 1),"
+    " coalesce((SELECT trust FROM score_cache WHERE agent = :agent AND ((is_global = 0 AND"
+    " project = :project) OR (is_global = 1 AND project = '')) ORDER BY is_global LIMIT 1),"
     " (SELECT value FROM meta WHERE name = 'cache_default'))"
 )
 COUNT_RUN = (

@@ -52,7 +52,7 @@ class Snapshot:
         buckets = [
             Bucket(agent, project, bool(accepted), SEVERITIES[severity], count, decay)
             for agent, project, accepted, severity, count, decay in self._conn.execute(
-                BUCKETS, (now, half_life_days)
+                BUCKETS, {"now": now, "half_life": half_life_days}
             )
         ]
         pair_reviews = {(a, p): n for a, p, n in self._conn.execute(PAIR_REVIEWS)}
@@ -87,8 +87,8 @@ def insert_events(conn: sqlite3.Connection, events: Sequence[TrustEvent]) -> int
         _count_run(conn, pair, agent, run, count)
     if inserted:  # new evidence: a new version, and the cached scores no longer hold
         conn.execute(
-            "UPDATE meta SET value = max(coalesce(value, ?1), ?1) WHERE name = 'max_at'",
-            (newest,),
+            "UPDATE meta SET value = max(coalesce(value, :at), :at) WHERE name = 'max_at'",
+            {"at": newest},
         )
         _new_evidence(conn)
     return inserted
