@@ -172,7 +172,8 @@ class SqliteTrustStore(TrustStore):
             if conn is None:
                 return None
             # One statement, so the cache state and the row come from one snapshot.
-            *state, trust = conn.execute(CACHED_TRUST, {"agent": agent, "project": project}).fetchone()
+            names = {"agent": agent, "project": project}
+            *state, trust = conn.execute(CACHED_TRUST, names).fetchone()
         return state_of(*state), (float(trust) if trust is not None else None)
 
     def _store_cache(self, table: TrustTable, key: str, version: int) -> None:
