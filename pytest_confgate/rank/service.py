@@ -35,7 +35,13 @@ from pytest_confgate.rank.baseline_cache import (
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
-from pytest_confgate.rank.evaluate import TOOLS_COPY, Processes, Settings, collect_evidence
+from pytest_confgate.rank.evaluate import (
+    TOOLS_COPY,
+    Processes,
+    Settings,
+    WarmRun,
+    collect_evidence,
+)
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
 from pytest_confgate.rank.models import (
@@ -50,6 +56,7 @@ from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
 from pytest_confgate.rank.regression import MASKED, run_regression, run_unmarked
 from pytest_confgate.rank.scoring import evaluate
 from pytest_confgate.rank.tampering import inspect
+from pytest_confgate.rank.warm import WarmPytest, provided_names, search_folders
 
 Progress = Callable[[str], None]
 
@@ -120,6 +127,9 @@ def _rank(
         paths[key] = (stack.enter_context(checked_out(source, work)), work / "state")
     files = {key: trees.read_tree(tree) for key, (tree, _) in paths.items()}
     clones = same_trees(files, [s.solution_id for s in sources])
+    warm = _warm_pytest(settings, processes, root / "warm", paths, len(set(clones.values())))
+    if warm is not None:
+        stack.callback(warm.close)
     progress(f"evaluating {len(sources)} candidates"
              + (f" against baseline {base_source.solution_id}" if base_source else "")
              + f" with {request.jobs} jobs"
@@ -127,7 +137,8 @@ def _rank(
                 "evaluated once)" if len(set(clones.values())) < len(sources) else ""))
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
-            jobs = Jobs(pool, paths, files, settings, processes, progress, root)
+            jobs = Jobs(pool, paths, files, settings, processes, progress, root,
+                        warm.run if warm is not None else None)
             clock = [time.perf_counter()]
             evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
@@ -143,6 +154,8 @@ def _rank(
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
             cells = _cross_test_all(jobs, {k: evidence[k] for k in unblocked}, clones,
                                     baseline is not None)
+            if warm is not None:
+                warm.close(wait=False)  # waited for as the ranking ends
             progress("stages: " + ", ".join([*stages, f"cross-testing {_lap(clock):.1f} s"]))
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
@@ -164,6 +177,18 @@ def _rank(
     return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,
                        weights, evidence, baseline, cells,
                        sources={source.solution_id: source for source in sources})
+
+
+def _warm_pytest(settings: Settings, processes: Processes, workdir: Path,
+                 paths: Mapping[str, tuple[Path, Path]], distinct: int) -> WarmPytest | None:
+    """A warm pytest for the cross-test runs, started now, before any candidate's code runs,
+    when there will be several (two distinct candidates or more); it loads nothing any of the
+    trees provides."""
+    if distinct < 2 or not WarmPytest.usable(settings):
+        return None
+    blocked = provided_names(folder for tree, _ in paths.values()
+                             for folder in search_folders(tree))
+    return WarmPytest(settings, processes, workdir, blocked)
 
 
 def _lap(clock: list[float]) -> float:
@@ -223,6 +248,8 @@ class Jobs:
     progress: Progress
     scratch: Path
     """The ranking's temporary directory (cross-test trees go here)."""
+    warm: WarmRun | None = None
+    """Cross-test runs forked from a warm pytest where they can be (``warm``)."""
 
 
 def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[str, Evidence]:
@@ -401,7 +428,7 @@ def _cross_test_all(
         work.mkdir()
         futures.append(jobs.pool.submit(
             run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
-            jobs.processes, machinery,
+            jobs.processes, machinery, jobs.warm,
         ))
     found = [cell for future in futures for cell in future.result()]
     own = {cell.source: cell for cell in found if cell.source == cell.target}
