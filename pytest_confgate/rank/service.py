@@ -8,6 +8,7 @@ on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import tempfile
 import threading
 import time
@@ -305,7 +306,10 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
             return found
         # Right after its own evaluation, in the same worker: a stage of its own waited for
         # every candidate and then held one core while the other stood idle (issue 28).
-        return _inspect(jobs, key, found, futures[_BASELINE].result(), runs.on_copy(key))
+        try:
+            return _inspect(jobs, key, found, futures[_BASELINE].result(), runs.on_copy(key))
+        finally:  # the tools are done with its copy: removed now, beside the other runs
+            shutil.rmtree(jobs.paths[key][1].parent / TOOLS_COPY, ignore_errors=True)
 
     # The baseline first: each candidate's tamper analysis waits for it, and the pool starts
     # jobs in the order given, so the baseline is running or done before any candidate waits.
@@ -427,7 +431,7 @@ def _cross_test_all(
         work = jobs.scratch / f"x{index}"
         work.mkdir()
         futures.append(jobs.pool.submit(
-            run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
+            _cross_tested, sources, (target, jobs.paths[target][0]), work, jobs.settings,
             jobs.processes, machinery, jobs.warm,
         ))
     found = [cell for future in futures for cell in future.result()]
@@ -439,6 +443,19 @@ def _cross_test_all(
         for cell in cells for twin in ids
         if clones.get(twin, twin) == cell.target and clones.get(cell.source) != clones.get(twin)
     ]
+
+
+def _cross_tested(
+    sources: Sequence[crosstest.Source], target: tuple[str, Path], work: Path,
+    settings: Settings, processes: Processes, machinery: crosstest.Machinery | None,
+    warm: WarmRun | None,
+) -> list[CrossCell]:
+    """``run_cross_tests``, and its trees removed right after, beside the other runs (every
+    process it started has ended by then), not at the end while both cores wait."""
+    try:
+        return run_cross_tests(sources, target, work, settings, processes, machinery, warm)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _solution_texts(files: Mapping[str, Mapping[str, str]], ids: Sequence[str],
