@@ -51,6 +51,8 @@ _READY_S = 60.0
 _STOP_S = 5.0
 """How long a stopped run's intermediary gets to kill what the run left."""
 _SERVER = Path(__file__).with_name("warm_server.py")
+_MAX_REQUEST = 1 << 20
+"""The largest request the server reads (``warm_server._MAX_MESSAGE``)."""
 
 
 def provided_names(folders: Iterable[Path]) -> set[str]:
@@ -114,17 +116,19 @@ class WarmPytest:
             raise TimeoutError("the ranking was interrupted")
         if not self._fits(argv, cwd, env):
             return None
-        pipes = [os.pipe() for _ in range(3)]
         key = str(next(self._ids))
-        request = {"id": key, "args": list(argv[3:]), "cwd": str(cwd), "env": dict(env)}
+        request = json.dumps({"id": key, "args": list(argv[3:]), "cwd": str(cwd),
+                              "env": dict(env)}).encode()
+        if len(request) > _MAX_REQUEST:
+            return None
+        pipes = [os.pipe() for _ in range(3)]
         try:
             with self._lock:
                 if self._processes.cancelled:
                     raise TimeoutError("the ranking was interrupted")
                 if self._control is None:
                     return None
-                socket.send_fds(self._control, [json.dumps(request).encode()],
-                                [write for _, write in pipes])
+                socket.send_fds(self._control, [request], [write for _, write in pipes])
         except OSError:  # the server is gone: this run and the next start cold
             self.close()
             for read, _ in pipes:

@@ -45,7 +45,7 @@ from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 _PR_SET_DUMPABLE = 4
-_MAX_MESSAGE = 1 << 22
+_MAX_MESSAGE = 1 << 20
 """The largest request (a run's argv and environment) rank sends in one datagram."""
 _FALLBACK_PRELOAD = (
     "pluggy", "argparse", "dataclasses", "inspect", "importlib.metadata", "email.message",
@@ -125,12 +125,19 @@ def serve(control: socket.socket, subreaper: Any) -> dict[str, Any]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
             os._exit(0)
-        request = json.loads(data)
+        try:
+            request = json.loads(data)
+        except ValueError:
+            request = {}
         if "stop" in request:
             stopped = runs.get(request["stop"])
             if stopped is not None:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(stopped, signal.SIGTERM)
+            continue
+        if len(fds) != 3 or not isinstance(request.get("id"), str):
+            for fd in fds:  # not a run: its end of the pipes closes, rank sees no status
+                os.close(fd)
             continue
         pid = os.fork()
         if pid == 0:
@@ -208,7 +215,10 @@ def _become(request: dict[str, Any], out: int, err: int, subreaper: Any) -> None
     os.dup2(devnull, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 65536)
+    for name in os.listdir("/proc/self/fd"):  # what is open, not every possible number
+        if int(name) > 2:
+            with contextlib.suppress(OSError):
+                os.close(int(name))
     cwd = request["cwd"]
     os.chdir(cwd)
     env: dict[str, str] = request["env"]
