@@ -93,8 +93,9 @@ def _needs_blocked(distribution: str, blocked: frozenset[str]) -> bool:
         requires = importlib.metadata.requires(distribution) or []
     except importlib.metadata.PackageNotFoundError:
         return False
+    needed = [r for r in requires if "extra" not in r.partition(";")[2]]  # not extras
     names = {re.sub(r"[-.]", "_", match.group(0)).lower()
-             for match in (re.match(r"[A-Za-z0-9._-]+", r) for r in requires) if match}
+             for match in (re.match(r"[A-Za-z0-9._-]+", r) for r in needed) if match}
     return bool(names & {name.lower() for name in blocked})
 
 
