@@ -14,7 +14,9 @@ The pipeline keeps IO at its edges::
            collection options a candidate dropped; in the worker that evaluated the
            candidate, right after it)
         -> crosstest (new test modules x candidates, under the baseline's conftests,
-           settings and helpers; each failure weighed by its writer's standing)
+           settings and helpers; each failure weighed by its writer's standing; each run
+           forked from a warm pytest where a fresh process would load the same code:
+           ``warm``, and ``warm_server`` in the candidates' Python)
         -> assessment (stage 3, optional LLM)
         -> blocking (stage 1, pure: the task's tests, the gate's hard limits)
         -> scoring (stage 4, pure) -> ranking (stage 5, pure: confidence by the evidence

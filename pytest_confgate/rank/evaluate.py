@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from pytest_confgate import subreaper
 from pytest_confgate.config.rank import RankTimeouts
@@ -118,14 +119,7 @@ class Processes:
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
             ) -> Finished:
         """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start."""
-        with self._lock:  # checked and registered at once: ``kill_all`` sees it or it never runs
-            if self.cancelled:
-                raise TimeoutError("the ranking was interrupted")
-            proc = subprocess.Popen(  # an argv list, never a shell
-                subreaper.contained(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            )
-            self._live.add(proc)
+        proc = self.start(argv, cwd=cwd, env=env)
         try:
             out, err = exchange(
                 proc, deadline=time.perf_counter() + timeout_s, max_stdout=DEFAULT_MAX_OUTPUT_BYTES
@@ -138,10 +132,30 @@ class Processes:
             cap = describe_bytes(DEFAULT_MAX_OUTPUT_BYTES)
             raise OSError(f"{argv[0]} printed more than {cap} on stdout and was killed") from None
         finally:
-            with self._lock:
-                self._live.discard(proc)
+            self.forget(proc)
         text = (out.decode("utf-8", errors="replace"), err.decode("utf-8", errors="replace"))
         return Finished(proc.returncode, *text)
+
+    def start(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
+              output: IO[bytes] | None = None, pass_fds: Sequence[int] = ()
+              ) -> subprocess.Popen[bytes]:
+        """Start ``argv`` under the intermediary and remember it until ``forget``: its stdout
+        and stderr are pipes, or both go to ``output``. ``TimeoutError`` once interrupted."""
+        with self._lock:  # checked and registered at once: ``kill_all`` sees it or it never runs
+            if self.cancelled:
+                raise TimeoutError("the ranking was interrupted")
+            proc = subprocess.Popen(  # an argv list, never a shell
+                subreaper.contained(argv, pass_fds), cwd=cwd, env=dict(env),
+                stdin=subprocess.DEVNULL, stdout=output or subprocess.PIPE,
+                stderr=output or subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
+            )
+            self._live.add(proc)
+        return proc
+
+    def forget(self, proc: subprocess.Popen[bytes]) -> None:
+        """``proc`` has ended (or is ended by its owner): ``kill_all`` leaves it alone."""
+        with self._lock:
+            self._live.discard(proc)
 
     def kill_all(self) -> None:
         """Stop every running process and all it started (Ctrl-C); none starts after this.
@@ -187,8 +201,14 @@ class PytestRun:
     """The sha256 of each file the run wrote for rank, sent with its end (the gate's report)."""
 
 
+WarmRun = Callable[..., "Finished | None"]
+"""``warm.WarmPytest.run``: a pytest argv forked from a warm pytest, as ``Processes.run``
+(keywords ``cwd``, ``env``, ``timeout_s``), or None where it must start as a process."""
+
+
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
-               processes: Processes, extra_env: Mapping[str, str] | None = None) -> PytestRun:
+               processes: Processes, extra_env: Mapping[str, str] | None = None,
+               warm: WarmRun | None = None) -> PytestRun:
     """``test_command`` plus ``arguments`` in ``tree``, each test's outcome by id as the run
     streamed it (``outcomes.OutcomeReceiver``): the candidate's code can run after pytest's
     session ends (an ``atexit`` handler), and a record written then could say anything.
@@ -205,7 +225,9 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     env = {**candidate_env(settings, tree, state), **(extra_env or {}), **receiver.environ}
     argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
     try:
-        done = processes.run(argv, cwd=tree, env=env, timeout_s=settings.timeouts.tests_s)
+        timeout_s = settings.timeouts.tests_s
+        done = (warm(argv, cwd=tree, env=env, timeout_s=timeout_s) if warm is not None
+                else None) or processes.run(argv, cwd=tree, env=env, timeout_s=timeout_s)
     except (OSError, TimeoutError) as exc:
         receiver.close(0.0)
         return PytestRun(None, None, str(exc))

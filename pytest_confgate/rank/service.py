@@ -8,6 +8,7 @@ on an error or Ctrl-C, and Ctrl-C first kills every process the ranking started 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import tempfile
 import threading
 import time
@@ -35,7 +36,13 @@ from pytest_confgate.rank.baseline_cache import (
 from pytest_confgate.rank.blocking import block_reasons
 from pytest_confgate.rank.candidates import CandidateSource, checked_out, resolve, resolve_all
 from pytest_confgate.rank.crosstest import CrossCell, agreement, run_cross_tests, standing
-from pytest_confgate.rank.evaluate import TOOLS_COPY, Processes, Settings, collect_evidence
+from pytest_confgate.rank.evaluate import (
+    TOOLS_COPY,
+    Processes,
+    Settings,
+    WarmRun,
+    collect_evidence,
+)
 from pytest_confgate.rank.feedback import adjusted_weights
 from pytest_confgate.rank.feedback_store import RankStore
 from pytest_confgate.rank.models import (
@@ -50,6 +57,7 @@ from pytest_confgate.rank.ranking import rank_solutions, should_auto_accept
 from pytest_confgate.rank.regression import MASKED, run_regression, run_unmarked
 from pytest_confgate.rank.scoring import evaluate
 from pytest_confgate.rank.tampering import inspect
+from pytest_confgate.rank.warm import WarmPytest, provided_names, search_folders
 
 Progress = Callable[[str], None]
 
@@ -120,6 +128,9 @@ def _rank(
         paths[key] = (stack.enter_context(checked_out(source, work)), work / "state")
     files = {key: trees.read_tree(tree) for key, (tree, _) in paths.items()}
     clones = same_trees(files, [s.solution_id for s in sources])
+    warm = _warm_pytest(settings, processes, root / "warm", paths, len(set(clones.values())))
+    if warm is not None:
+        stack.callback(warm.close)
     progress(f"evaluating {len(sources)} candidates"
              + (f" against baseline {base_source.solution_id}" if base_source else "")
              + f" with {request.jobs} jobs"
@@ -127,7 +138,8 @@ def _rank(
                 "evaluated once)" if len(set(clones.values())) < len(sources) else ""))
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         try:
-            jobs = Jobs(pool, paths, files, settings, processes, progress, root)
+            jobs = Jobs(pool, paths, files, settings, processes, progress, root,
+                        warm.run if warm is not None else None)
             clock = [time.perf_counter()]
             evidence = _evaluate_all(jobs, [k for k in paths if clones.get(k, k) == k],
                                      request.baseline_cache)
@@ -143,6 +155,8 @@ def _rank(
             unblocked = [k for k, e in evidence.items() if not block_reasons(e, context)]
             cells = _cross_test_all(jobs, {k: evidence[k] for k in unblocked}, clones,
                                     baseline is not None)
+            if warm is not None:
+                warm.close(wait=False)  # waited for as the ranking ends
             progress("stages: " + ", ".join([*stages, f"cross-testing {_lap(clock):.1f} s"]))
         except BaseException:
             processes.kill_all()  # first, so the threads waiting on candidates return at once
@@ -164,6 +178,18 @@ def _rank(
     return RankOutcome(ranking_id, created.isoformat(timespec="seconds"), ranking, answer,
                        weights, evidence, baseline, cells,
                        sources={source.solution_id: source for source in sources})
+
+
+def _warm_pytest(settings: Settings, processes: Processes, workdir: Path,
+                 paths: Mapping[str, tuple[Path, Path]], distinct: int) -> WarmPytest | None:
+    """A warm pytest for the cross-test runs, started now, before any candidate's code runs,
+    when there will be several (two distinct candidates or more); it loads nothing any of the
+    trees provides."""
+    if distinct < 2 or not WarmPytest.usable(settings):
+        return None
+    blocked = provided_names(folder for tree, _ in paths.values()
+                             for folder in search_folders(tree))
+    return WarmPytest(settings, processes, workdir, blocked)
 
 
 def _lap(clock: list[float]) -> float:
@@ -223,6 +249,8 @@ class Jobs:
     progress: Progress
     scratch: Path
     """The ranking's temporary directory (cross-test trees go here)."""
+    warm: WarmRun | None = None
+    """Cross-test runs forked from a warm pytest where they can be (``warm``)."""
 
 
 def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[str, Evidence]:
@@ -278,7 +306,10 @@ def _evaluate_all(jobs: Jobs, keys: Sequence[str], cache: Path | None) -> dict[s
             return found
         # Right after its own evaluation, in the same worker: a stage of its own waited for
         # every candidate and then held one core while the other stood idle (issue 28).
-        return _inspect(jobs, key, found, futures[_BASELINE].result(), runs.on_copy(key))
+        try:
+            return _inspect(jobs, key, found, futures[_BASELINE].result(), runs.on_copy(key))
+        finally:  # the tools are done with its copy: removed now, beside the other runs
+            shutil.rmtree(jobs.paths[key][1].parent / TOOLS_COPY, ignore_errors=True)
 
     # The baseline first: each candidate's tamper analysis waits for it, and the pool starts
     # jobs in the order given, so the baseline is running or done before any candidate waits.
@@ -400,8 +431,8 @@ def _cross_test_all(
         work = jobs.scratch / f"x{index}"
         work.mkdir()
         futures.append(jobs.pool.submit(
-            run_cross_tests, sources, (target, jobs.paths[target][0]), work, jobs.settings,
-            jobs.processes, machinery,
+            _cross_tested, sources, (target, jobs.paths[target][0]), work, jobs.settings,
+            jobs.processes, machinery, jobs.warm,
         ))
     found = [cell for future in futures for cell in future.result()]
     own = {cell.source: cell for cell in found if cell.source == cell.target}
@@ -412,6 +443,19 @@ def _cross_test_all(
         for cell in cells for twin in ids
         if clones.get(twin, twin) == cell.target and clones.get(cell.source) != clones.get(twin)
     ]
+
+
+def _cross_tested(
+    sources: Sequence[crosstest.Source], target: tuple[str, Path], work: Path,
+    settings: Settings, processes: Processes, machinery: crosstest.Machinery | None,
+    warm: WarmRun | None,
+) -> list[CrossCell]:
+    """``run_cross_tests``, and its trees removed right after, beside the other runs (every
+    process it started has ended by then), not at the end while both cores wait."""
+    try:
+        return run_cross_tests(sources, target, work, settings, processes, machinery, warm)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _solution_texts(files: Mapping[str, Mapping[str, str]], ids: Sequence[str],
