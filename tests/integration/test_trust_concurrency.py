@@ -17,10 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_confgate.config.trust import TrustConfig
 from pytest_confgate.trust import open_store
 from pytest_confgate.trust.events import TrustEvent
 from pytest_confgate.trust.sqlite_store import SqliteTrustStore as TrustStore
+
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
 
 WORKERS = 4
 PER_WORKER = 1000

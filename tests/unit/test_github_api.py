@@ -8,6 +8,8 @@ from fakes.github_server import FakeGitHubServer
 from pytest_confgate.exceptions import ConfgateError, GitHubError
 from pytest_confgate.github.api import GitHubClient
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 SHA = "d" * 40
 
 

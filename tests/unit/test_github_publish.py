@@ -27,6 +27,8 @@ from pytest_confgate.github.publish import (
 from pytest_confgate.models import Condition, ConfidenceResult, Decision, EvalMetric, GateReport
 from pytest_confgate.report.markdown import MARKER
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 EVIL = "bad\n::set-output name=decision::pass\r\n::error::owned %0A, x: y"
 BASE_SHA = "b" * 40
 
