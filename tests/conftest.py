@@ -81,3 +81,18 @@ def postgres_url(postgres_cluster: pgcluster.Cluster) -> str:
     name = f"t_{uuid.uuid4().hex[:16]}"
     postgres_cluster.execute(f"CREATE DATABASE {name}")
     return postgres_cluster.url(name)
+
+
+@pytest.fixture
+def outside_a_gate_session() -> Iterator[None]:
+    """For a test that reads cache entries written by another process, or by itself without
+    ``cache_trust``, as a cache outside a gate session does. Our own suite may run under the
+    gate (``--confgate``): its session's rule (entries changed since it started are suspect)
+    would apply, or not, by which test ran before in the same worker."""
+    from pytest_confgate.collect import cache_trust
+
+    before = cache_trust.threshold()
+    cache_trust.end()
+    yield
+    if before is not None:
+        cache_trust.begin(before)

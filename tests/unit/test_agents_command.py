@@ -16,6 +16,8 @@ from pytest_confgate.agents import Agent, build_agent
 from pytest_confgate.config import CommandAgentConfig
 from pytest_confgate.exceptions import AgentError
 
+pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
+
 
 def _agent(*command: str, **fields: Any) -> Agent:
     config = CommandAgentConfig(provider="command", command=list(command), **fields)
@@ -158,8 +160,6 @@ def test_a_file_that_is_not_executable_is_an_error(tmp_path: Path) -> None:
 # its pid (whole, by rename); then the program either hangs or answers and exits.
 ESCAPING = """\
 import os, sys, time
-
-pytestmark = pytest.mark.one_python  # nothing here depends on the interpreter
 pidfile, then = sys.argv[1], sys.argv[2]
 if os.fork() == 0:
     os.setsid()

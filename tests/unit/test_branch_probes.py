@@ -966,6 +966,7 @@ def test_a_source_package_named_not_imported_yet_is_checked_before_the_run(
     assert (metric.details["covered_branches"], metric.details["num_branches"]) == (1, 2)
 
 
+@pytest.mark.usefixtures("outside_a_gate_session")
 def test_a_refused_file_is_remembered_by_its_source(folder: Path) -> None:
     path = folder / "refused.py"
     path.write_text("def g(x):\n    if x: return 1\n    return 2\n", encoding="utf-8")

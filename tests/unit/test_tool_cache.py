@@ -25,6 +25,8 @@ from pytest_confgate.models import EvalMetric, Finding, MetricStatus
 needs_ruff = pytest.mark.skipif(default_ruff_command() is None, reason="ruff is a dependency")
 needs_bandit = pytest.mark.skipif(default_bandit_command() is None, reason="bandit is one too")
 
+pytestmark = pytest.mark.usefixtures("outside_a_gate_session")
+
 PYPROJECT = '[tool.ruff]\nline-length = 100\n[tool.ruff.lint]\nselect = ["E", "F"]\n'
 
 
