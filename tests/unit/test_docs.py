@@ -20,7 +20,7 @@ from pytest_confgate.config.textfile import tomllib
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
-TEST_COMMAND = "python -m pytest -n 2 --confgate"
+TEST_COMMAND = "python -m pytest -n 2 --dist worksteal --confgate"
 
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
