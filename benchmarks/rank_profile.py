@@ -7,7 +7,8 @@ The trees and settings of ``rank_speed.py`` (the baseline's evidence kept by con
 ranking that keeps it). The ranking runs in the project's venv with ``--jobs 1``, so the CPU
 seconds of each child process (user + system, itself and what it waited for) are exact; every
 process the ranker starts is counted by kind (the gate run, the import check, the regression
-rerun, new tests run without their marks, a cross-test run), beside the ranker's own CPU (tree
+rerun, new tests run without their marks, a cross-test run; the runs forked from the warm
+pytest, ``rank/warm.py``, together with its start-up), beside the ranker's own CPU (tree
 reading, tamper analysis, ranking) and its ruff and bandit runs on the trees' copies
 (``rank/lint_copy``: waited for here before any candidate starts, so their CPU is theirs
 alone). A stage that repeats per candidate shows as a kind whose count grows with the
@@ -77,14 +78,35 @@ def tool_runs(self, *args, **kw):
 
 
 lint_copy.ToolRuns.__init__ = tool_runs
+forked = []
+try:
+    from pytest_confgate.rank import warm
+except ImportError:  # a version without the warm pytest
+    warm = None
+if warm is not None:
+    original_warm = warm.WarmPytest.run
+
+    def warm_run(self, argv, **kw):
+        started = time.perf_counter()
+        done = original_warm(self, argv, **kw)
+        if done is not None:  # forked: its CPU is the server's, counted as it ends
+            forked.append(time.perf_counter() - started)
+        return done
+
+    warm.WarmPytest.run = warm_run
 from pytest_confgate.cli import main
+
+children = resource.getrusage(resource.RUSAGE_CHILDREN)
 
 start = resource.getrusage(resource.RUSAGE_SELF)
 code = main(sys.argv[2:])
 end = resource.getrusage(resource.RUSAGE_SELF)
 own = end.ru_utime - start.ru_utime + end.ru_stime - start.ru_stime
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+total = after.ru_utime - children.ru_utime + after.ru_stime - children.ru_stime
 with open(sys.argv[1], "w") as out:
-    json.dump({"rows": rows, "own": own, "tools": tools[0], "code": code}, out)
+    json.dump({"rows": rows, "own": own, "tools": tools[0], "code": code, "forked": forked,
+               "children": total}, out)
 '''
 
 
@@ -141,6 +163,12 @@ def _print(found: dict[str, object], wall: float, candidates: int) -> None:
     for kind, (count, seconds, cpu) in sorted(totals.items(), key=lambda kv: -kv[1][2]):
         print(f"{kind:<46} {count:>5.0f} {seconds:>8.1f} {cpu:>8.1f} {cpu / count:>10.2f}")
     tools = float(found.get("tools", 0.0))  # type: ignore[arg-type]
+    forked: list[float] = found.get("forked", [])  # type: ignore[assignment]
+    if forked:  # the warm pytest's CPU (its forked cross-test runs): what no row above holds
+        rest = float(found["children"]) - tools - sum(row[2] for row in totals.values())  # type: ignore[arg-type]
+        print(f"{'cross-test runs forked from the warm pytest':<46} {len(forked):>5} "
+              f"{sum(forked):>8.1f} {rest:>8.1f} {rest / len(forked):>10.2f}")
+        print("  (CPU: the warm pytest's start-up and every run forked from it)")
     print(f"{'ruff and bandit, run by the ranker (waited for)':<46} {'':>5} {'':>8} {tools:>8.1f}")
     print(f"{'the ranker itself (trees, tamper, ranking)':<46} {'':>5} {'':>8} {own:>8.1f}")
 
