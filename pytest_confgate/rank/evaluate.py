@@ -116,10 +116,11 @@ class Processes:
         self._lock = threading.Lock()
         self.cancelled = False
 
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
-            ) -> Finished:
-        """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start."""
-        proc = self.start(argv, cwd=cwd, env=env)
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+            pass_fds: Sequence[int] = ()) -> Finished:
+        """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start.
+        ``pass_fds``: descriptors it inherits (through the intermediary)."""
+        proc = self.start(argv, cwd=cwd, env=env, pass_fds=pass_fds)
         try:
             out, err = exchange(
                 proc, deadline=time.perf_counter() + timeout_s, max_stdout=DEFAULT_MAX_OUTPUT_BYTES
@@ -203,7 +204,8 @@ class PytestRun:
 
 WarmRun = Callable[..., "Finished | None"]
 """``warm.WarmPytest.run``: a pytest argv forked from a warm pytest, as ``Processes.run``
-(keywords ``cwd``, ``env``, ``timeout_s``), or None where it must start as a process."""
+(keywords ``cwd``, ``env``, ``timeout_s``, ``pass_fds``), or None where it must start as a
+process."""
 
 
 def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Settings,
@@ -221,16 +223,25 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     from pytest_confgate.outcomes import OutcomeReceiver
 
     state.mkdir(parents=True, exist_ok=True)
-    receiver = OutcomeReceiver(listen=True)  # the test command may be a wrapper of the user's
+    # ``python -m pytest`` inherits its end of a socket pair: nothing outside the run can reach
+    # it. A listening socket's path (a wrapper of the user's may not pass a descriptor on) can
+    # be claimed first by any process of this user: another candidate's code running beside it.
+    direct = runs_pytest_itself(settings.test_command)
+    receiver = OutcomeReceiver(listen=not direct)
+    fds = (receiver.child_fd,) if direct else ()
     env = {**candidate_env(settings, tree, state), **(extra_env or {}), **receiver.environ}
     argv = [*settings.test_command, "-p", OUTCOMES_PLUGIN, *arguments]
     try:
         timeout_s = settings.timeouts.tests_s
-        done = (warm(argv, cwd=tree, env=env, timeout_s=timeout_s) if warm is not None
-                else None) or processes.run(argv, cwd=tree, env=env, timeout_s=timeout_s)
+        done = (warm(argv, cwd=tree, env=env, timeout_s=timeout_s, pass_fds=fds)
+                if warm is not None else None) or processes.run(
+            argv, cwd=tree, env=env, timeout_s=timeout_s, pass_fds=fds)
     except (OSError, TimeoutError) as exc:
         receiver.close(0.0)
         return PytestRun(None, None, str(exc))
+    except BaseException:  # our end of the socket pair must not stay open in this process
+        receiver.close(0.0)
+        raise
     received = receiver.close()
     if not received.ended or done.returncode in _PYTEST_BROKE:
         tail = "\n".join((done.stderr.strip() or done.stdout.strip()).splitlines()[-5:])
@@ -240,6 +251,12 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     return PytestRun(done, {node: r["outcome"] for node, r in results.items()},
                      why={node: failure_line(r["failure"]) for node, r in results.items()
                           if r["outcome"] in ("failed", "error")}, files=received.files)
+
+
+def runs_pytest_itself(command: Sequence[str]) -> bool:
+    """Whether ``command`` is ``PYTHON -m pytest ...``: pytest is the process it starts (so it
+    inherits a descriptor), not a wrapper of the user's that may close it."""
+    return len(command) >= 3 and tuple(command[1:3]) == ("-m", "pytest")
 
 
 def candidate_env(settings: Settings, tree: Path, state: Path) -> dict[str, str]:

@@ -53,6 +53,8 @@ _STOP_S = 5.0
 _SERVER = Path(__file__).with_name("warm_server.py")
 _MAX_REQUEST = 1 << 20
 """The largest request the server reads (``warm_server._MAX_MESSAGE``)."""
+_MAX_PASSED = 1
+"""Descriptors a run may keep beside its pipes (``warm_server._MAX_PASSED``)."""
 
 
 def provided_names(folders: Iterable[Path]) -> set[str]:
@@ -107,14 +109,15 @@ class WarmPytest:
         return (subreaper.supported() and hasattr(os, "fork") and hasattr(socket, "send_fds")
                 and len(command) >= 3 and tuple(command[1:3]) == ("-m", "pytest"))
 
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
-            ) -> Finished | None:
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+            pass_fds: Sequence[int] = ()) -> Finished | None:
         """``argv`` forked from the server in ``cwd`` with ``env``; None: start it cold.
         ``TimeoutError`` after ``timeout_s`` (or once the ranking is interrupted), ``OSError``
-        past the output cap, as ``Processes.run``."""
+        past the output cap, as ``Processes.run``. ``pass_fds``: descriptors the run keeps
+        open (its outcome socket), sent to the server with its pipes."""
         if self._processes.cancelled:
             raise TimeoutError("the ranking was interrupted")
-        if not self._fits(argv, cwd, env):
+        if not self._fits(argv, cwd, env) or len(pass_fds) > _MAX_PASSED:
             return None
         key = str(next(self._ids))
         request = json.dumps({"id": key, "args": list(argv[3:]), "cwd": str(cwd),
@@ -128,7 +131,8 @@ class WarmPytest:
                     raise TimeoutError("the ranking was interrupted")
                 if self._control is None:
                     return None
-                socket.send_fds(self._control, [request], [write for _, write in pipes])
+                socket.send_fds(self._control, [request],
+                                [*(write for _, write in pipes), *pass_fds])
         except OSError:  # the server is gone: this run and the next start cold
             self.close()
             for read, _ in pipes:

@@ -47,6 +47,10 @@ _HERE = Path(__file__).resolve().parent
 _PR_SET_DUMPABLE = 4
 _MAX_MESSAGE = 1 << 20
 """The largest request (a run's argv and environment) rank sends in one datagram."""
+_PIPES = 3
+"""Each run's stdout, stderr and status pipes come first with its request ..."""
+_MAX_PASSED = 1
+"""... then what the run keeps open as it is (its outcome socket)."""
 _FALLBACK_PRELOAD = (
     "pluggy", "argparse", "dataclasses", "inspect", "importlib.metadata", "email.message",
     "_pytest._io", "_pytest._code", "_pytest.outcomes", "_pytest.compat", "_pytest.pathlib",
@@ -120,7 +124,7 @@ def serve(control: socket.socket, subreaper: Any) -> dict[str, Any]:
         _reap(runs)
         if not ready:
             continue
-        data, fds, _, _ = socket.recv_fds(control, _MAX_MESSAGE, 3)
+        data, fds, _, _ = socket.recv_fds(control, _MAX_MESSAGE, _PIPES + _MAX_PASSED)
         if not data:  # rank is done: stop what is left, and end at once (nothing to tidy)
             for pid in runs.values():
                 with contextlib.suppress(ProcessLookupError):
@@ -136,7 +140,7 @@ def serve(control: socket.socket, subreaper: Any) -> dict[str, Any]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(stopped, signal.SIGTERM)
             continue
-        if len(fds) != 3 or not isinstance(request.get("id"), str):
+        if len(fds) < _PIPES or not isinstance(request.get("id"), str):
             for fd in fds:  # not a run: its end of the pipes closes, rank sees no status
                 os.close(fd)
             continue
@@ -169,7 +173,7 @@ class _Stop(Exception):
 def _run(request: dict[str, Any], fds: list[int], subreaper: Any) -> dict[str, Any]:
     """The run's intermediary: its own session, the subreaper of all below it; returns only
     in the pytest child it forks."""
-    out, err, status = fds
+    out, err, status, *passed = fds
     os.setsid()
     server = os.getppid()
     handlers = {signum: signal.getsignal(signum)
@@ -186,10 +190,10 @@ def _run(request: dict[str, Any], fds: list[int], subreaper: Any) -> dict[str, A
         if child == 0:
             for signum, handler in handlers.items():
                 signal.signal(signum, handler)
-            _become(request, out, err, subreaper)
+            _become(request, out, err, passed, subreaper)
             return request
-        os.close(out)
-        os.close(err)
+        for fd in (out, err, *passed):
+            os.close(fd)
         while True:
             pid, wait_status = os.waitpid(-1, 0)  # orphans handed to us are reaped here too
             if pid == child:
@@ -209,15 +213,17 @@ def _raise_stop(_signum: int, _frame: object) -> None:
     raise _Stop
 
 
-def _become(request: dict[str, Any], out: int, err: int, subreaper: Any) -> None:
-    """This process as a fresh ``python -m pytest`` in the run's folder would be."""
+def _become(request: dict[str, Any], out: int, err: int, passed: list[int], subreaper: Any
+            ) -> None:
+    """This process as a fresh ``python -m pytest`` in the run's folder would be, with the
+    descriptors ``passed`` kept as a started process inherits them."""
     subreaper._prctl(_PR_SET_DUMPABLE, 1)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(out, 1)
     os.dup2(err, 2)
     for name in os.listdir("/proc/self/fd"):  # what is open, not every possible number
-        if int(name) > 2:
+        if int(name) > 2 and int(name) not in passed:
             with contextlib.suppress(OSError):
                 os.close(int(name))
     cwd = request["cwd"]

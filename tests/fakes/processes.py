@@ -1,11 +1,15 @@
-"""Process checks shared by the tests that kill process groups (tools, command agents)."""
+"""Process checks shared by the tests that kill process groups (tools, command agents), and
+rank's processes, counted."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from pytest_confgate.rank.evaluate import Finished, Processes
 
 
 def process_gone(pid: int) -> bool:
@@ -31,3 +35,16 @@ def sigint_as_at_a_terminal() -> None:
     terminal reaches a foreground program whose SIGINT is the default: that is what is tested.
     """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+class Counted(Processes):
+    """rank's real processes, each argv it started counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started: list[Sequence[str]] = []
+
+    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
+            pass_fds: Sequence[int] = ()) -> Finished:
+        self.started.append(argv)
+        return super().run(argv, cwd=cwd, env=env, timeout_s=timeout_s, pass_fds=pass_fds)

@@ -4,14 +4,16 @@ itself share the run of the others' tests on it, and what counts is what it was 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from fakes.processes import Counted
 
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank import service, trees
 from pytest_confgate.rank.crosstest import CrossCell
-from pytest_confgate.rank.evaluate import Finished, Processes, Settings
+from pytest_confgate.rank.evaluate import Settings
 from pytest_confgate.rank.models import Evidence
 
 SETTINGS = Settings(test_command=(sys.executable, "-m", "pytest"), python=sys.executable,
@@ -22,19 +24,6 @@ BASE = {
     "tests/test_calc.py": "from calc import double\n\n\ndef test_one():\n"
                           "    assert double(1) == 2\n",
 }
-
-
-class Counted(Processes):
-    """Real processes, counted."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.started: list[Sequence[str]] = []
-
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
-            ) -> Finished:
-        self.started.append(argv)
-        return super().run(argv, cwd=cwd, env=env, timeout_s=timeout_s)
 
 
 def _tree(root: Path, files: Mapping[str, str]) -> Path:

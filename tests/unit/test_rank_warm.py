@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from fakes.processes import process_gone
+from fakes.processes import Counted, process_gone
 
 from pytest_confgate.config.rank import RankTimeouts
 from pytest_confgate.rank import service, trees
@@ -42,19 +42,6 @@ def test_sees():
             "main": sys.modules["__main__"].__spec__.name, "random": random.random()}
     pathlib.Path(os.environ["TMPDIR"], "seen.json").write_text(json.dumps(seen))
 """
-
-
-class Counted(Processes):
-    """Real processes, counted."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.started: list[Sequence[str]] = []
-
-    def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float
-            ) -> Finished:
-        self.started.append(argv)
-        return super().run(argv, cwd=cwd, env=env, timeout_s=timeout_s)
 
 
 @pytest.fixture
