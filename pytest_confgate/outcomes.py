@@ -35,6 +35,7 @@ import os
 import select
 import socket
 import stat
+import struct
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -66,7 +67,8 @@ DESELECTED = "deselected"
 ENV_SOCKET = "CONFGATE_OUTCOMES_SOCKET"
 """A listening socket's path, for a run started through a command that may not pass a
 descriptor on (``confgate rank``'s ``test_command``: a wrapper script, ``tox``): the first
-connection is the run's, and none is accepted after it."""
+connection from the run's own processes (``OutcomeReceiver.started``) is the run's, and none
+is accepted after it."""
 _CONNECT_TIMEOUT_S = 10.0
 GRACE_S = 10.0
 """How long a process a run left behind may hold its stream open after the run ended."""
@@ -210,6 +212,8 @@ class OutcomeReceiver:
         self._theirs: socket.socket | None = None
         self._listener: socket.socket | None = None
         self._folder: str | None = None
+        self._run_pid: int | None = None
+        self._run_started = threading.Event()
         if listen:
             self._folder = tempfile.mkdtemp(prefix="confgate-")
             self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -233,6 +237,13 @@ class OutcomeReceiver:
         if self._folder is None:
             return {}
         return {ENV_SOCKET: os.path.join(self._folder, "s")}
+
+    def started(self, pid: int) -> None:
+        """The run's first process: a listening receiver takes a connection only from it or
+        a process below it (Linux: the peer's pid, from the kernel), never from another
+        process of the same user that found the path first (another candidate's code)."""
+        self._run_pid = pid
+        self._run_started.set()
 
     def close(self, grace_s: float = GRACE_S) -> Received:
         """Wait up to ``grace_s`` for the stream's end (a process the run left behind may hold
@@ -260,16 +271,32 @@ class OutcomeReceiver:
             return Received(dict(got.results), got.ended, got.late, dict(got.files))
 
     def _accept(self, listener: socket.socket) -> socket.socket | None:
-        """The first connection (none after it), or None once closing with none."""
+        """The first connection from the run (none after it), or None once closing with none."""
         while not self._closing.is_set():
             ready, _, _ = select.select([listener], [], [], _POLL_S)
             if ready:
                 with contextlib.suppress(OSError):
                     conn, _ = listener.accept()
+                    if not self._from_the_run(conn):
+                        conn.close()  # not the run's: refused, and the run can still come
+                        continue
                     listener.close()  # one run, one stream: a later connection is refused
                     conn.sendall(MAGIC)
                     return conn
         return None
+
+    def _from_the_run(self, conn: socket.socket) -> bool:
+        """Whether the peer is the process ``started`` named or one below it. Where the kernel
+        does not name the peer (not Linux), the first connection is taken, as before."""
+        option = getattr(socket, "SO_PEERCRED", None)
+        if option is None:
+            return True
+        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option,
+                                                        struct.calcsize("3i")))
+        while not self._run_started.wait(_POLL_S):  # a peer can come before Popen returns
+            if self._closing.is_set():
+                return False
+        return self._run_pid is not None and _below(pid, self._run_pid)
 
     def _read(self) -> None:
         ours = self._ours
@@ -306,3 +333,22 @@ class OutcomeReceiver:
             elif isinstance(message.get("node"), str):
                 got.results[message["node"]] = {"outcome": str(message.get("outcome")),
                                                 "failure": str(message.get("failure", ""))}
+
+
+def _below(pid: int, root: int) -> bool:
+    """Whether ``pid`` is ``root`` or a process below it, by the parent pids in ``/proc``."""
+    for _ in range(_MAX_DEPTH):
+        if pid == root:
+            return True
+        if pid <= 1:
+            return False
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as stat_file:
+                pid = int(stat_file.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return False
+    return False
+
+
+_MAX_DEPTH = 64
+"""How far up ``_below`` looks: a run's processes are a few levels below its first."""

@@ -117,10 +117,14 @@ class Processes:
         self.cancelled = False
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-            pass_fds: Sequence[int] = ()) -> Finished:
+            pass_fds: Sequence[int] = (), started: Callable[[int], None] | None = None
+            ) -> Finished:
         """Run ``argv``; ``TimeoutError`` after ``timeout_s``, ``OSError`` if it cannot start.
-        ``pass_fds``: descriptors it inherits (through the intermediary)."""
+        ``pass_fds``: descriptors it inherits (through the intermediary); ``started`` is told
+        its pid as soon as it exists."""
         proc = self.start(argv, cwd=cwd, env=env, pass_fds=pass_fds)
+        if started is not None:
+            started(proc.pid)
         try:
             out, err = exchange(
                 proc, deadline=time.perf_counter() + timeout_s, max_stdout=DEFAULT_MAX_OUTPUT_BYTES
@@ -224,8 +228,9 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
 
     state.mkdir(parents=True, exist_ok=True)
     # ``python -m pytest`` inherits its end of a socket pair: nothing outside the run can reach
-    # it. A listening socket's path (a wrapper of the user's may not pass a descriptor on) can
-    # be claimed first by any process of this user: another candidate's code running beside it.
+    # it. A wrapper of the user's may not pass a descriptor on: it gets a listening socket's
+    # path, which any process of this user can find (another candidate's code running beside
+    # it), so the receiver takes a connection only from the run's own processes.
     direct = runs_pytest_itself(settings.test_command)
     receiver = OutcomeReceiver(listen=not direct)
     fds = (receiver.child_fd,) if direct else ()
@@ -234,8 +239,9 @@ def run_pytest(arguments: Sequence[str], tree: Path, state: Path, settings: Sett
     try:
         timeout_s = settings.timeouts.tests_s
         done = (warm(argv, cwd=tree, env=env, timeout_s=timeout_s, pass_fds=fds)
-                if warm is not None else None) or processes.run(
-            argv, cwd=tree, env=env, timeout_s=timeout_s, pass_fds=fds)
+                if warm is not None and direct else None) or processes.run(
+            argv, cwd=tree, env=env, timeout_s=timeout_s, pass_fds=fds,
+            started=None if direct else receiver.started)
     except (OSError, TimeoutError) as exc:
         receiver.close(0.0)
         return PytestRun(None, None, str(exc))

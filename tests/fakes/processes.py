@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_confgate.rank.evaluate import Finished, Processes
@@ -45,6 +45,8 @@ class Counted(Processes):
         self.started: list[Sequence[str]] = []
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
-            pass_fds: Sequence[int] = ()) -> Finished:
+            pass_fds: Sequence[int] = (), started: Callable[[int], None] | None = None
+            ) -> Finished:
         self.started.append(argv)
-        return super().run(argv, cwd=cwd, env=env, timeout_s=timeout_s, pass_fds=pass_fds)
+        return super().run(argv, cwd=cwd, env=env, timeout_s=timeout_s, pass_fds=pass_fds,
+                           started=started)

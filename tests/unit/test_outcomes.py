@@ -149,6 +149,7 @@ def test_a_listening_receiver_takes_one_connection_and_refuses_the_next() -> Non
     descriptor on: the socket's path goes in the environment, and only the first connection
     (the gate's plugin, before any conftest) is read."""
     receiver = OutcomeReceiver(listen=True)
+    receiver.started(os.getpid())  # this process is the run
     path = receiver.environ[ENV_SOCKET]
     first = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     first.connect(path)
@@ -177,16 +178,18 @@ def test_a_gate_run_that_starts_again_measured_still_streams_its_outcomes(
     pytester.makepyprojecttoml('[tool.coverage.run]\nsource = ["calc"]\n')
     pytester.makepyfile(test_calc="def test_passes():\n    pass\n")
     receiver = OutcomeReceiver(listen=True)
-    done = subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "calc.plug", "--confgate", "-p", "no:cacheprovider",
          "--confgate-report=report.json"],
         cwd=pytester.path, env={**os.environ, **receiver.environ, "PYTHONPATH": os.pathsep.join(
             [str(pytester.path), *filter(None, [os.environ.get("PYTHONPATH")])])},
-        capture_output=True, text=True, check=False, timeout=120)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        receiver.started(proc.pid)
+        output, _ = proc.communicate(timeout=120)
 
     received = receiver.close(10.0)
 
-    assert received.ended, done.stdout + done.stderr
+    assert received.ended, output
     assert received.results["test_calc.py::test_passes"]["outcome"] == "passed"
 
 
@@ -197,12 +200,14 @@ def test_rank_s_runs_stream_their_outcomes_with_plugin_autoloading_switched_off(
     rank loads its own run plugin with ``-p``, and that one claims the stream then."""
     pytester.makepyfile(test_one="def test_passes():\n    pass\n")
     receiver = OutcomeReceiver(listen=True)
-    subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "pytest_confgate.rank.outcomes_plugin",
          "-p", "no:cacheprovider"],
         cwd=pytester.path, env={**os.environ, **receiver.environ,
                                 "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
-        capture_output=True, check=False, timeout=120)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+        receiver.started(proc.pid)
+        proc.wait(120)
 
     received = receiver.close(10.0)
 

@@ -3,6 +3,7 @@ beside a run with ``--jobs 2``, cannot speak for it."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,11 @@ while time.time() < deadline:
             sock.connect(path)
         except OSError:
             continue
-        sock.recv(64)
+        open(os.path.join(folder, "tried"), "w").close()
+        if not sock.recv(64):  # refused: try again
+            sock.close()
+            time.sleep(0.01)
+            continue
         forged = {"node": "tests/test_task.py::test_task", "outcome": "passed", "failure": ""}
         sock.sendall(json.dumps(forged).encode() + b"\\n" + b'{"end": true, "files": {}}\\n')
         sock.close()
@@ -60,27 +65,45 @@ def thief(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         proc.wait()
 
 
-@pytest.mark.parametrize("forked", [False, True], ids=["started", "forked"])
+# A test command of the user's that runs pytest as a child of its own (and would close any
+# descriptor it was given): rank hands it a socket path.
+WRAPPER = """\
+import subprocess, sys
+
+sys.exit(subprocess.run([sys.executable, "-m", "pytest", *sys.argv[1:]]).returncode)
+"""
+
+
+@pytest.mark.parametrize("how", ["started", "forked", "wrapper"])
 def test_a_process_outside_the_run_cannot_send_its_outcomes(
-    tmp_path: Path, thief: Path, forked: bool
+    tmp_path: Path, thief: Path, how: str
 ) -> None:
     """The outcomes came from whoever connected first to a socket path in the temp folder,
     any process of the same user: the reproducer read as passed on a candidate where it fails.
     A run started as ``python -m pytest`` (or forked from the warm pytest) now inherits its
-    end of a socket pair, which nothing outside the run can reach."""
+    end of a socket pair, which nothing outside the run can reach; a wrapper's socket takes a
+    connection only from a process below the run's first one."""
     tree = tmp_path / "tree"
     (tree / "tests").mkdir(parents=True)
     (tree / "tests" / "test_task.py").write_text(TASK)
+    settings = SETTINGS
+    if how == "wrapper":
+        wrapper = tmp_path / "wrapper.py"
+        wrapper.write_text(WRAPPER)
+        settings = dataclasses.replace(SETTINGS, test_command=(sys.executable, str(wrapper)))
     processes = Counted()
-    warm = WarmPytest(SETTINGS, processes, tmp_path / "warm", ["tests"]) if forked else None
+    warm = WarmPytest(settings, processes, tmp_path / "warm", ["tests"]) if how == "forked" \
+        else None
     try:
         run = run_pytest(["-p", "no:cacheprovider", "tests/test_task.py"], tree,
-                         tmp_path / "state", SETTINGS, processes,
+                         tmp_path / "state", settings, processes,
                          warm=warm.run if warm is not None else None)
     finally:
         if warm is not None:
             warm.close()
         processes.kill_all()
     assert run.outcomes == {"tests/test_task.py::test_task": "failed"}, (run.why, run.problem)
+    assert len(processes.started) == (0 if how == "forked" else 1)
     assert not (thief / "claimed").exists()
-    assert len(processes.started) == (0 if forked else 1)
+    # With a wrapper it found the path and was refused; otherwise there was no path to find.
+    assert (thief / "tried").exists() == (how == "wrapper")
