@@ -154,8 +154,9 @@ def end_descendants(limit_s: float = _CLEANUP_S, *, sparing_our_session: bool = 
 
     ``sparing_our_session``: leave alone every process in this process's own session, and
     all below it (``confgate gate``: its own helpers, ruff, bandit, git, started with
-    ``processes.own_group``; the test process runs in a session of its own and nothing it
-    starts can join ours, so what is spared is the supervisor's, not the run's). Only the
+    ``process_group=0``, a group of our session; the test process runs in a session of its
+    own and nothing it starts can join ours, so what is spared is the supervisor's, not the
+    run's). Only the
     processes killed are reaped: a spared child's exit status stays its ``Popen``'s.
     """
     if not supported():

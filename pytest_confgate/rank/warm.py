@@ -40,7 +40,13 @@ from pytest_confgate.processes import (
     describe_bytes,
     exchange,
 )
-from pytest_confgate.rank.evaluate import Finished, Processes, Settings, candidate_env
+from pytest_confgate.rank.evaluate import (
+    Finished,
+    Processes,
+    Settings,
+    candidate_env,
+    runs_pytest_itself,
+)
 
 RUN_KEYS = frozenset({"PYTHONPATH", "COVERAGE_FILE", "TMPDIR", "TMP", "TEMP", "RUFF_CACHE_DIR",
                       "MYPY_CACHE_DIR", "XDG_CACHE_HOME", ENV_SOCKET})
@@ -105,9 +111,8 @@ class WarmPytest:
     @staticmethod
     def usable(settings: Settings) -> bool:
         """Whether this ranking's runs can be forked at all: Linux, ``PYTHON -m pytest``."""
-        command = settings.test_command
         return (subreaper.supported() and hasattr(os, "fork") and hasattr(socket, "send_fds")
-                and len(command) >= 3 and tuple(command[1:3]) == ("-m", "pytest"))
+                and runs_pytest_itself(settings.test_command))
 
     def run(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout_s: float,
             pass_fds: Sequence[int] = ()) -> Finished | None:
