@@ -41,11 +41,27 @@ def test_many(n):
 """
 
 
-def confgate_gate(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def confgate_gate(root: Path, *args: str, python: str = sys.executable
+                  ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "pytest_confgate.cli", "gate", *args],
+        [python, "-m", "pytest_confgate.cli", "gate", *args],
         cwd=root, capture_output=True, text=True, check=False, timeout=240,
     )
+
+
+def private_interpreter(where: Path) -> str:
+    """An interpreter whose site-packages is this test's own, the suite's packages reached
+    through a ``.pth`` file: a test that writes into its site-packages must not do so where
+    the gates of the other tests, side by side, watch theirs."""
+    import site
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    python = where / "bin" / "python"
+    own = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    shared = site.getsitepackages()[0]
+    Path(own, "_suite_packages.pth").write_text(f"import site; site.addsitedir({shared!r})\n")
+    return str(python)
 
 
 def base_then_change(repo: pytest.Pytester, base: dict[str, str], change: dict[str, str]) -> None:
@@ -922,12 +938,15 @@ def test_a_file_written_while_ruff_reads_and_put_back_fails_the_run(
         "tests/test_tidy.py": REWRITES_WHILE_LINTED.format(planted=planted, token=token),
     })
 
-    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider")
+    python = private_interpreter(repo.path.parent / "venv") if planted else sys.executable
+    done = confgate_gate(repo.path, "--base", "main", "--", "-p", "no:cacheprovider",
+                         python=python)
 
     assert repo.path.joinpath("linted").exists()  # ruff read while the module was rewritten
     report = load_report(repo.path / "confgate-report.json")
     assert report.decision.value == "fail", done.stdout
-    named = f"confgate-probe-{token}.txt" if planted else "calc/tools.py"
+    named = (f"{repo.path.parent}/venv/lib/python{sys.version_info[0]}.{sys.version_info[1]}"
+             f"/site-packages/confgate-probe-{token}.txt" if planted else "calc/tools.py")
     assert any(named in c.message and "while ruff and bandit read it" in c.message
                for c in report.conditions if c.metric == "supervisor"), report.conditions
 
