@@ -8,6 +8,7 @@ subprocess: the oracle is coverage.py itself, never a number written here.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -135,6 +136,63 @@ def test_a_def_or_class_with_its_body_on_the_same_line_keeps_its_arc(
     _pyproject(project, '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n')
     row = _same_as_coverage_py(project)
     assert row["details"]["num_branches"] > row["details"]["covered_branches"] > 0
+
+
+MULTI_LINE = """\
+def pick(a, b):
+    if (a and
+            b):
+        return [
+            a,
+            b,
+        ]
+    return None
+"""
+
+RECORDS_TOKENIZING = """\
+import os
+
+import coverage.sysmon
+
+_real = coverage.sysmon.compute_multiline_map
+
+
+def _recorded(filename):
+    with open(os.environ["TOKENIZED_LOG"], "a", encoding="utf-8") as log:
+        log.write(os.path.basename(filename) + "\\n")
+    return _real(filename)
+
+
+coverage.sysmon.compute_multiline_map = _recorded
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="sys.monitoring: Python 3.12+")
+def test_a_warm_run_reads_multi_line_statements_from_the_kept_analysis(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sys.monitoring`` resolves branch events with each file's multi-line statements, and
+    coverage.py's ``compute_multiline_map`` tokenized every measured file for them on every
+    run (0.25 s of click's). A warm run takes them from the analysis the report keeps; the
+    figures stay coverage.py's."""
+    project.path.joinpath("calc", "multi.py").write_text(MULTI_LINE, encoding="utf-8")
+    project.path.joinpath("tests", "test_multi.py").write_text(
+        "from calc.multi import pick\n\n\ndef test_pick():\n    assert pick(1, 2) == [1, 2]\n",
+        encoding="utf-8",
+    )
+    project.path.joinpath("records_tokenizing.py").write_text(RECORDS_TOKENIZING,
+                                                              encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\n')
+    log = project.path / "tokenized.log"
+    monkeypatch.setenv("TOKENIZED_LOG", str(log))
+    expected = _oracle(project)
+    for run in ("cold", "warm"):
+        log.write_text("", encoding="utf-8")
+        result, row = _gate(project, "-p", "records_tokenizing")
+        assert row["status"] == "ok", (run, row, result.stdout.str()[-3000:])
+        assert totals(row["details"]) == expected, (run, row["details"])
+        assert row["details"]["num_branches"] > row["details"]["covered_branches"] > 0
+    assert "multi.py" not in log.read_text(encoding="utf-8").split()
 
 
 ONLY_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"

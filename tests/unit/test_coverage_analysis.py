@@ -265,3 +265,23 @@ def test_a_file_that_differs_from_its_digest_is_never_analysed(root: Path) -> No
     with pytest.raises(RewrittenSource) as caught, reporters(cov, None, expected):
         cov.json_report(outfile=str(root / "rewritten.json"))
     assert caught.value.filename == os.path.realpath(shapes)
+
+
+def test_a_kept_analysis_gives_coverage_pys_multi_line_statements(root: Path) -> None:
+    """``sys.monitoring`` resolves branch events with each file's multi-line statements: read
+    from the analysis the report keeps, they are what coverage.py's ``compute_multiline_map``
+    tokenizes the file for; before anything is kept there is no answer (it tokenizes)."""
+    from coverage.sysmon import compute_multiline_map
+
+    from pytest_confgate.collect.coverage.analysis import multiline_map, parsed
+
+    shapes = str(root / "src" / "pkg" / "shapes.py")
+    folder = root / ANALYSES
+    exclude = coverage.Coverage(config_file=str(root / ".coveragerc"))._exclude_regex("exclude")
+    assert multiline_map(shapes, exclude, folder) is None
+    parsed(SHAPES, shapes, exclude, folder)
+    found = multiline_map(shapes, exclude, folder)
+    assert found == compute_multiline_map(shapes)
+    assert found is not None
+    assert found[7] == 6  # ``total = (`` to ``)``: one statement
+    assert multiline_map(shapes, "never-matches", folder) is None  # another exclusion's entry

@@ -32,14 +32,17 @@ def choose_engine(
     """The engine for ``cov``'s run (``only``: just these files, pull-request mode), or None
     for coverage.py's tracer; why an engine was refused is appended to ``warnings``."""
     if MONITORING:
-        return _monitor_engine(cov, only, warnings)
+        return _monitor_engine(cov, only, cache_dir, warnings)
     if branch and isinstance(branch_probes(cov), str):
         return None
     return _probe_engine(cov, branch, only, cache_dir, rewriting, warnings)
 
 
-def _monitor_engine(cov: Any, only: list[Path] | None, warnings: list[str]) -> MonitorEngine | None:
-    found = MonitorEngine.for_run(cov) if only is None else MonitorEngine.for_files(cov, only)
+def _monitor_engine(
+    cov: Any, only: list[Path] | None, cache_dir: Path | None, warnings: list[str]
+) -> MonitorEngine | None:
+    found = (MonitorEngine.for_run(cov, cache_dir) if only is None
+             else MonitorEngine.for_files(cov, only, cache_dir))
     if isinstance(found, str):
         warnings.append(f"traced with coverage.py: {found}")
         return None

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.coverage.analysis import ANALYSES, multiline_map
 from pytest_confgate.collect.coverage.files import FileSelection
 from pytest_confgate.collect.coverage.monitor_probes import (
     BRANCH_EVENTS,
@@ -48,13 +50,31 @@ def needs_tracer(path: str, branch: bool) -> bool:
         return False
 
 
-def _probes(cov: Any, wants: Wants, branch: bool) -> MonitorProbes:
+def _probes(cov: Any, wants: Wants, branch: bool, cache_dir: Path | None) -> MonitorProbes:
     """The probes, recording what ``coverage run`` records with the core it would use."""
     from coverage.files import canonical_filename
 
     core = reference_core(cov)
     return MonitorProbes(wants, branch=branch, canonical=canonical_filename,
-                         keep_alive=core == "sysmon", reference_traces=core != "sysmon")
+                         keep_alive=core == "sysmon", reference_traces=core != "sysmon",
+                         multiline=_kept_multiline(cov, cache_dir) if branch else None)
+
+
+def _kept_multiline(cov: Any, cache_dir: Path | None) -> Callable[[str], dict[int, int] | None]:
+    """A measured file's multi-line statements from the analysis the report keeps (the same
+    tokens coverage.py's ``compute_multiline_map`` reads), or None where none is kept."""
+    exclude: str | None = None
+    try:
+        exclude = cov._exclude_regex("exclude")
+    except Exception:  # an internal API of coverage.py that moved: tokenize as before
+        cache_dir = None
+
+    def multiline(filename: str) -> dict[int, int] | None:
+        if cache_dir is None:
+            return None
+        return multiline_map(filename, exclude, cache_dir / ANALYSES)
+
+    return multiline
 
 
 class MonitorEngine:
@@ -73,7 +93,7 @@ class MonitorEngine:
         self.traced = traced
 
     @classmethod
-    def for_run(cls, cov: Any) -> MonitorEngine | str:
+    def for_run(cls, cov: Any, cache_dir: Path | None = None) -> MonitorEngine | str:
         """The engine for ``cov``'s configuration, or why there cannot be one."""
         if MonitorProbes.free_tool_id() is None:
             return "every sys.monitoring tool id the gate may use is taken"
@@ -92,12 +112,14 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return selection.wants(filename, module) and canonical_filename(filename) not in leave
 
-        probes = _probes(cov, wants, branch)
+        probes = _probes(cov, wants, branch, cache_dir)
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, selection, tracer, traced)
 
     @classmethod
-    def for_files(cls, cov: Any, files: list[Path]) -> MonitorEngine | str:
+    def for_files(
+        cls, cov: Any, files: list[Path], cache_dir: Path | None = None
+    ) -> MonitorEngine | str:
         """The engine for just ``files`` (pull-request mode: the changed ones)."""
         if MonitorProbes.free_tool_id() is None:
             return "every sys.monitoring tool id the gate may use is taken"
@@ -110,7 +132,7 @@ class MonitorEngine:
         def wants(filename: str, module: str) -> bool:
             return canonical_filename(filename) in wanted
 
-        probes = _probes(cov, wants, branch)
+        probes = _probes(cov, wants, branch, cache_dir)
         tracer = tracer_for(cov, traced, branch) if traced else None
         return cls(probes, None, tracer, traced)
 

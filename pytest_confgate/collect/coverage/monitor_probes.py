@@ -119,6 +119,7 @@ class MonitorProbes:
     def __init__(
         self, wants: Wants, *, branch: bool, canonical: Callable[[str], str] = os.path.realpath,
         keep_alive: bool = False, reference_traces: bool = not BRANCH_EVENTS,
+        multiline: Callable[[str], dict[int, int] | None] | None = None,
     ) -> None:
         self.branch = branch
         self.reference_traces = reference_traces
@@ -155,6 +156,9 @@ class MonitorProbes:
         C tracer of ``coverage run`` (3.12, 3.13) never is: typeguard's ``find_function`` took
         another branch under the gate."""
         self._multilines: dict[str, dict[int, int]] = {}
+        self._kept_multiline = multiline
+        """A file's multi-line statements from its kept analysis, or None: coverage.py's
+        ``compute_multiline_map`` tokenizes the file (0.25 s of click's run, every run)."""
         self._lock = threading.Lock()
 
     @staticmethod
@@ -357,9 +361,13 @@ class MonitorProbes:
         """The file's statements spanning lines, each line to the statement's first one."""
         found = self._multilines.get(code.co_filename)
         if found is None:
-            from coverage.sysmon import compute_multiline_map
+            kept = self._kept_multiline
+            found = kept(code.co_filename) if kept is not None else None
+            if found is None:
+                from coverage.sysmon import compute_multiline_map
 
-            found = self._multilines[code.co_filename] = compute_multiline_map(code.co_filename)
+                found = compute_multiline_map(code.co_filename)
+            self._multilines[code.co_filename] = found
         return found
 
     def _branch_once(self, code: CodeType, source: int, dest: int) -> Any:
