@@ -424,22 +424,31 @@ _EXTENDED_ARG = dis.EXTENDED_ARG
 
 def _const_loads(code: CodeType, wanted: Iterable[int]) -> list[tuple[int, int, int]]:
     """``(offset, constant index, line)`` of each ``LOAD_CONST`` of a ``wanted`` constant,
-    read from ``co_code`` (inline caches read as ``CACHE`` units: never a load)."""
+    read from ``co_code`` (inline caches read as ``CACHE`` units: never a load); each line
+    from ``co_lines``, as ``dis`` gives it."""
     wanted = set(wanted)
     raw = code.co_code
-    positions: list[tuple[int | None, ...]] | None = None
-    loads = []
+    offsets = []
     extended = 0
     for offset in range(0, len(raw), 2):
         op = raw[offset]
         arg = raw[offset + 1] | extended
         extended = arg << 8 if op == _EXTENDED_ARG else 0
         if op == _LOAD_CONST and arg in wanted:
-            if positions is None:
-                positions = list(code.co_positions())
-            line = positions[offset // 2][0]
-            if line is not None:
-                loads.append((offset, arg, line))
+            offsets.append((offset, arg))
+    if not offsets:
+        return []
+    loads = []
+    ranges = iter(code.co_lines())
+    start, end, line = next(ranges, (0, 0, None))
+    for offset, arg in offsets:  # both in offset order
+        while offset >= end:
+            found = next(ranges, None)
+            if found is None:
+                return loads
+            start, end, line = found
+        if start <= offset and line is not None:
+            loads.append((offset, arg, line))
     return loads
 
 
