@@ -438,7 +438,7 @@ def _const_loads(code: CodeType, wanted: Iterable[int]) -> list[tuple[int, int, 
             offsets.append((offset, arg))
     if not offsets:
         return []
-    loads = []
+    loads: list[tuple[int, int, int]] = []
     ranges = iter(code.co_lines())
     start, end, line = next(ranges, (0, 0, None))
     for offset, arg in offsets:  # both in offset order
