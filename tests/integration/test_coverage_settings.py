@@ -138,6 +138,34 @@ def test_a_def_or_class_with_its_body_on_the_same_line_keeps_its_arc(
     assert row["details"]["num_branches"] > row["details"]["covered_branches"] > 0
 
 
+SOURCE_DIRS_FORMS = {
+    "pyproject": ("pyproject.toml", PYTEST_INI + '\n[tool.coverage.run]\nsource_dirs = ["lib"]\n'),
+    "coveragerc": (".coveragerc", "[run]\nsource_dirs = lib\n"),
+    "setup.cfg": ("setup.cfg", "[coverage:run]\nbranch = true\nsource_dirs = lib\n"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(SOURCE_DIRS_FORMS))
+def test_coverage_pys_source_dirs_chooses_what_is_measured(
+    project: pytest.Pytester, form: str
+) -> None:
+    """``source_dirs`` (coverage.py 7.8+) names folders to measure; the gate took its own
+    choice (the ``calc`` package) as if the project had set none, and measured both."""
+    lib = project.path / "lib"
+    lib.mkdir()
+    lib.joinpath("tools.py").write_text(
+        "def used(x):\n    if x:\n        return 1\n    return 2\n\n\ndef unused():\n"
+        "    return 3\n", encoding="utf-8")
+    project.path.joinpath("tests", "test_tools.py").write_text(
+        "import sys\nsys.path.insert(0, 'lib')\nfrom tools import used\n\n\n"
+        "def test_used():\n    assert used(1) == 1\n", encoding="utf-8")
+    name, text = SOURCE_DIRS_FORMS[form]
+    project.path.joinpath(name).write_text(text, encoding="utf-8")
+    row = _same_as_coverage_py(project)
+    assert row["details"]["num_statements"] == 6  # lib/tools.py alone
+    assert row["details"]["selected_by"] == "coverage.py configuration"
+
+
 MULTI_LINE = """\
 def pick(a, b):
     if (a and

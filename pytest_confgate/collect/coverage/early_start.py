@@ -28,6 +28,7 @@ from types import CodeType
 from typing import Any
 
 from pytest_confgate.collect.coverage import foreign_loaders
+from pytest_confgate.collect.coverage.settings import option
 
 RUN_INSTEAD = "python -m pytest_confgate"
 """What to run instead of ``pytest --confgate`` so early imports count (same arguments)."""
@@ -129,16 +130,14 @@ def begin() -> None:
 
 
 def _named_sources(cov: Any) -> tuple[tuple[str, ...], frozenset[str]]:
-    """The project's folder first, then the folders coverage.py's ``source`` names; the
-    packages ``source`` and ``source_pkgs`` name."""
+    """The project's folder first, then the folders coverage.py's ``source`` and
+    ``source_dirs`` name; the packages ``source`` and ``source_pkgs`` name."""
     here = os.path.join(os.path.realpath(os.getcwd()), "")
     folders, packages = [here], set()
-    for option in ("run:source", "run:source_pkgs"):
-        value = cov.get_option(option)
-        for entry in value if isinstance(value, list) else []:
-            entry = str(entry)
+    for name in ("run:source", "run:source_pkgs", "run:source_dirs"):
+        for entry in option(cov, name):
             candidate = os.path.realpath(os.path.join(here, entry))
-            if option == "run:source" and os.path.isdir(candidate):
+            if name == "run:source_dirs" or (name == "run:source" and os.path.isdir(candidate)):
                 folders.append(os.path.join(candidate, ""))
             else:
                 packages.add(entry.partition(".")[0])

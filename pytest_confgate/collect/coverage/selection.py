@@ -2,7 +2,8 @@
 
 The changed files (pull-request mode), the gate's ``source:`` (or, with none, the packages
 ``collect.sources`` finds, tests left out), or coverage.py's own ``source`` /
-``source_pkgs`` / ``include`` when the project set them and the gate's configuration did not.
+``source_pkgs`` / ``source_dirs`` / ``include`` when the project set them and the gate's
+configuration did not.
 """
 
 from __future__ import annotations
@@ -11,10 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect.coverage.figures import relative
+from pytest_confgate.collect.coverage.settings import SELECTION, option, set_selection
 from pytest_confgate.collect.sources import tests_omit_patterns
-
-_SELECTION = ("run:source", "run:source_pkgs", "run:include")
-"""coverage.py settings that choose what is measured; the gate's ``source:`` replaces them."""
 
 
 class Selection:
@@ -37,7 +36,7 @@ class Selection:
             # Measuring only what changed is what makes a pull-request gate cheap.
             self._replace_selection(cov, include=[str(p) for p in self.only])
             return None
-        if not self._own_sources and any(cov.get_option(name) for name in _SELECTION):
+        if not self._own_sources and any(option(cov, name) for name in SELECTION):
             self._selected_by = "coverage.py configuration"
             return None
         if not self.sources:
@@ -57,9 +56,7 @@ class Selection:
     def _replace_selection(
         cov: Any, *, source: list[str] | None = None, include: list[str] | None = None
     ) -> None:
-        cov.set_option("run:source", source or [])
-        cov.set_option("run:source_pkgs", [])
-        cov.set_option("run:include", include or [])
+        set_selection(cov, {"run:source": source or [], "run:include": include or []})
 
     def _chooser(self) -> str:
         """Who chose what is measured, as the report says it: the configuration's ``source:``
@@ -71,10 +68,8 @@ class Selection:
     def _source_names(self) -> list[str]:
         """What was measured, as the report names it."""
         if self._cov is not None and self._selected_by != "confgate":
-            chosen = [
-                *(self._cov.get_option("run:source") or []),
-                *(self._cov.get_option("run:source_pkgs") or []),
-            ]
+            chosen = [*option(self._cov, "run:source"), *option(self._cov, "run:source_pkgs"),
+                      *option(self._cov, "run:source_dirs")]
             named = [self._relative(Path(s)) if Path(s).exists() else s for s in chosen]
             return named or list(self._cov.get_option("run:include") or [])
         return [self._relative(p) for p in self.sources]

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_confgate.collect.coverage.settings import SELECTION, option, set_selection
+
 if TYPE_CHECKING:
     from pytest_confgate.collect.coverage.files import FileSelection
 
@@ -96,13 +98,10 @@ def tracer_for(
 
     tracer = coverage.Coverage(data_file=None, branch=branch, config_file=_config_file(cov))
     if omit is not None:
-        for name in ("run:source", "run:source_pkgs", "run:include"):
-            tracer.set_option(name, list(cov.get_option(name) or []))
+        set_selection(tracer, {name: option(cov, name) for name in SELECTION})
         tracer.set_option("run:omit", [*(cov.get_option("run:omit") or []), *omit])
     else:
-        tracer.set_option("run:source", [])
-        tracer.set_option("run:source_pkgs", [])
-        tracer.set_option("run:include", list(files))
+        set_selection(tracer, {"run:include": list(files)})
     choose_core(tracer)
     return tracer
 
