@@ -233,6 +233,11 @@ def _checks(
     minimum, origin = (config.min, "") if config.min is not None else _project_floor(config, metric)
     if minimum is not None:
         ok = metric.value >= minimum
+        rounded = metric.details.get("fail_under_met") if origin else None
+        by_rounding = isinstance(rounded, bool) and rounded != ok
+        if by_rounding:  # coverage.py's own verdict, on its figure rounded to its precision
+            ok = bool(rounded)
+            origin = origin[:-1] + ", on the figure rounded as coverage.py rounds it)"
         shown, floor = format_pair(metric.value, minimum)
         word = "meets" if ok else "is below"
         message = f"{label}: {shown} {word} the minimum {floor}{origin}"
@@ -241,7 +246,8 @@ def _checks(
             message += f" (uncovered: {', '.join(map(str, uncovered[:10]))})"
         if kind == "checklist_completion" and not ok:
             message += _conflicts(metric, "conflicting")
-        checks.append(_Check("min", ok, message, metric.value, minimum, f"min {floor}"))
+        limit = f"min {floor}" + (" (rounded)" if by_rounding else "")
+        checks.append(_Check("min", ok, message, metric.value, minimum, limit))
     hard_checks = _HARD_CHECKS.get(kind)
     if hard_checks is not None:
         checks.extend(hard_checks(gate, config, metric, tests))
@@ -250,8 +256,9 @@ def _checks(
 
 def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | None, str]:
     """The project's own coverage floor when the gate sets none: coverage.py's ``fail_under``
-    or pytest-cov's ``--cov-fail-under``, as the figure's details carry it (percent), compared
-    raw (coverage.py rounds first), for the whole project's figure only."""
+    or pytest-cov's ``--cov-fail-under``, as the figure's details carry it (percent), for the
+    whole project's figure only. The details' ``fail_under_met`` (coverage.py's own decision,
+    on the figure rounded to its precision) overrides the raw comparison."""
     if config.type != "test_coverage" or getattr(config, "scope", None) == "changed":
         return None, ""
     percent = metric.details.get("fail_under")

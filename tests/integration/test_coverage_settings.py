@@ -8,12 +8,13 @@ subprocess: the oracle is coverage.py itself, never a number written here.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from typing import Any
 
 import pytest
 from conftest import metric, past_the_trust_margin, read_report, write_config
-from coverage_oracle import SLOW, coverage_py_totals, totals
+from coverage_oracle import COVERAGE, SLOW, coverage_py_totals, totals
 
 PYTEST_INI = '[tool.pytest.ini_options]\npythonpath = ["."]\n'
 
@@ -268,6 +269,32 @@ def test_a_fail_under_the_project_meets_passes_and_shows_as_the_limit(
     assert read_report(project)["decision"] == "pass"
     assert (row["passed"], row["limit"]) == (True, "min 50.00%")
     assert result.ret == 0
+
+
+@pytest.mark.parametrize(("floor", "precision"), [("57.143", 0), ("57", 0), ("57.15", 2)])
+def test_fail_under_is_met_or_not_as_coverage_py_rounds_the_figure(
+    project: pytest.Pytester, floor: str, precision: int
+) -> None:
+    """coverage.py compares its figure rounded to the floor's decimals (or ``precision``, if
+    more): 4/7 = 57.142857% meets ``fail_under = 57.143`` there. The gate compared the raw
+    figure and failed a project coverage.py passes. coverage.py's own verdict is the oracle."""
+    project.path.joinpath("tests", "test_calc.py").write_text(ONLY_ADD, encoding="utf-8")
+    _pyproject(project, '[tool.coverage.run]\nsource = ["calc"]\n\n[tool.coverage.report]\n'
+                        f"fail_under = {floor}\nprecision = {precision}\n")
+    measured = subprocess.run([*COVERAGE, "run", "-m", "pytest", "-q", "-p", "no:confgate",
+                               "-p", "no:cacheprovider"], cwd=project.path, capture_output=True,
+                              timeout=SLOW, check=False)
+    assert measured.returncode == 0, measured.stdout.decode()[-2000:]
+    reported = subprocess.run([*COVERAGE, "report"], cwd=project.path, capture_output=True,
+                              timeout=SLOW, check=False)
+    assert reported.returncode in (0, 2), reported.stderr.decode()
+    project.path.joinpath(".coverage").unlink()
+    result, row = _gate(project)
+    assert totals(row["details"])["covered_lines"] == 4
+    decision = read_report(project)["decision"]
+    assert (decision == "pass") == (reported.returncode == 0), (decision, reported.stdout)
+    assert row["passed"] == (reported.returncode == 0)
+    assert (result.ret == 0) == (reported.returncode == 0)
 
 
 def test_the_gates_own_minimum_wins_over_coverage_pys(project: pytest.Pytester) -> None:
