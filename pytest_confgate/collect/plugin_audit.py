@@ -27,6 +27,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
+from pytest_confgate.collect.namespaces import module_file
 from pytest_confgate.collect.runtime_audit import Recorder
 
 FAILING_CATEGORIES = frozenset({"failed", "error", "rerun"})
@@ -128,7 +129,7 @@ def _plugin_files(plugin: object) -> list[str]:
     else:
         owner = plugin if isinstance(plugin, type) else type(plugin)
         module = sys.modules.get(getattr(owner, "__module__", "") or "")
-    path = getattr(module, "__file__", None)
+    path = module_file(module)
     return [os.path.abspath(path)] if isinstance(path, str) else []
 
 

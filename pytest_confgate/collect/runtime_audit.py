@@ -292,7 +292,11 @@ def _on_setattr(
     recorder: Recorder, event: str, args: tuple[Any, ...], frame: types.FrameType
 ) -> None:
     target, name = args[0], args[1]
-    if name == "__code__" and isinstance(target, types.FunctionType):
+    # ``type(target)``, never ``isinstance``: that asks a foreign object for its ``__class__``,
+    # and a lazy module (``importlib.util.LazyLoader``) loads itself on that question, inside
+    # the ``__class__`` assignment being audited; CPython then freed its class twice.
+    kind = type(target)
+    if name == "__code__" and issubclass(kind, types.FunctionType):
         # Decorators of the standard library swap the code of their own functions on import
         # (``types.coroutine``): only the project's own hand, or its code or ours, counts.
         ours = (recorder.kind(frame.f_code.co_filename) == _PROJECT
@@ -302,7 +306,7 @@ def _on_setattr(
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}"
             recorder.record("runtime_code_swap", f"replaced the code of {where}", stack)
-    elif isinstance(target, type) and watched_module(getattr(target, "__module__", "")):
+    elif issubclass(kind, type) and watched_module(getattr(target, "__module__", "")):
         stack = recorder.project_stack(frame)
         if stack is not None:
             where = f"{target.__module__}.{target.__qualname__}.{name}"

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
+from pytest_confgate.collect.namespaces import module_file
 from pytest_confgate.collect.plugin_audit import PluginWatch, code_file
 from pytest_confgate.collect.runtime_audit import Recorder
 
@@ -203,7 +204,7 @@ def _marks(item: Any) -> list[str]:
 
 def _module_file(owner: object) -> str | None:
     module = sys.modules.get(getattr(owner, "__module__", "") or "")
-    path = getattr(module, "__file__", None)
+    path = module_file(module)
     return os.path.abspath(path) if isinstance(path, str) else None
 
 

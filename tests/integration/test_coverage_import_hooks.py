@@ -190,3 +190,58 @@ def test_beartype_claws_loader_is_measured_as_coverage_py_measures_it(
     expected = _coverage_py_totals(pytester)
     details = _gate(pytester)
     assert totals(details) == expected
+
+
+LAZY_FINDER = '''\
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+
+
+class LazyFinder(importlib.abc.MetaPathFinder):
+    """lazy_loader's way (scientific Python packages): each submodule loads on first use."""
+
+    def find_spec(self, name, path, target=None):
+        if not name.startswith("lazypkg."):
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec.loader = importlib.util.LazyLoader(spec.loader)
+        return spec
+
+
+sys.meta_path.insert(0, LazyFinder())
+'''
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_modules_a_lazy_loader_loads_are_measured_and_nothing_crashes(
+    pytester: pytest.Pytester, branch: bool
+) -> None:
+    """``importlib.util.LazyLoader`` loads a module when it is first asked for an attribute,
+    and it sets the module's ``__class__`` to do so. The gate's audit hook asked the module
+    being changed for its class (``isinstance``), so it loaded inside that assignment, and
+    CPython freed ``_LazyModule`` once more on each: from the third module the process died
+    in the garbage collector (exit -11), with only ``test_pass_rate`` measured too. A module
+    imported but never used stays unloaded, as under ``coverage run``."""
+    package = pytester.mkpydir("lazypkg")
+    for number in range(6):
+        package.joinpath(f"m{number}.py").write_text(
+            f"def f(x):\n    if x:\n        return {number}\n    return -1\n", encoding="utf-8")
+    package.joinpath("untouched.py").write_text("LOADED = True\n", encoding="utf-8")
+    pytester.makeconftest(LAZY_FINDER)
+    pytester.makepyfile(test_lazy="import importlib\n\n\ndef test_lazy():\n"
+                                  "    for n in range(6):\n"
+                                  "        module = importlib.import_module(f'lazypkg.m{n}')\n"
+                                  "        assert module.f(1) == n\n"
+                                  "    importlib.import_module('lazypkg.untouched')\n")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.coverage.run]\n'
+        f'source = ["lazypkg"]\nbranch = {str(branch).lower()}\n', encoding="utf-8")
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:cacheprovider", timeout=SLOW)
+    output = result.stdout.str() + result.stderr.str()
+    assert "Fatal Python error" not in output, output[-3000:]
+    assert result.ret == 0, output[-3000:]
+    row = metric(read_report(pytester), "test_coverage")
+    assert totals(row["details"]) == coverage_py_totals(pytester.path, "-q", "-p",
+                                                        "no:cacheprovider")

@@ -10,7 +10,8 @@ The session (one measurement, start to figures):
 - ``session``   -- ``CoverageSession``: start and stop, child processes, xdist workers' parts,
   pytest-cov's measurement adopted, a shard's data saved for ``confgate merge``;
 - ``selection`` -- what is measured (the gate's ``source:``, the changed files, or coverage.py's
-  ``source``/``source_pkgs``/``include``) and how the report names it;
+  ``source``/``source_pkgs``/``source_dirs``/``include``) and how the report names it;
+  ``settings`` reads and sets those settings alike on every coverage.py it supports;
 - ``reporting`` -- coverage.py's JSON report of the data into ``test_coverage``, made once;
 - ``choice``    -- which engine measures the run.
 

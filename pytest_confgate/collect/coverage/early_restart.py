@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_confgate.collect.namespaces import module_file
+
 ENV_OFF = "CONFGATE_RESTART"
 """``CONFGATE_RESTART=0``: never restart; modules imported too early are named instead."""
 
@@ -65,7 +67,7 @@ def imported_too_early(root: Path) -> list[str]:
     candidates = {
         name: os.path.realpath(filename)
         for name, module in list(sys.modules.items())
-        if isinstance(filename := getattr(module, "__file__", None), str)
+        if (filename := module_file(module)) is not None
         and filename.endswith((".py", ".pyw"))
     }
     under = {

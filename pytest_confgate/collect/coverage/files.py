@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from pytest_confgate.collect.namespaces import module_file
+
 
 @dataclass
 class FileSelection:
@@ -70,8 +72,8 @@ class FileSelection:
         found = {}
         folders: dict[str, str] = {}
         for name, module in list(sys.modules.items()):
-            filename = getattr(module, "__file__", None)
-            if not isinstance(filename, str) or not filename.endswith((".py", ".pyw")):
+            filename = module_file(module)
+            if filename is None or not filename.endswith((".py", ".pyw")):
                 continue
             canonical = self._canonical_by_folder(filename, folders)
             if self._outside_source_folders(canonical):

@@ -39,6 +39,7 @@ from pytest_confgate.collect.coverage.assert_rewrite import REWRITTEN
 from pytest_confgate.collect.coverage.branch_probes import EXC_INFO, FRAME, BranchProbes
 from pytest_confgate.collect.coverage.probe_code import Deinstrumenter, ProbeCache
 from pytest_confgate.collect.coverage.probe_import import PROBE, ProbeFinder
+from pytest_confgate.collect.namespaces import namespace
 from pytest_confgate.collect.sources import is_test_path
 
 __all__ = ["PROBE", "AssertRewriting", "LineProbes", "Wants", "instrument"]
@@ -124,7 +125,7 @@ class LineProbes:
         """Measured files already imported: instrumenting them now would miss their lines."""
         loaded = set()
         for name, module in list(sys.modules.items()):
-            origin = getattr(getattr(module, "__spec__", None), "origin", None)
+            origin = getattr((namespace(module) or {}).get("__spec__"), "origin", None)
             if not isinstance(origin, str) or not origin.endswith((".py", ".pyw")):
                 continue
             if self._wants(origin, name):

@@ -24,9 +24,10 @@ import marshal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import CodeType, FunctionType, ModuleType
+from types import CodeType, FunctionType
 
 from pytest_confgate.collect import cache_trust
+from pytest_confgate.collect.namespaces import namespace
 
 FORMAT = 4
 """Bumped whenever the instrumented code changes shape, so old cache entries are not used."""
@@ -261,11 +262,9 @@ class Deinstrumenter:
         seen: set[int] = set()
         files = self._files
         for module in list(sys.modules.values()):
-            if not isinstance(module, ModuleType):
-                continue
-            namespace = _namespace(module)
-            if namespace is not None and namespace.get("__file__") in files:
-                _gather(namespace, found, seen)
+            names = namespace(module)
+            if names is not None and names.get("__file__") in files:
+                _gather(names, found, seen)
         by_code: dict[int, list[FunctionType]] = {}
         for function in found.values():
             by_code.setdefault(id(function.__code__), []).append(function)
@@ -367,14 +366,6 @@ def _functions_by_code() -> dict[int, list[FunctionType]]:
     for holder in [o for o in gc.get_objects() if type(o) is function]:
         found.setdefault(id(holder.__code__), []).append(holder)
     return found
-
-
-def _namespace(module: ModuleType) -> dict[str, object] | None:
-    try:
-        found = object.__getattribute__(module, "__dict__")
-    except AttributeError:
-        return None
-    return found if type(found) is dict else None
 
 
 def _gather(namespace: dict[str, object], found: dict[int, FunctionType],

@@ -24,6 +24,7 @@ from pytest_confgate.collect.coverage.children import ChildProcesses
 from pytest_confgate.collect.coverage.figures import Provenance, coverage_metric
 from pytest_confgate.collect.coverage.monitor_engine import AVAILABLE as MONITORING
 from pytest_confgate.collect.coverage.selection import Selection
+from pytest_confgate.collect.namespaces import module_file
 from pytest_confgate.models import EvalMetric, MetricStatus
 
 _UNDECODABLE = "coverage.py cannot record a file whose name is not UTF-8"
@@ -140,8 +141,27 @@ class Reporting(Selection):
                 )
             return self._failed(
                 f"coverage.py collected no data: the tests never ran code in {self._names()}"
+                + self._installed_copies()
             )
         return self._build(report, weight, time.perf_counter() - began)
+
+    def _installed_copies(self) -> str:
+        """Where the tests took the measured packages from instead, when that is elsewhere (an
+        installed copy in site-packages, tox's way), and what to do about it."""
+        import sys
+
+        found = []
+        for folder in self.sources if self._selected_by == "confgate" else []:
+            module = sys.modules.get(folder.name)
+            where = module_file(module)
+            if folder.is_dir() and isinstance(where, str) and not Path(where).is_relative_to(
+                    folder.resolve()):
+                found.append(f"{folder.name} from {Path(where).parent}")
+        if not found:
+            return ""
+        return (f"; they imported {', '.join(found)}, an installed copy: install the project "
+                "in editable mode (pip install -e .), or set coverage.py's `source` to the "
+                "package names with `[paths]` mapping site-packages to your source folder")
 
     def _analysis_cache(self) -> Path | None:
         return self._cache_dir / ANALYSES if self._cache_dir is not None else None

@@ -30,6 +30,7 @@ from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
 from pytest_confgate.collect.coverage.probe_engine import MIXED, ProbeEngine
 from pytest_confgate.collect.coverage.reporting import Reporting
 from pytest_confgate.collect.coverage.tracer import TRACER, choose_core, file_mapper
+from pytest_confgate.collect.namespaces import module_file
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric
 
@@ -223,8 +224,8 @@ class CoverageSession(Reporting):
         # its folder, so each file is asked about under the name it was imported as.
         modules: dict[str, str] = {}
         for name, module in list(sys.modules.items()):
-            filename = getattr(module, "__file__", None)
-            if isinstance(filename, str):
+            filename = module_file(module)
+            if filename is not None:
                 modules.setdefault(filename, name)
                 modules.setdefault(os.path.realpath(filename), name)
         return lambda filename: selection.wants(filename, modules.get(filename, ""))
