@@ -245,3 +245,38 @@ def test_modules_a_lazy_loader_loads_are_measured_and_nothing_crashes(
     row = metric(read_report(pytester), "test_coverage")
     assert totals(row["details"]) == coverage_py_totals(pytester.path, "-q", "-p",
                                                         "no:cacheprovider")
+
+
+RUN_AGAIN = {
+    "run_module": "runpy.run_module('calc.tool', run_name='__main__')",
+    "run_path": "runpy.run_path(str(pathlib.Path(calc.tool.__file__)))",
+    "exec": "exec(compile(pathlib.Path(calc.tool.__file__).read_text(), calc.tool.__file__, "
+            "'exec'), {'__name__': 'again'})",
+}
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+@pytest.mark.parametrize("how", sorted(RUN_AGAIN))
+def test_a_measured_module_run_again_after_its_import_counts_both_runs(
+    pytester: pytest.Pytester, how: str, branch: bool
+) -> None:
+    """A test that runs an imported module again (``runpy``, as a CLI's ``__main__`` is
+    tested, or ``exec``): its second run has code the probes never compiled, so coverage.py
+    traces it, but the tracer left out every file the probes had measured, this one too, and
+    its lines were lost (3/4 against coverage.py's 4/4, with a pass)."""
+    pytester.mkpydir("calc")
+    pytester.path.joinpath("calc", "tool.py").write_text(
+        "def used(x):\n    if x:\n        return 1\n    return 2\n\n\n"
+        "if __name__ != 'calc.tool':\n    AGAIN = used(0)\n", encoding="utf-8")
+    pytester.makepyfile(test_again="import pathlib\nimport runpy\n\nimport calc.tool\n\n\n"
+                                   "def test_again():\n    assert calc.tool.used(1) == 1\n"
+                                   f"    {RUN_AGAIN[how]}\n")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.coverage.run]\n'
+        f'source = ["calc"]\nbranch = {str(branch).lower()}\n', encoding="utf-8")
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:cacheprovider", timeout=SLOW)
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    row = metric(read_report(pytester), "test_coverage")
+    expected = coverage_py_totals(pytester.path, "-q", "-p", "no:cacheprovider")
+    assert totals(row["details"]) == expected
+    assert expected["covered_lines"] == expected["num_statements"]  # both runs counted

@@ -59,6 +59,8 @@ class ProbeEngine:
         self._held: list[Any] = []
         self._tracer_files: list[str] = []
         self._canonical: dict[str, str] = {}
+        self._omitted: set[str] = set()
+        """Files the tracer leaves to the probes (they measured them before it started)."""
 
     @classmethod
     def for_run(
@@ -168,7 +170,9 @@ class ProbeEngine:
         if not self.probes.wants(filename, module):
             return
         self.foreign[canonical] = loader
-        if len(self.foreign) == 1:
+        # A file the probes measured already (imported, then run again by ``runpy`` or
+        # ``exec``) was left out of the tracer: it is traced too from now on.
+        if len(self.foreign) == 1 or canonical in self._omitted:
             self._trace_the_rest()
 
     def _trace_the_rest(self) -> None:
@@ -176,8 +180,9 @@ class ProbeEngine:
         if self.tracer is not None:
             self.tracer.stop()
             self._held.append(self.tracer.get_data())
+        self._omitted = set(self.probes.hits) - set(self.foreign)
         self.tracer = tracer_for(
-            self._cov, [], self.probes.branches is not None, omit=sorted(self.probes.hits)
+            self._cov, [], self.probes.branches is not None, omit=sorted(self._omitted)
         )
         self.tracer.start()
 
