@@ -280,3 +280,28 @@ def test_a_measured_module_run_again_after_its_import_counts_both_runs(
     expected = coverage_py_totals(pytester.path, "-q", "-p", "no:cacheprovider")
     assert totals(row["details"]) == expected
     assert expected["covered_lines"] == expected["num_statements"]  # both runs counted
+
+
+def test_a_module_imported_under_a_profiler_is_traced_not_an_error(
+    pytester: pytest.Pytester,
+) -> None:
+    """3.11's probes leave a module imported while a profiler runs unprobed (the profiler would
+    see each probe): the row was an error ("line probes could not measure"), though
+    coverage.py traced that very module for the run. Now its figures are coverage.py's."""
+    pytester.mkpydir("calc")
+    pytester.path.joinpath("calc", "profiled.py").write_text(
+        "def f(x):\n    if x:\n        return 1\n    return 2\n", encoding="utf-8")
+    pytester.makepyfile(test_profiled="import importlib\nimport sys\n\n\ndef test_profiled():\n"
+                                      "    sys.setprofile(lambda *args: None)\n    try:\n"
+                                      "        module = importlib.import_module('calc.profiled')\n"
+                                      "    finally:\n        sys.setprofile(None)\n"
+                                      "    assert module.f(1) == 1\n")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.coverage.run]\n'
+        'source = ["calc"]\n', encoding="utf-8")
+    result = pytester.runpytest_subprocess("--confgate", "-p", "no:cacheprovider", timeout=SLOW)
+    row = metric(read_report(pytester), "test_coverage")
+    assert row["status"] == "ok", (row, result.stdout.str()[-2000:])
+    assert totals(row["details"]) == coverage_py_totals(pytester.path, "-q", "-p",
+                                                        "no:cacheprovider")
+    assert result.ret == 0

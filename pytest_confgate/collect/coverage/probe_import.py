@@ -72,8 +72,10 @@ class ProbeFinder:
             return spec
         if sys.getprofile() is not None:
             # A profiler sees each probe as a call of ``set.add``: the module would not look
-            # to it as it does without the gate, so it is left unprobed, and said so.
-            self.probes.unprobed[origin] = "imported while a profiler (sys.setprofile) ran"
+            # to it as it does without the gate, so it is left unprobed: traced by coverage.py
+            # where the engine has it trace what it cannot probe, else said so.
+            if not self.probes.traces_others:
+                self.probes.unprobed[origin] = "imported while a profiler (sys.setprofile) ran"
             return spec
         rewriter = None
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
