@@ -66,6 +66,7 @@ def detect_sources(root: Path) -> list[Path]:
 
 def _packages_and_modules(folder: Path) -> list[Path]:
     found = []
+    folders = []
     for entry in sorted(folder.iterdir()):
         name = entry.name
         if name.startswith((".", "_")) or name in _NOT_SOURCE:
@@ -74,7 +75,22 @@ def _packages_and_modules(folder: Path) -> list[Path]:
         is_module = entry.is_file() and entry.suffix == ".py" and not _is_test_file(name)
         if is_package or is_module:
             found.append(entry.resolve())
-    return found
+        elif entry.is_dir() and name.isidentifier():
+            folders.append(entry)
+    # No regular package: namespace packages (PEP 420: no ``__init__.py``), folders whose
+    # modules are not tests.
+    return found or [entry.resolve() for entry in folders if _namespace_package(entry)]
+
+
+def _namespace_package(folder: Path) -> bool:
+    """Whether ``folder`` holds a Python module (not a test) at some depth, through folders
+    that could be its subpackages."""
+    for path in folder.rglob("*.py"):
+        parts = path.relative_to(folder).parts
+        if (all(part.isidentifier() and part not in _NOT_SOURCE for part in parts[:-1])
+                and not _is_test_file(path.name)):
+            return True
+    return False
 
 
 def _is_test_file(name: str) -> bool:

@@ -39,6 +39,24 @@ def test_a_flat_layout_measures_packages_and_modules_but_not_tests(tmp_path: Pat
     ]
 
 
+@pytest.mark.parametrize("prefix", ["", "src/"], ids=["flat", "src"])
+def test_namespace_packages_are_the_source_when_there_is_no_regular_one(
+    tmp_path: Path, prefix: str
+) -> None:
+    """PEP 420 packages have no ``__init__.py``: ruff and bandit found "no source code" and the
+    gate failed a project whose tests and coverage were fine. Folders of tests, docs or data
+    are still not the source."""
+    _touch(tmp_path, f"{prefix}corp/billing/invoice.py", f"{prefix}corp/billing/tax.py",
+           "tests/test_invoice.py", "docs/conf.py", "data/readme.txt", "scripts/run.py",
+           "fixtures/test_only.py", "my-tool/helper.py")
+    assert detect_sources(tmp_path) == [(tmp_path / prefix / "corp").resolve()]
+
+
+def test_a_regular_package_wins_over_a_folder_of_modules(tmp_path: Path) -> None:
+    _touch(tmp_path, "app/__init__.py", "helpers/extra.py")
+    assert detect_sources(tmp_path) == [(tmp_path / "app").resolve()]
+
+
 def test_a_project_without_code_finds_nothing(tmp_path: Path) -> None:
     _touch(tmp_path, "tests/test_x.py")
     assert detect_sources(tmp_path) == []
