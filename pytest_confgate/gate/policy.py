@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from pytest_confgate.config import GateConfig, LlmJudgeMetricConfig, MetricConfig
 from pytest_confgate.config.metrics import breaks_limit
@@ -233,10 +234,9 @@ def _checks(
     minimum, origin = (config.min, "") if config.min is not None else _project_floor(config, metric)
     if minimum is not None:
         ok = metric.value >= minimum
-        rounded = metric.details.get("fail_under_met") if origin else None
-        by_rounding = isinstance(rounded, bool) and rounded != ok
+        by_rounding = bool(origin) and not ok and _rounded_meets(metric)
         if by_rounding:  # coverage.py's own verdict, on its figure rounded to its precision
-            ok = bool(rounded)
+            ok = True
             origin = origin[:-1] + ", on the figure rounded as coverage.py rounds it)"
         shown, floor = format_pair(metric.value, minimum)
         word = "meets" if ok else "is below"
@@ -266,6 +266,31 @@ def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | No
         return None, ""
     origin = metric.details.get("fail_under_from")
     return min(float(percent), 100.0) / 100.0, f" ({origin})" if isinstance(origin, str) else ""
+
+
+def _rounded_meets(metric: EvalMetric) -> bool:
+    """Whether coverage.py passes ``metric``'s figure at its ``fail_under``: its
+    ``should_fail_under`` compares the percentage rounded to ``precision`` decimals, or to the
+    floor's own if more, and 100 only ever means 100. Computed here from the figures, never
+    taken from the report, so a report cannot claim it."""
+    details = metric.details
+    percent = min(float(details.get("fail_under") or 0.0), 100.0)
+    value = metric.value if metric.value is not None else 0.0
+    total = value * 100.0
+    counts = [details.get(key, 0) for key in ("covered_lines", "covered_branches",
+                                              "num_statements", "num_branches")]
+    if all(type(n) is int for n in counts):
+        ran, of = counts[0] + counts[1], counts[2] + counts[3]
+        if of > 0 and abs(ran / of - value) < 1e-12:
+            total = (100.0 * ran) / of  # coverage.py's own arithmetic, to the last bit
+    if percent == 100.0:
+        return total == 100.0
+    precision = details.get("precision", 0)
+    places = precision if type(precision) is int else 0
+    if percent != int(percent):
+        exponent = Decimal(str(percent)).as_tuple().exponent
+        places = max(places, -exponent if isinstance(exponent, int) else 0)
+    return round(total, places) >= percent
 
 
 def _test_checks(

@@ -349,9 +349,9 @@ def _with_floor(value: float, **details: object) -> list[EvalMetric]:
 
 @pytest.mark.parametrize(
     ("value", "floor", "decision"),
-    [(0.8, 90, Decision.FAIL), (0.8996, 90, Decision.FAIL), (0.9, 90, Decision.PASS),
-     (0.5, 0, Decision.PASS)],
-    ids=["below", "raw-not-rounded", "at-floor", "zero-is-no-floor"],
+    [(0.8, 90, Decision.FAIL), (0.8949, 90, Decision.FAIL), (0.8996, 90, Decision.PASS),
+     (0.9, 90, Decision.PASS), (0.5, 0, Decision.PASS)],
+    ids=["below", "rounded-below", "rounded-to-the-floor", "at-floor", "zero-is-no-floor"],
 )
 def test_the_projects_fail_under_is_the_coverage_floor_when_the_gate_sets_none(
     value: float, floor: float, decision: Decision
@@ -375,3 +375,40 @@ def test_the_gates_own_minimum_and_a_patch_figure_ignore_the_projects_fail_under
     assert decide(own, "T1", metrics, GREEN_TESTS, _signed()).decision is Decision.PASS
     patch = _gate(metrics=[{"type": "test_coverage", "scope": "changed"}])
     assert decide(patch, "T1", metrics, GREEN_TESTS, _signed()).decision is Decision.PASS
+
+
+def test_a_projects_floor_is_met_exactly_as_coverage_py_decides_it() -> None:
+    """coverage.py's ``should_fail_under`` is the oracle: the figure rounded to ``precision``
+    or the floor's own decimals, 100 meaning 100. Figures near each floor, precisions 0-3."""
+    import random
+
+    from coverage.results import should_fail_under
+
+    rng = random.Random(35)  # noqa: S311 -- seeded figures, not secrets
+    cases = 0
+    for _ in range(3000):
+        of = rng.randint(1, 5000)
+        floor = rng.choice([50, 80, 90, 99, 100, 79.5, 57.143, 66.67, 95.05, 33.3])
+        ran = min(of, max(0, round(of * floor / 100) + rng.randint(-3, 3)))
+        precision = rng.randint(0, 3)
+        details: dict[str, object] = {
+            "fail_under": float(floor), "fail_under_from": "coverage.py fail_under",
+            "covered_lines": ran, "num_statements": of, "covered_branches": 0,
+            "num_branches": 0,
+        }
+        if precision:
+            details["precision"] = precision
+        verdict = decide(_gate(), "T1", _with_floor(ran / of, **details), GREEN_TESTS,
+                         _signed())
+        expected = not should_fail_under(100.0 * ran / of, float(floor), precision)
+        assert (verdict.decision is Decision.PASS) == expected, (ran, of, floor, precision)
+        cases += expected
+    assert 0 < cases < 3000  # both sides of the floors were reached
+
+
+def test_a_report_cannot_claim_the_rounding() -> None:
+    """Only the figures decide: a far lower figure with the same floor stays a failure, whatever
+    else its details say."""
+    metrics = _with_floor(0.1, fail_under=90.0, fail_under_from="coverage.py fail_under",
+                          fail_under_met=True, precision=0, covered_lines=1, num_statements=10)
+    assert decide(_gate(), "T1", metrics, GREEN_TESTS, _signed()).decision is Decision.FAIL

@@ -14,7 +14,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -184,15 +184,13 @@ class Reporting(Selection):
         if self._too_early:
             extra["imported_before_start"] = list(self._too_early)
             extra["run_instead"] = f"{early_start.RUN_INSTEAD} [the same pytest arguments]"
-        details = {**metric.details, **extra, **self._report_settings(metric.details)}
+        details = {**metric.details, **extra, **self._report_settings()}
         return self._without_statements(metric.model_copy(update={"details": details}))
 
-    def _report_settings(self, figures: dict[str, Any]) -> dict[str, Any]:
+    def _report_settings(self) -> dict[str, Any]:
         """coverage.py's ``fail_under`` (or pytest-cov's ``--cov-fail-under``), the floor when
-        the gate's configuration sets none, and ``precision``, how its figure is shown;
-        ``fail_under_met``: whether the total in ``figures`` meets that floor as coverage.py
-        (and pytest-cov) decide it: its own percentage, rounded to the precision the floor
-        and ``precision`` ask for (79.95% meets 80 at precision 0)."""
+        the gate's configuration sets none, and ``precision``, how its figure is shown and
+        rounded before it is compared with that floor (``gate.policy``)."""
         found: dict[str, Any] = {}
         try:
             configured = float(self._cov.get_option("report:fail_under") or 0)
@@ -204,14 +202,6 @@ class Reporting(Selection):
             floor, origin = float(self.fail_under), "pytest-cov --cov-fail-under"
         if floor > 0:
             found.update(fail_under=floor, fail_under_from=origin)
-        if floor > 0:
-            with suppress(Exception):  # no figures, an invalid floor: compared raw, stricter
-                from coverage.results import should_fail_under
-
-                ran = int(figures["covered_lines"]) + int(figures.get("covered_branches", 0))
-                of = int(figures["num_statements"]) + int(figures.get("num_branches", 0))
-                total = (100.0 * ran) / of if of > 0 else 100.0  # coverage.py's own arithmetic
-                found["fail_under_met"] = not should_fail_under(total, floor, precision)
         if precision > 0:
             found["precision"] = precision
         return found
