@@ -1,7 +1,8 @@
 """The test process of ``confgate gate``: ``python -m pytest``, once the supervisor says go.
 
 ``python -m pytest_confgate.gate.child ARGS`` imports the gate's own modules (pydantic and the
-models take most of a start-up), then blocks on the pipe ``ENV_GO`` names until the supervisor
+models take most of a start-up; not when the project is one of the packages that brings in,
+``WARMED``), then blocks on the pipe ``ENV_GO`` names until the supervisor
 has settled the configuration, the tier and the provenance, and only then runs pytest exactly
 as ``python -m pytest ARGS`` would. Both start-ups overlap, and no plugin, conftest or test of
 the change runs before the supervisor is ready. If the supervisor closes the pipe without a
@@ -39,8 +40,25 @@ def wait_for_go(environ: dict[str, str] | os._Environ[str]) -> bool:
         os.close(fd)
 
 
+WARMED = frozenset({"annotated_types", "pluggy", "pydantic", "pydantic_core",
+                    "typing_extensions", "typing_inspection", "yaml"})
+"""The installed packages that importing the gate's engine imports: a project that is one of
+them (pluggy's own suite) is measured from their import, as ``coverage run`` measures it."""
+
+
+def _is_warmed(root: str) -> bool:
+    """Whether the project at ``root`` (or its ``src/``) provides one of ``WARMED``."""
+    for folder in (root, os.path.join(root, "src")):
+        for name in WARMED:
+            if (os.path.isfile(os.path.join(folder, name, "__init__.py"))
+                    or os.path.isfile(os.path.join(folder, f"{name}.py"))):
+                return True
+    return False
+
+
 def main() -> int:
-    import pytest_confgate.gate.engine  # noqa: F401 - warmed while the supervisor settles
+    if not _is_warmed(os.getcwd()):
+        import pytest_confgate.gate.engine  # noqa: F401 - warmed while the supervisor settles
 
     if not wait_for_go(os.environ):
         sys.stderr.write("confgate gate: the supervisor did not start the tests\n")
