@@ -18,7 +18,9 @@ import sys
 import threading
 from collections.abc import Callable
 from sys import _getframe  # bound once: a test may delete sys._getframe
-from types import CodeType, FrameType, ModuleType
+from types import CodeType, FrameType
+
+from pytest_confgate.collect.namespaces import namespace
 
 Handler = Callable[[CodeType, str, str], None]
 """``handler(code, module name, loader name)`` for the code of a module about to run."""
@@ -67,9 +69,11 @@ def _importing(frame: FrameType | None) -> tuple[str, str]:
     for _ in range(4):
         if frame is None:
             break
-        found = frame.f_locals.get("module")
-        if isinstance(found, ModuleType):
+        found = namespace(frame.f_locals.get("module"))  # the program's object: only read
+        if found is not None:
             loader = frame.f_locals.get("self")
-            return found.__name__, type(loader).__name__ if loader is not None else "exec"
+            name = found.get("__name__")
+            return (name if type(name) is str else "",
+                    type(loader).__name__ if loader is not None else "exec")
         frame = frame.f_back
     return "", "exec"
