@@ -189,9 +189,11 @@ class MonitorProbes:
                 mon.register_callback(tool, events.BRANCH_LEFT, branch_once)
                 mon.register_callback(tool, events.BRANCH_RIGHT, branch_once)
             else:
-                mon.register_callback(tool, events.BRANCH, _uncollected(self._branch_twice))
-            if self.reference_traces:
-                mon.register_callback(tool, events.PY_UNWIND, _uncollected(self._unwind))
+                # Not wrapped: it fires on every run of a branch seen one way only, and
+                # pauses collection itself, only where it allocates.
+                mon.register_callback(tool, events.BRANCH, self._branch_twice)
+            if self.reference_traces:  # every unwind of the process: likewise
+                mon.register_callback(tool, events.PY_UNWIND, self._unwind)
         else:
             mon.register_callback(tool, events.LINE, self._line)
         start = events.PY_START
@@ -337,11 +339,17 @@ class MonitorProbes:
     def _unwind(self, code: CodeType, offset: int, exc: BaseException) -> Any:
         # Global: no DISABLE possible. coverage.py's tracer records a frame left by an
         # exception as an arc out of the function from the line that raised.
-        info = self._codes.get(id(code))
-        if info is not None:
+        info = self._codes.get(id(code))  # None for most: code of the whole process
+        if info is None:
+            return None
+        paused = _pause_collection()  # the arc allocates (``_pause_collection``)
+        try:
             line = info.lines.get(offset)
             if line is not None:
                 info.arcs.add((line, info.first))
+        finally:
+            if paused:
+                gc.enable()
         return None
 
     def _resolver(self, info: _Code, code: CodeType) -> ArcResolver:
@@ -383,11 +391,17 @@ class MonitorProbes:
         if info is None:
             return DISABLE
         seen = info.seen.get(source)
-        if seen is None:
-            seen = info.seen[source] = set()
-        if dest not in seen:
+        if seen is not None and dest in seen:  # the hot path: allocates nothing
+            return DISABLE if len(seen) > 1 else None
+        paused = _pause_collection()  # what follows allocates (``_pause_collection``)
+        try:
+            if seen is None:
+                seen = info.seen[source] = set()
             seen.add(dest)
             self._record_branch(info, code, source, dest)
+        finally:
+            if paused:
+                gc.enable()
         return DISABLE if len(seen) > 1 else None
 
 
