@@ -305,3 +305,28 @@ def test_a_module_imported_under_a_profiler_is_traced_not_an_error(
     assert totals(row["details"]) == coverage_py_totals(pytester.path, "-q", "-p",
                                                         "no:cacheprovider")
     assert result.ret == 0
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="3.11's probes switch to the tracer")
+def test_confgate_gate_keeps_what_its_test_process_was_warned_of(
+    pytester: pytest.Pytester,
+) -> None:
+    """The report says which files coverage.py traced and why; under ``confgate gate`` (and
+    from xdist workers) the test process's warnings were dropped on the way."""
+    import subprocess
+
+    pytester.mkpydir("calc")
+    pytester.path.joinpath("calc", "tool.py").write_text("def used():\n    return 1\n",
+                                                          encoding="utf-8")
+    pytester.makepyfile(test_again="import runpy\n\nimport calc.tool\n\n\ndef test_again():\n"
+                                   "    assert calc.tool.used() == 1\n"
+                                   "    runpy.run_module('calc.tool', run_name='__main__')\n")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n[tool.coverage.run]\n'
+        'source = ["calc"]\n', encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--", "-p",
+                           "no:cacheprovider"], cwd=pytester.path, capture_output=True,
+                          text=True, timeout=SLOW, check=False)
+    assert done.returncode == 0, done.stdout[-3000:]
+    details = metric(read_report(pytester), "test_coverage")["details"]
+    assert any("traced with coverage.py: calc/tool.py" in w for w in details["warnings"]), details

@@ -316,6 +316,7 @@ class CoverageSession(Reporting):
             "engine": self.engine,
             "engine_by_file": dict(self._by_file),
             "unprobed": dict(self._unprobed),
+            "warnings": list(self._warnings),
         }
 
     def combine(
@@ -368,6 +369,10 @@ class CoverageSession(Reporting):
         self.engine = labels.pop() if len(labels) == 1 else MIXED
         for note in notes:
             self._unprobed.update(dict(note.get("unprobed") or {}))
+            # What a worker (or confgate gate's test process) was warned of, said once: shown
+            # to people, never a figure or a verdict.
+            self._warnings.extend(str(w) for w in list(note.get("warnings") or [])[:20]
+                                  if str(w) not in self._warnings)
             for name, engine in dict(note.get("engine_by_file") or {}).items():
                 if self._by_file.get(name, engine) != engine:
                     engine = MIXED
