@@ -185,3 +185,42 @@ def test_parallel_leaves_no_data_file_and_never_reads_the_users_own(
     assert result.ret == 0, result.stdout.str()
     assert totals(details) == expected
     assert sorted(p.name for p in project.path.glob(".coverage*")) == [".coverage.user.1.2"]
+
+
+ELSEWHERE = '''\
+import os
+import pathlib
+import subprocess
+import sys
+
+from app.core import square
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_code_run_in_another_folder():
+    assert square(3) == 9
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", "from app.core import shout; print(shout('a'))"],
+                          capture_output=True, text=True, env=env, cwd=ROOT / "tests",
+                          check=False)
+    assert "A!" in done.stdout
+'''
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_a_child_started_in_another_folder_under_relative_files_counts_once(
+    pytester: pytest.Pytester, branch: bool
+) -> None:
+    """``relative_files = true``: a child started in another folder records absolute names,
+    which ``coverage combine`` makes relative to the project; the gate added them as they
+    were, so each file the child ran counted twice (33/43 lines against coverage.py's 20/26,
+    and a project at 72.5% failed a 72% floor)."""
+    project = _project(pytester, f'relative_files = true\npatch = ["subprocess"]\n'
+                                 f"branch = {str(branch).lower()}\n")
+    project.path.joinpath("tests", "test_app.py").write_text(ELSEWHERE, encoding="utf-8")
+    expected = _coverage_py_totals(project)
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert totals(details) == expected
+    assert details["child_processes"]["data_files"] >= 1, (details, expected)

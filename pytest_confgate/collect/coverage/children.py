@@ -93,12 +93,15 @@ class ChildProcesses:
                 os.environ[name] = value
         self._saved_env = {}
 
-    def combine(self, data: Any, wants: Callable[[str], bool] | None = None) -> str | None:
+    def combine(self, data: Any, wants: Callable[[str], bool] | None = None,
+                map_path: Callable[[str], str] | None = None) -> str | None:
         """Add every child's data to ``data`` (a ``CoverageData``) and remove the folder.
 
         ``wants`` keeps only the files the pytest process measures (a multiprocessing child
-        reads the project's own configuration, not the gate's). Returns why the children's
-        data could not be combined, if so.
+        reads the project's own configuration, not the gate's); ``map_path`` names each file
+        as ``coverage combine`` does (``[paths]``, and with ``relative_files`` relative to
+        here: a child started in another folder recorded absolute names). Returns why the
+        children's data could not be combined, if so.
         """
         from coverage import CoverageData
 
@@ -112,7 +115,7 @@ class ChildProcesses:
                 part.read()
                 if wants is not None:
                     part = _only(part, wants)
-                data.update(part)
+                data.update(part, map_path=map_path)
                 self.data_files += 1
         except Exception as exc:  # coverage.py raises plain exceptions (sqlite, data kinds)
             return f"the child processes' coverage data could not be combined: {exc}"

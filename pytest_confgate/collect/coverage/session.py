@@ -274,8 +274,16 @@ class CoverageSession(Reporting):
             return
         with self._catch():
             self._children_problem = children.combine(
-                self._cov.get_data(), self._measured_filter()
+                self._cov.get_data(), self._measured_filter(), self._path_map()
             )
+
+    def _path_map(self) -> Any:
+        """How ``coverage combine`` names a file of another process's data: ``[paths]``,
+        and with ``relative_files`` relative to the project (coverage.py's own aliases)."""
+        try:
+            return self._cov._make_aliases().map
+        except Exception:  # an internal API of coverage.py that moved: names as recorded
+            return None
 
     def discard(self) -> None:
         """Stop and forget: this process turned out not to be the one that measures."""
