@@ -257,8 +257,8 @@ def _checks(
 def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | None, str]:
     """The project's own coverage floor when the gate sets none: coverage.py's ``fail_under``
     or pytest-cov's ``--cov-fail-under``, as the figure's details carry it (percent), for the
-    whole project's figure only. The details' ``fail_under_met`` (coverage.py's own decision,
-    on the figure rounded to its precision) overrides the raw comparison."""
+    whole project's figure only. A raw figure under it still meets it where coverage.py's
+    rounding does (``_rounded_meets``)."""
     if config.type != "test_coverage" or getattr(config, "scope", None) == "changed":
         return None, ""
     percent = metric.details.get("fail_under")
