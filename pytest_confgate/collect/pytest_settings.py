@@ -14,6 +14,7 @@ from __future__ import annotations
 import configparser
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from pytest_confgate.config.textfile import tomllib
 
@@ -66,6 +67,56 @@ def run_words(files: Mapping[str, str], environ: Mapping[str, str],
     except ValueError:
         from_env = []
     return [*addopts(files), *from_env, *args]
+
+
+@dataclass(frozen=True)
+class PytestCov:
+    """What pytest-cov is told to measure, as it parses its options (``--cov`` is argparse's
+    ``append`` with an optional value: ``--cov SRC`` takes ``SRC`` unless it starts with ``-``)."""
+
+    sources: tuple[str, ...] | None
+    """``--cov=SRC`` values, or None when a ``--cov`` was bare (coverage.py's selection)."""
+    branch: bool
+    """``--cov-branch``: branches measured whatever coverage.py's configuration says."""
+    config: str | None
+    """``--cov-config``: the coverage.py configuration file (None: coverage.py's own search)."""
+
+
+def pytest_cov(words: Sequence[str]) -> PytestCov | None:
+    """pytest-cov's measurement among ``words``, or None when it does not measure the run (no
+    ``--cov``, or a ``--no-cov``)."""
+    sources: list[str] = []
+    bare = branch = disabled = False
+    config: str | None = None
+    index = 0
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--":
+            break
+        name, equals, value = word.partition("=")
+        if name == "--no-cov":
+            disabled = True
+        elif name == "--cov-reset":
+            sources, bare = [], False
+        elif name == "--cov-branch":
+            branch = True
+        elif name == "--cov-config":
+            if not equals and index < len(words):
+                value, index = words[index], index + 1
+            config = value
+        elif name == "--cov":
+            if not equals and index < len(words) and not words[index].startswith("-"):
+                value, equals, index = words[index], "=", index + 1
+            if equals:
+                sources.append(value)
+            else:
+                bare = True
+    if disabled or not (sources or bare):
+        return None
+    # pytest-cov's own rule: one bare ``--cov`` among named ones leaves the choice to coverage.py.
+    return PytestCov(sources=None if bare else tuple(sources), branch=branch,
+                     config=None if config in (None, ".coveragerc") else config)
 
 
 def cov_fail_under(words: Sequence[str]) -> float | None:

@@ -65,6 +65,7 @@ if typing.TYPE_CHECKING:
     # Imported where they are used: a run imports only what its metrics need (issue 26).
     from pytest_confgate.collect.coverage.line_probes import AssertRewriting
     from pytest_confgate.collect.coverage.session import CoverageSession
+    from pytest_confgate.collect.pytest_settings import PytestCov
     from pytest_confgate.collect.runtime_audit import RuntimeFinding
     from pytest_confgate.gate.background import BackgroundTools
     from pytest_confgate.models import ConfidenceResult
@@ -158,6 +159,9 @@ class GateRun:
         self.coverage_fail_under: float | None = None
         """pytest-cov's ``--cov-fail-under`` (from the plugin): the coverage floor when the
         configuration sets none, as coverage.py's ``fail_under`` is."""
+        self.pytest_cov: PytestCov | None = None
+        """``confgate gate``: what pytest-cov measures in the test process (its ``--cov``,
+        ``--cov-branch`` and ``--cov-config``), read from pytest's words before it starts."""
         self.audit: list[RuntimeFinding] = []
         """What the run-time audit saw in this process and the xdist workers (the plugin's);
         in ``confgate gate``, what the test process streamed as it was recorded."""
@@ -307,6 +311,7 @@ class GateRun:
             cache_dir=self._probe_cache(),
             rewriting=self.assert_rewriting,
             fail_under=self.coverage_fail_under,
+            pytest_cov=self.pytest_cov,
         )
 
     def _probe_cache(self) -> Path | None:

@@ -560,9 +560,11 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     in this process; any old report removed.
 
     ``config`` and ``base`` were typed on the supervisor's command line, which the change
-    cannot edit, so they count as pytest's real command line does. pytest-cov's
-    ``--cov-fail-under`` is read here from the settings file and ``pytest_args``, never from
-    the test process, whose code could lower it."""
+    cannot edit, so they count as pytest's real command line does. pytest-cov's options
+    (``--cov-fail-under``, and ``--cov``, ``--cov-branch``, ``--cov-config`` that decide what
+    this process analyses) are read here from the settings file and ``pytest_args``, never from
+    the test process, whose code could change them."""
+    from pytest_confgate.collect.pytest_settings import cov_fail_under, pytest_cov
     from pytest_confgate.config.loader import load_config
     from pytest_confgate.gate.anchor import Requested, choose_config
     from pytest_confgate.gate.engine import GateRun
@@ -578,19 +580,21 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
                   config_choice=choice)
     run.agents.read_change()
     run.read_before_the_run()
-    run.coverage_fail_under = _pytest_cov_floor(root, environ, pytest_args)
+    words = _pytest_words(root, environ, pytest_args)
+    run.coverage_fail_under = cov_fail_under(words)
+    run.pytest_cov = pytest_cov(words)
     forget_report(report_path)
     return run, report_path
 
 
-def _pytest_cov_floor(root: Path, environ: Mapping[str, str],
-                      pytest_args: Sequence[str]) -> float | None:
-    """``--cov-fail-under`` as pytest will parse it in the test process: its settings file's
-    ``addopts``, ``PYTEST_ADDOPTS``, then the command line."""
-    from pytest_confgate.collect.pytest_settings import SETTINGS_FILES, cov_fail_under, run_words
+def _pytest_words(root: Path, environ: Mapping[str, str],
+                  pytest_args: Sequence[str]) -> list[str]:
+    """Every word pytest will parse in the test process: its settings file's ``addopts``,
+    ``PYTEST_ADDOPTS``, then the command line."""
+    from pytest_confgate.collect.pytest_settings import SETTINGS_FILES, run_words
 
     files: dict[str, str] = {}
     for name in SETTINGS_FILES:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             files[name] = (root / name).read_text(encoding="utf-8")
-    return cov_fail_under(run_words(files, environ, pytest_args))
+    return run_words(files, environ, pytest_args)

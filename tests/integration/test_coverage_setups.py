@@ -8,6 +8,7 @@ same run, or ``coverage run -m pytest`` + ``coverage json`` on the same project.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -321,3 +322,101 @@ def test_an_error_names_what_coverage_py_measured_when_its_configuration_chose(
     result.stdout.fnmatch_lines(
         ["measured sources: calc, tests (chosen by coverage.py configuration)"]
     )
+
+
+# What pytest-cov is told under ``confgate gate``, in the three places pytest reads words from.
+# ``other.toml`` turns branches on and narrows the selection as only ``--cov-config`` names it.
+UNDER_THE_SUPERVISOR = {
+    "--cov-branch on the command line": ([], ["--cov=calc", "--cov-branch"], ""),
+    "--cov-branch in addopts": ([], [], "--cov=calc --cov-branch"),
+    "--cov-branch in PYTEST_ADDOPTS": (["--cov-branch"], ["--cov=calc"], ""),
+    "--cov-config naming branch and source": (
+        [], ["--cov", "--cov-config=other.toml"], ""),
+    "--cov narrower than the gate's sources": ([], ["--cov=calc/inner", "--cov-branch"], ""),
+}
+
+
+@pytest.mark.parametrize("setup", sorted(UNDER_THE_SUPERVISOR))
+def test_confgate_gate_reads_pytest_covs_branch_config_and_sources_as_pytest_cov_does(
+    project: pytest.Pytester, setup: str
+) -> None:
+    """``confgate gate -- --cov=calc --cov-branch`` reported 75% of lines, no branches, where
+    pytest-cov (and ``pytest --confgate``) gave 67% with branches: the supervisor analysed
+    the test process's arcs with the configuration files' settings, never pytest-cov's
+    options."""
+    environ_words, args, addopts = UNDER_THE_SUPERVISOR[setup]
+    inner = project.path / "calc" / "inner"
+    inner.mkdir()
+    inner.joinpath("__init__.py").write_text(
+        "def sign(x):\n    if x < 0:\n        return -1\n    return 1\n", encoding="utf-8")
+    project.path.joinpath("calc", "unrun.py").write_text(
+        "def unrun(x):\n    if x:\n        return 1\n    return 2\n", encoding="utf-8")
+    project.path.joinpath("tests", "test_inner.py").write_text(
+        "from calc.inner import sign\n\n\ndef test_sign():\n    assert sign(3) == 1\n",
+        encoding="utf-8")
+    project.path.joinpath("other.toml").write_text(
+        '[tool.coverage.run]\nbranch = true\nsource = ["calc"]\nomit = ["*/unrun.py"]\n',
+        encoding="utf-8")
+    project.path.joinpath("pyproject.toml").write_text(
+        f'[tool.pytest.ini_options]\npythonpath = ["."]\naddopts = "{addopts}"\n',
+        encoding="utf-8")
+    environ = {**os.environ, "PYTEST_ADDOPTS": " ".join(environ_words)}
+    reference = ["--cov-report=json:pytest-cov.json", "-p", "no:cacheprovider"]
+
+    bare = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:confgate", *args,
+                           *reference], cwd=project.path, env=environ, capture_output=True,
+                          text=True, timeout=SLOW, check=False)
+    assert bare.returncode == 0, bare.stdout[-3000:]
+    theirs = json.loads((project.path / "pytest-cov.json").read_text(encoding="utf-8"))
+    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--", *args,
+                           *reference], cwd=project.path, env=environ, capture_output=True,
+                          text=True, timeout=SLOW, check=False)
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert theirs["totals"]["num_branches"] > 0
+    gate = _gate_totals(project)
+    assert gate == {key: theirs["totals"][key] for key in gate}, (setup, theirs["files"].keys())
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["branch"] is True
+    assert details["engine"] == "coverage.py (pytest-cov)"
+    named = "config" not in setup
+    assert (details["selected_by"] == "pytest-cov (--cov)") is named, details["selected_by"]
+
+
+# The change's conftest turns pytest-cov's arcs into lines before they are handed over.
+ARCS_TO_LINES = """\
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session):
+    ctl = session.config.pluginmanager.getplugin("_cov").cov_controller
+    ctl.cov.stop()
+    data = ctl.cov.get_data()
+    lines = {name: data.lines(name) for name in data.measured_files()}
+    data.erase()
+    data._has_arcs = data._has_lines = False
+    data.add_lines(lines)
+"""
+
+
+def test_lines_handed_over_where_branches_are_measured_fail_closed(
+    project: pytest.Pytester,
+) -> None:
+    """With pytest-cov's branches read from the words, a conftest that hands lines over
+    (coverage.py then reports no branches) would have turned 67% into 75%, a PASS."""
+    project.path.joinpath("tests", "conftest.py").write_text(ARCS_TO_LINES, encoding="utf-8")
+    project.path.joinpath("tests", "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        encoding="utf-8")
+
+    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
+                           "--cov=calc", "--cov-branch", "-p", "no:cacheprovider"],
+                          cwd=project.path, capture_output=True, text=True, timeout=SLOW,
+                          check=False)
+
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    coverage = metric(read_report(project), "test_coverage")
+    assert coverage["status"] == "error"
+    assert coverage["reason"].startswith(
+        "branch coverage is measured, but the test process handed over lines only")

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_confgate.collect.pytest_settings import cov_fail_under, run_words
+from pytest_confgate.collect.pytest_settings import (
+    PytestCov,
+    cov_fail_under,
+    pytest_cov,
+    run_words,
+)
 
 PYPROJECT = '[tool.pytest.ini_options]\naddopts = "--cov=calc --cov-fail-under=80"\n'
 
@@ -32,3 +37,30 @@ def test_the_last_cov_fail_under_pytest_would_parse_is_the_floor(
     files: dict[str, str], environ: dict[str, str], args: list[str], floor: float | None
 ) -> None:
     assert cov_fail_under(run_words(files, environ, args)) == floor
+
+
+@pytest.mark.parametrize(
+    ("words", "told"),
+    [
+        ([], None),
+        (["--cov-branch"], None),
+        (["--cov"], PytestCov(sources=None, branch=False, config=None)),
+        (["--cov=calc", "--cov-branch"], PytestCov(("calc",), True, None)),
+        (["--cov", "calc", "tests"], PytestCov(("calc",), False, None)),
+        (["--cov", "-x", "tests"], PytestCov(None, False, None)),
+        (["--cov=calc", "--cov"], PytestCov(None, False, None)),
+        (["--cov=a", "--cov=b"], PytestCov(("a", "b"), False, None)),
+        (["--cov=a", "--cov-reset", "--cov=b"], PytestCov(("b",), False, None)),
+        (["--cov=calc", "--no-cov"], None),
+        (["--cov", "--cov-config", "other.ini"], PytestCov(None, False, "other.ini")),
+        (["--cov", "--cov-config=.coveragerc"], PytestCov(None, False, None)),
+        (["--cov", "--", "--cov-branch"], PytestCov(None, False, None)),
+    ],
+    ids=["nothing", "branch alone", "bare", "named and branch", "value as the next word",
+         "an option is not a value", "a bare one wins", "two named", "reset", "no-cov",
+         "config as the next word", "the default config", "after --"],
+)
+def test_pytest_covs_measurement_is_read_as_pytest_cov_parses_it(
+    words: list[str], told: PytestCov | None
+) -> None:
+    assert pytest_cov(words) == told

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
+import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ from pytest_confgate.collect.namespaces import module_file
 from pytest_confgate.collect.sources import tests_omit_patterns
 from pytest_confgate.models import EvalMetric
 
+if typing.TYPE_CHECKING:
+    from pytest_confgate.collect.pytest_settings import PytestCov
+
 
 class CoverageSession(Reporting):
     """One coverage.py measurement of the given sources: ``start``, ``stop``, ``metric``."""
@@ -50,6 +54,7 @@ class CoverageSession(Reporting):
         cache_dir: Path | None = None,
         rewriting: AssertRewriting | None = None,
         fail_under: float | None = None,
+        pytest_cov: PytestCov | None = None,
     ) -> None:
         self.root = root
         self.fail_under = fail_under
@@ -59,6 +64,9 @@ class CoverageSession(Reporting):
         """Whether branches are measured; settled from coverage.py's configuration."""
         self._branch_setting = branch
         """The gate's own ``branch:`` (``None``: coverage.py's configuration decides)."""
+        self._pytest_cov = pytest_cov
+        """``confgate gate``'s own process: what pytest-cov measured in the test process, so
+        the data is analysed with the same selection, branches and configuration file."""
         self.only = only
         """Pull-request mode: measure and report just these files (the changed ones)."""
         self._own_sources = own_sources
@@ -167,8 +175,11 @@ class CoverageSession(Reporting):
             import coverage
 
             with self._catch():
-                cov = coverage.Coverage(data_file=None, branch=self._branch_setting)
+                cov = coverage.Coverage(data_file=None, **self._as_pytest_cov())
                 problem = self._select(cov)
+            if self._pytest_cov is not None and self._pytest_cov.sources is not None:
+                if self._selected_by == "coverage.py configuration":
+                    self._selected_by = "pytest-cov (--cov)"
         except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
             self._error = f"coverage.py could not start: {exc}"
             self._cov = None
@@ -180,6 +191,17 @@ class CoverageSession(Reporting):
         self.branch = bool(cov.get_option("run:branch"))
         self._early = early_start.handover()
         return True
+
+    def _as_pytest_cov(self) -> dict[str, Any]:
+        """coverage.py's arguments as pytest-cov gave them in the test process (the gate's own
+        ``branch:`` wins, as it does over coverage.py's configuration)."""
+        told = self._pytest_cov
+        branch = self._branch_setting
+        if told is None:
+            return {"branch": branch}
+        return {"branch": True if branch is None and told.branch else branch,
+                "config_file": told.config or True,
+                "source": list(told.sources) if told.sources is not None else None}
 
     def stop(self) -> None:
         """Stop measuring; safe to call twice or when start failed."""
@@ -366,6 +388,12 @@ class CoverageSession(Reporting):
             for name in sorted(parts):
                 part = CoverageData(no_disk=True)
                 part.loads(parts[name])
+                if self.branch and part.measured_files() and not part.has_arcs():
+                    self._error = (
+                        f"branch coverage is measured, but {name} handed over lines only; the "
+                        "figures would leave the branches out, so none are given")
+                    self._cov = None
+                    return
                 combined.update(part)
         self._merge_early()
         self._workers = sorted(parts)
