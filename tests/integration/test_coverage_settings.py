@@ -8,6 +8,7 @@ subprocess: the oracle is coverage.py itself, never a number written here.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from typing import Any
@@ -406,3 +407,56 @@ def test_each_coverage_py_setting_gives_coverage_pys_figures(
     if setting == "plugins":  # the configurer's exclusion counted; coverage.py traced the run
         assert row["details"]["excluded_lines"] == 2
         assert row["details"]["engine"] == "coverage.py"
+
+
+# What covdefaults does when coverage.py initialises: branches on whatever the project says,
+# the whole project measured when it names no source, and a floor of 100.
+DEFAULTS_LIKE_COVDEFAULTS = '''\
+class Defaults:
+    def configure(self, config):
+        config.set_option("run:branch", True)
+        if not config.get_option("run:source"):
+            config.set_option("run:source", ["."])
+        if not config.get_option("report:fail_under"):
+            config.set_option("report:fail_under", 100)
+
+
+def coverage_init(reg, options):
+    reg.add_configurer(Defaults())
+'''
+
+
+@pytest.mark.parametrize("how", ["pytest --confgate", "confgate gate"])
+@pytest.mark.parametrize("source", ["named", "none"])
+def test_settings_a_configuring_plugin_makes_are_the_settings_measured(
+    project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, how: str, source: str
+) -> None:
+    """covdefaults turns branches on and sets ``source`` when coverage.py initialises; the
+    gate read ``branch`` and chose the selection before that: lines only (100%, a PASS under
+    covdefaults' own floor of 100 that ``coverage report`` fails), and the tests left out."""
+    plugins = tmp_path_factory.mktemp("installed")  # outside the checkout, as a package is
+    plugins.joinpath("defaults_plugin.py").write_text(DEFAULTS_LIKE_COVDEFAULTS, encoding="utf-8")
+    named = 'source = ["calc"]\n' if source == "named" else ""
+    _pyproject(project, f'[tool.coverage.run]\nbranch = false\n{named}'
+                        'plugins = ["defaults_plugin"]\n')
+    project.path.joinpath("tests", "test_calc.py").write_text(
+        "from calc import add, scale\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+        "    assert scale(2) == 20\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PYTHONPATH", str(plugins), prepend=os.pathsep)
+        expected = _oracle(project)
+        if how == "confgate gate":
+            done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
+                                   "-p", "no:cacheprovider"], cwd=project.path, timeout=SLOW,
+                                  capture_output=True, text=True, check=False)
+            output = done.stdout + done.stderr
+            row = metric(read_report(project), "test_coverage")
+        else:
+            result, row = _gate(project)
+            output = result.stdout.str()
+    assert totals(row["details"]) == expected, (row["details"], output[-3000:])
+    assert expected["num_branches"] > 0
+    assert row["details"]["branch"] is True
+    assert row["threshold"] == 1.0, row
+    assert not row["passed"]
+    assert read_report(project)["decision"] != "pass"

@@ -176,10 +176,14 @@ class CoverageSession(Reporting):
 
             with self._catch():
                 cov = coverage.Coverage(data_file=None, **self._as_pytest_cov())
-                problem = self._select(cov)
-            if self._pytest_cov is not None and self._pytest_cov.sources is not None:
-                if self._selected_by == "coverage.py configuration":
-                    self._selected_by = "pytest-cov (--cov)"
+                problem = self._checkout_plugins(cov)
+                if problem is None:
+                    self._configure(cov)
+                    problem = self._select(cov)
+            told = self._pytest_cov
+            chose = told is not None and told.sources is not None
+            if chose and self._selected_by == "coverage.py configuration":
+                self._selected_by = "pytest-cov (--cov)"
         except Exception as exc:  # coverage.py raises plain exceptions for bad configs too
             self._error = f"coverage.py could not start: {exc}"
             self._cov = None
@@ -191,6 +195,30 @@ class CoverageSession(Reporting):
         self.branch = bool(cov.get_option("run:branch"))
         self._early = early_start.handover()
         return True
+
+    def _checkout_plugins(self, cov: Any) -> str | None:
+        """``confgate gate``'s own process imports no coverage.py plugin from the checkout:
+        refused before ``_configure`` would import it."""
+        if self.expected_sources is None:
+            return None
+        checkout = checkout_plugins(cov.config.plugins, self.root)
+        if not checkout:
+            return None
+        return (
+            f"coverage.py's `plugins` setting names {', '.join(checkout)}, which imports from "
+            f"the checkout ({self.root}): confgate gate will not run the change's code in its "
+            "own process; install the plugin as a package outside the checkout, or measure "
+            "with `pytest --confgate`"
+        )
+
+    def _configure(self, cov: Any) -> None:
+        """coverage.py's configuring plugins (``covdefaults`` turns ``branch`` on, sets
+        ``source`` and ``fail_under``) change the settings when coverage.py initialises, which
+        its public methods do first; done now, so the selection, the engine and ``branch`` are
+        read as coverage.py will use them. The gate's own ``branch:`` still wins."""
+        cov._init()
+        if self._branch_setting is not None:
+            cov.set_option("run:branch", self._branch_setting)
 
     def _as_pytest_cov(self) -> dict[str, Any]:
         """coverage.py's arguments as pytest-cov gave them in the test process (the gate's own
@@ -370,17 +398,6 @@ class CoverageSession(Reporting):
             return
         if not self._create():
             return
-        if self.expected_sources is not None:  # confgate gate's own process
-            checkout = checkout_plugins(self._cov.config.plugins, self.root)
-            if checkout:
-                self._error = (
-                    f"coverage.py's `plugins` setting names {', '.join(checkout)}, which "
-                    f"imports from the checkout ({self.root}): confgate gate will not run the "
-                    "change's code in its own process; install the plugin as a package "
-                    "outside the checkout, or measure with `pytest --confgate`"
-                )
-                self._cov = None
-                return
         from coverage import CoverageData
 
         with self._catch():
