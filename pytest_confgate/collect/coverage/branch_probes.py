@@ -47,13 +47,14 @@ from pytest_confgate.collect.coverage.branch_edits import (
     key_arc,
 )
 from pytest_confgate.collect.coverage.branch_finally import (
+    aexit_on_a_raise,
     exception_exit,
     leave_finally,
     own_line_reraises,
     tails,
 )
 
-FORMAT = 3
+FORMAT = 4
 """Bumped whenever the placement of branch probes changes (it keys the probe cache)."""
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SCOPES = (*_DEFINITIONS, ast.Lambda)
@@ -309,6 +310,10 @@ class BranchProbes:
         if known is not None:
             raise Unmappable(known.decode("utf-8", errors="replace"))
         try:
+            line = aexit_on_a_raise(tree)
+            if line is not None:
+                raise Unmappable(f"line {line}: an async with whose exit Python 3.11 places "
+                                 "on a raise")
             return plan(tree, analysis_text(source), path, self.exclude, self._analyses)
         except Unmappable as exc:
             if note is not None:  # a cache that cannot be written costs time

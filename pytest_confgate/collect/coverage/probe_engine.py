@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_confgate.collect.coverage import foreign_loaders
 from pytest_confgate.collect.coverage.ahead import prepare_all
+from pytest_confgate.collect.coverage.branch_finally import aexit_on_a_raise_at
 from pytest_confgate.collect.coverage.branch_probes import BranchProbes, arcs_of
 from pytest_confgate.collect.coverage.files import FileSelection
 from pytest_confgate.collect.coverage.line_probes import AssertRewriting, LineProbes
@@ -112,6 +113,8 @@ class ProbeEngine:
     ) -> ProbeEngine | None:
         """Probes for just ``files`` (pull-request mode); ``None`` if one is imported already,
         or (branch probes) one cannot have them."""
+        if branches is None and any(aexit_on_a_raise_at(str(p)) is not None for p in files):
+            return None  # line probes cannot see what coverage.py's tracer sees there
         probes = LineProbes.for_files(
             files, cache_dir=cache_dir, rewriting=rewriting, branches=branches
         )

@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from types import CodeType, ModuleType
 from typing import Any, Protocol
 
+from pytest_confgate.collect.coverage.branch_finally import aexit_on_a_raise_at
+
 PROBE = "__confgate_probe__"
 """The global the probes call with a line number, renamed per file in the compiled code
 (``line_probes.probe_name``) to a builtin: its file's set of lines' ``add``."""
@@ -28,6 +30,8 @@ class Probes(Protocol):
     unprobed: dict[str, str]
     rewriting: Any
     traces_others: bool
+    branches: Any
+    """The branch probes, or None (line probes only)."""
 
     def wants(self, filename: str, module: str) -> bool: ...
 
@@ -76,6 +80,13 @@ class ProbeFinder:
             # where the engine has it trace what it cannot probe, else said so.
             if not self.probes.traces_others:
                 self.probes.unprobed[origin] = "imported while a profiler (sys.setprofile) ran"
+            return spec
+        if self.probes.branches is None and aexit_on_a_raise_at(origin) is not None:
+            # Line probes cannot mark that ``raise`` run as coverage.py's tracer does: traced
+            # (branch probes refuse the file when they plan it).
+            if not self.probes.traces_others:
+                self.probes.unprobed[origin] = "an async with whose exit Python 3.11 places " \
+                                               "on a raise"
             return spec
         rewriter = None
         if type(spec.loader) is not importlib.machinery.SourceFileLoader:
