@@ -35,6 +35,9 @@ from pytest_confgate.collect.runtime_audit import MAX_FINDINGS, RuntimeFinding
 from pytest_confgate.collect.tests import TestTally
 from pytest_confgate.gate.child import ENV_FD
 
+UNSEEN_FAILURE = "pytest counted a failed test, but the channel reported none failed"
+"""The test process exited 1 with no failure sent: a report hidden, or a plugin that fails the
+session itself (pytest-cov below its floor)."""
 MAX_CHANNEL_BYTES = 64 * 1024 * 1024
 """More than any real suite sends (about 200 bytes per report): past it the channel was flooded."""
 _write = os.write
@@ -195,8 +198,8 @@ class StreamTally:
             self._problem("the test process ended without its own session end (os._exit, a "
                           "signal or a crash before pytest finished): the outcomes are partial")
         elif self.exitstatus == _TESTS_FAILED and not self._failures():
-            self._problem("pytest counted a failed test, but the channel reported none failed "
-                          "(a report dropped or relabelled before it was sent)")
+            self._problem(f"{UNSEEN_FAILURE} (a report dropped or relabelled before it was "
+                          "sent)")
         elif self.collected is not None and len(self.set_up) < self.collected:
             self._problem(f"{self.collected - len(self.set_up)} of the {self.collected} tests "
                           "collected never reported (the session ended before they ran: "

@@ -268,6 +268,17 @@ def _project_floor(config: MetricConfig, metric: EvalMetric) -> tuple[float | No
     return min(float(percent), 100.0) / 100.0, f" ({origin})" if isinstance(origin, str) else ""
 
 
+def below_project_floor(metric: EvalMetric) -> bool:
+    """Whether a whole-project coverage figure is under the project's own floor (coverage.py's
+    ``fail_under`` or ``--cov-fail-under``) as coverage.py judges it, rounding included."""
+    if not metric.available or metric.value is None:
+        return False
+    percent = metric.details.get("fail_under")
+    if not isinstance(percent, (int, float)) or isinstance(percent, bool) or percent <= 0:
+        return False
+    return metric.value < min(float(percent), 100.0) / 100.0 and not _rounded_meets(metric)
+
+
 def _rounded_meets(metric: EvalMetric) -> bool:
     """Whether coverage.py passes ``metric``'s figure at its ``fail_under``: its
     ``should_fail_under`` compares the percentage rounded to ``precision`` decimals, or to the

@@ -420,3 +420,28 @@ def test_lines_handed_over_where_branches_are_measured_fail_closed(
     assert coverage["status"] == "error"
     assert coverage["reason"].startswith(
         "branch coverage is measured, but the test process handed over lines only")
+
+
+def test_pytest_cov_failing_the_session_below_its_floor_is_not_called_a_hidden_failure(
+    project: pytest.Pytester,
+) -> None:
+    """pytest-cov exits 1 below ``--cov-fail-under`` with no test failed; ``confgate gate``
+    said "pytest counted a failed test, but the channel reported none failed (a report
+    dropped or relabelled...)": the coverage row is the reason, and it is the one given."""
+    project.path.joinpath("tests", "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        encoding="utf-8")
+
+    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
+                           "--cov=calc", "--cov-fail-under=99", "-p", "no:cacheprovider"],
+                          cwd=project.path, capture_output=True, text=True, timeout=SLOW,
+                          check=False)
+
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    report = read_report(project)
+    reasons = [c["message"] for c in report["conditions"] if not c["passed"]]
+    assert reasons, report["conditions"]
+    assert not any("channel reported none failed" in r for r in reasons), reasons
+    assert any(r.startswith("test_coverage: ") and "below the minimum 99.00%" in r
+               for r in reasons), reasons
+    assert report["decision"] == "fail"
