@@ -310,7 +310,7 @@ class BranchProbes:
         if known is not None:
             raise Unmappable(known.decode("utf-8", errors="replace"))
         try:
-            line = aexit_on_a_raise(tree)
+            line = aexit_on_a_raise(tree) if b"async" in source else None
             if line is not None:
                 raise Unmappable(f"line {line}: an async with whose exit Python 3.11 places "
                                  "on a raise")
