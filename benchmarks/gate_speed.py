@@ -31,6 +31,9 @@ each; the JSON file has every run's seconds and the machine's load average. Meas
   probes on Python 3.10/3.11), and ``pytest -n 2 --confgate`` against the serial run.
 
 ``--quick`` measures the rounds and figures only (no side measures), for a loaded machine.
+``--against COMMIT`` adds, beside each warm gate run and in the same rounds, the same run with
+this repository's code at ``COMMIT`` (a git worktree put first on ``PYTHONPATH``), and the
+ratio of the two: a speed change measured side by side, whatever the machine's load does.
 
 Exit status 1 when a figure differs (never for a missed speed target: timings on a loaded
 machine are evidence, not a verdict).
@@ -88,6 +91,11 @@ class Variant:
     """The ``confgate.yml`` to write first; None keeps the last one, ``""`` removes it."""
     cold: bool = True
     after: Callable[[], None] | None = None
+    env: dict[str, str] | None = None
+    """Added to the environment (``--against``: ``PYTHONPATH`` naming the older code)."""
+    own_caches: bool = False
+    """Run with ``.confgate`` of its own (``--against``: each version keeps its warm caches;
+    the tools' cache files are rewritten whole, in each version's format)."""
     seconds: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
 
@@ -132,7 +140,8 @@ def main() -> int:
     with rp.exclusive(args.cache):
         for name in args.project:
             spec = rp.PROJECTS[name]
-            bench, rows = _measure(spec, args.cache, args.rounds, quick=args.quick)
+            bench, rows = _measure(spec, args.cache, args.rounds, quick=args.quick,
+                                   against=args.against)
             _print(f"{spec.name} {spec.version}", rows, bench.problems, bench.checked)
             results.append(_results(spec, bench, rows))
             problems += len(bench.problems)
@@ -147,7 +156,8 @@ def main() -> int:
 
 
 def _measure(
-    spec: rp.ProjectSpec, cache: Path, rounds: int, *, quick: bool = False
+    spec: rp.ProjectSpec, cache: Path, rounds: int, *, quick: bool = False,
+    against: str | None = None,
 ) -> tuple[Bench, list[Row]]:
     """Every measure of one project; its commands interleaved round by round."""
     ws = rp.prepare(spec, cache)
@@ -158,8 +168,15 @@ def _measure(
     bench.out.mkdir(parents=True, exist_ok=True)
     print(f"{spec.name} {spec.version}, {os.cpu_count()} cores, {rounds} rounds\n")
     _define_variants(bench)
-    _timed_rounds(bench, rounds)
-    rows = _ratios(bench)
+    older = _worktree(against, cache) if against else None
+    if older is not None:
+        _add_older(bench, older, against or "")
+    try:
+        _timed_rounds(bench, rounds)
+    finally:
+        if older is not None:
+            _run_git("worktree", "remove", "--force", str(older))
+    rows = _ratios(bench) + _against_rows(bench)
     if quick:
         return bench, rows
     repeats = min(3, rounds)  # the side measures: 3 runs each, fewer for a quick check
@@ -191,6 +208,10 @@ def _arguments() -> argparse.Namespace:
         help="only the interleaved rounds and the figures (no tail, tools, start-up, xdist)",
     )
     parser.add_argument(
+        "--against", metavar="COMMIT", default=None,
+        help="also time each warm gate run with this repository at COMMIT, side by side",
+    )
+    parser.add_argument(
         "--no-sample", dest="sample", action="store_false",
         help="skip the README's sample project (the gate's fixed cost, fixed_cost.py)",
     )
@@ -215,7 +236,8 @@ def _make_repository(ws: rp.Workspace) -> None:
         ws.run([*git, *step], env=GIT_ENV).require()
         if step == ["init", "-q"]:
             exclude.parent.mkdir(parents=True, exist_ok=True)
-            exclude.write_text("confgate.yml\nconfgate-report.json\n.confgate/\n*.json\n")
+            exclude.write_text("confgate.yml\nconfgate-report.json\n.confgate/\n*.json\n"
+                               ".confgate-older/\n.confgate-swap/\n")
     target = ws.project / (ws.spec.changed or ws.spec.sources[0])
     if target.is_dir():
         target = sorted(target.glob("*.py"))[-1]
@@ -284,7 +306,13 @@ def _timed_rounds(bench: Bench, rounds: int) -> None:
                 (bench.project / "confgate.yml").write_text(variant.config, encoding="utf-8")
             if variant.cold:
                 shutil.rmtree(bench.project / ".confgate", ignore_errors=True)
-            run = bench.ws.run(variant.argv).require(0, 1)
+            if variant.own_caches:
+                _swap(bench.project / ".confgate", bench.project / ".confgate-older")
+            try:
+                run = bench.ws.run(variant.argv, env=variant.env).require(0, 1)
+            finally:
+                if variant.own_caches:
+                    _swap(bench.project / ".confgate", bench.project / ".confgate-older")
             variant.seconds.append(run.seconds)
             variant.cpu.append(run.cpu_seconds)
             if variant.after is not None:
@@ -329,6 +357,70 @@ def _ratios(bench: Bench) -> list[Row]:
         ratio("gate, pull request, warm", "bare pytest", 1.10, cpu),
     ]
     rows += [(f"median seconds: {name}", value, "-", "-") for name, value in wall.items()]
+    return rows
+
+
+AGAINST = " (older code)"
+"""Suffix of a variant run with the code of ``--against``."""
+WARM = ("gate, zero config, warm", "gate, lines, warm", "gate, pull request, warm")
+
+
+def _run_git(*args: str) -> str:
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True,
+                          check=True)
+    return done.stdout.strip()
+
+
+def _worktree(commit: str, cache: Path) -> Path:
+    """This repository at ``commit``, checked out beside the benchmark's venvs and compiled
+    once, as the current code is (``PYTHONDONTWRITEBYTECODE`` would recompile it each run)."""
+    import compileall
+
+    sha = _run_git("rev-parse", "--verify", f"{commit}^{{commit}}")
+    where = cache / f"against-{sha[:12]}"
+    if where.exists():
+        _run_git("worktree", "remove", "--force", str(where))
+    _run_git("worktree", "add", "--detach", str(where), sha)
+    compileall.compile_dir(where / "pytest_confgate", quiet=1)
+    return where
+
+
+def _add_older(bench: Bench, older: Path, commit: str) -> None:
+    """Each warm gate run once more, right after it, with the older code first on the path
+    (the same configuration and caches: both versions' entries live side by side)."""
+    variants: dict[str, Variant] = {}
+    for name, variant in bench.variants.items():
+        variants[name] = variant
+        if name in WARM:
+            variants[name + AGAINST] = Variant(variant.argv, None, False,
+                                               env={"PYTHONPATH": str(older)}, own_caches=True)
+    bench.variants = variants
+    print(f"beside each warm gate run: the code at {commit} ({older})\n")
+
+
+def _swap(one: Path, other: Path) -> None:
+    aside = one.with_name(one.name + "-swap")
+    if one.exists():
+        one.rename(aside)
+    if other.exists():
+        other.rename(one)
+    if aside.exists():
+        aside.rename(other)
+
+
+def _against_rows(bench: Bench) -> list[Row]:
+    rows: list[Row] = []
+    for name in WARM:
+        older = bench.variants.get(name + AGAINST)
+        if older is None:
+            continue
+        now = statistics.median(bench.variants[name].seconds)
+        then = statistics.median(older.seconds)
+        bare = statistics.median(bench.variants["bare pytest"].seconds)
+        rows.append((f"{name}: now / older code", now / then, "-", "-"))
+        rows.append((f"{name}{AGAINST} / bare pytest", then / bare, "-", "-"))
     return rows
 
 
