@@ -383,6 +383,19 @@ def test_confgate_gate_reads_pytest_covs_branch_config_and_sources_as_pytest_cov
     assert (details["selected_by"] == "pytest-cov (--cov)") is named, details["selected_by"]
 
 
+def _only_add(project: pytest.Pytester) -> None:
+    """One test, of ``add`` only: ``calc`` at 57% of its lines and none of its branches."""
+    project.path.joinpath("tests", "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        encoding="utf-8")
+
+
+def _confgate_gate(project: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--", *args,
+                           "-p", "no:cacheprovider"], cwd=project.path, capture_output=True,
+                          text=True, timeout=SLOW, check=False)
+
+
 # The change's conftest turns pytest-cov's arcs into lines before they are handed over.
 ARCS_TO_LINES = """\
 import pytest
@@ -406,14 +419,9 @@ def test_lines_handed_over_where_branches_are_measured_fail_closed(
     """With pytest-cov's branches read from the words, a conftest that hands lines over
     (coverage.py then reports no branches) would have turned 67% into 75%, a PASS."""
     project.path.joinpath("tests", "conftest.py").write_text(ARCS_TO_LINES, encoding="utf-8")
-    project.path.joinpath("tests", "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        encoding="utf-8")
+    _only_add(project)
 
-    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
-                           "--cov=calc", "--cov-branch", "-p", "no:cacheprovider"],
-                          cwd=project.path, capture_output=True, text=True, timeout=SLOW,
-                          check=False)
+    done = _confgate_gate(project, "--cov=calc", "--cov-branch")
 
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     coverage = metric(read_report(project), "test_coverage")
@@ -428,14 +436,9 @@ def test_pytest_cov_failing_the_session_below_its_floor_is_not_called_a_hidden_f
     """pytest-cov exits 1 below ``--cov-fail-under`` with no test failed; ``confgate gate``
     said "pytest counted a failed test, but the channel reported none failed (a report
     dropped or relabelled...)": the coverage row is the reason, and it is the one given."""
-    project.path.joinpath("tests", "test_calc.py").write_text(
-        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        encoding="utf-8")
+    _only_add(project)
 
-    done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
-                           "--cov=calc", "--cov-fail-under=99", "-p", "no:cacheprovider"],
-                          cwd=project.path, capture_output=True, text=True, timeout=SLOW,
-                          check=False)
+    done = _confgate_gate(project, "--cov=calc", "--cov-fail-under=99")
 
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     report = read_report(project)
