@@ -224,3 +224,31 @@ def test_a_child_started_in_another_folder_under_relative_files_counts_once(
     assert result.ret == 0, result.stdout.str()
     assert totals(details) == expected
     assert details["child_processes"]["data_files"] >= 1, (details, expected)
+
+
+# What a child killed while it started leaves beside the others' data: an empty file.
+LEFT_EMPTY = '''\
+import os
+
+
+def test_a_child_left_an_empty_data_file():
+    open(os.environ["COVERAGE_FILE"] + ".host.pid1.Xempty", "w").close()
+'''
+
+
+@pytest.mark.parametrize("branch", [False, True], ids=["lines", "branches"])
+def test_a_childs_unusable_data_file_is_left_out_as_coverage_combine_leaves_it(
+    pytester: pytest.Pytester, branch: bool
+) -> None:
+    """With branches, opening the empty file to read made it data of no kind, which clashed
+    with the run's branch data: every child's lines were lost (4/6 against 6/6), and the
+    reason was overwritten by a later combine, so the row said ok and the gate passed."""
+    project = _project(pytester, f'branch = {str(branch).lower()}\npatch = ["subprocess"]\n'
+                                 'concurrency = ["multiprocessing"]\n')
+    project.path.joinpath("tests", "test_empty.py").write_text(LEFT_EMPTY, encoding="utf-8")
+    expected = _coverage_py_totals(project)
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert totals(details) == expected
+    assert details["child_processes"]["data_files"] >= 1
+    assert any("isn't a coverage data file" in w for w in details.get("warnings", [])), details

@@ -42,6 +42,8 @@ class ChildProcesses:
         self._undo: list[Callable[[], None]] = []
         self.data_files = 0
         """How many children's data files were combined."""
+        self.unreadable: list[str] = []
+        """Why each data file coverage.py could not use was left out (its own words)."""
 
     @classmethod
     def for_run(cls, cov: Any) -> ChildProcesses | None:
@@ -103,7 +105,6 @@ class ChildProcesses:
         here: a child started in another folder recorded absolute names). Returns why the
         children's data could not be combined, if so.
         """
-        from coverage import CoverageData
 
         self.stop()
         folder, self._folder = self._folder, None
@@ -111,8 +112,10 @@ class ChildProcesses:
             return None
         try:
             for path in sorted(folder.glob(".coverage.*")):
-                part = CoverageData(basename=str(path))
-                part.read()
+                part = _read(path)
+                if isinstance(part, str):  # as `coverage combine`: said, and left out
+                    self.unreadable.append(part)
+                    continue
                 if wants is not None:
                     part = _only(part, wants)
                 data.update(part, map_path=map_path)
@@ -131,11 +134,32 @@ class ChildProcesses:
         return {"engine": CHILDREN, "settings": settings, "data_files": self.data_files}
 
 
+def _read(path: Path) -> Any:
+    """A child's data file, or why coverage.py cannot use it (a child killed while it
+    started leaves an empty one). Read only: opening it to write would make an empty file a
+    data file of no kind, which then clashes with the run's branch data."""
+    from coverage import CoverageData
+    from coverage.exceptions import CoverageException
+
+    try:
+        try:
+            part = CoverageData(basename=str(path), read_only=True)
+        except TypeError:  # coverage.py before read_only
+            part = CoverageData(basename=str(path))
+        part.read()
+        part.measured_files()
+    except CoverageException as exc:
+        return str(exc)
+    return part
+
+
 def _only(part: Any, wants: Callable[[str], bool]) -> Any:
     from coverage import CoverageData
 
     kept = CoverageData(no_disk=True)
     names = [name for name in part.measured_files() if wants(name)]
+    if not names:
+        return kept  # nothing to add, and no kind of data to clash with the run's
     if part.has_arcs():
         kept.add_arcs({name: part.arcs(name) or [] for name in names})
     else:

@@ -323,9 +323,14 @@ class CoverageSession(Reporting):
         if children is None or self._cov is None:
             return
         with self._catch():
-            self._children_problem = children.combine(
+            problem = children.combine(
                 self._cov.get_data(), self._measured_filter(), self._path_map()
             )
+        # Called at each end (stop, report): a later call, with nothing left to combine, must
+        # not clear why an earlier one failed.
+        self._children_problem = self._children_problem or problem
+        self._warnings.extend(children.unreadable)
+        children.unreadable.clear()
 
     def _path_map(self) -> Any:
         """How ``coverage combine`` names a file of another process's data: ``[paths]``,
