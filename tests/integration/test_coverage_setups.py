@@ -448,3 +448,24 @@ def test_pytest_cov_failing_the_session_below_its_floor_is_not_called_a_hidden_f
     assert any(r.startswith("test_coverage: ") and "below the minimum 99.00%" in r
                for r in reasons), reasons
     assert report["decision"] == "fail"
+
+
+def test_a_bare_cov_under_confgate_gate_reports_what_pytest_confgate_reports(
+    project: pytest.Pytester,
+) -> None:
+    """A bare ``--cov`` with no ``source`` anywhere measures every file run; the supervisor
+    reported all of it (the tests, and the gate's own package: 1089/4635 lines) where
+    ``pytest --confgate --cov`` keeps to the gate's sources, as its row's ``source`` says."""
+    _more_tests(project)
+    in_process = _run(project, "--cov", "-p", "no:cacheprovider")
+    assert in_process.ret == 0, in_process.stdout.str()[-3000:]
+    expected = _gate_totals(project)
+
+    done = _confgate_gate(project, "--cov")
+
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert _gate_totals(project) == expected
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert details["source"] == ["calc"]
+    assert list(details.get("missing", {})) == [], details.get("missing")
+    assert details["files_measured"] == 1

@@ -405,6 +405,8 @@ class CoverageSession(Reporting):
             return
         from coverage import CoverageData
 
+        if self._pytest_cov is not None and self._selected_by == "confgate" and not self.only:
+            self._keep_to_sources()  # a bare --cov measured everything: report as `adopt` does
         with self._catch():
             combined = self._cov.get_data()
             for name in sorted(parts):
@@ -465,10 +467,15 @@ class CoverageSession(Reporting):
         if chose and not self._own_sources:
             self._selected_by = f"{origin} (--cov / coverage.py configuration)"
         else:
-            self._include = [f"{p}/*" if p.is_dir() else str(p) for p in self.sources]
-            if self._omit_tests:
-                self._omit = tests_omit_patterns(self.sources)
+            self._keep_to_sources()
         self._cov = cov
+
+    def _keep_to_sources(self) -> None:
+        """Report the gate's sources only, of data that holds more (pytest-cov's bare
+        ``--cov`` measures every file run, tests and the gate's own code included)."""
+        self._include = [f"{p}/*" if p.is_dir() else str(p) for p in self.sources]
+        if self._omit_tests:
+            self._omit = tests_omit_patterns(self.sources)
 
     def files_by_root(self) -> dict[str, Any]:
         """coverage.py's per-file figures keyed by rootdir-relative POSIX path."""
