@@ -287,11 +287,12 @@ class _GatePlugin:
             git=git,
         )
         run.assert_rewriting = _AssertRewriting(config)
-        # pytest-cov's option, when it is installed (addopts included: known arguments now).
-        cov_fail_under = getattr(options, "cov_fail_under", None)
-        run.coverage_fail_under = float(cov_fail_under) if cov_fail_under is not None else None
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
+        # pytest-cov's floor, when it measures (addopts included: known arguments now); a
+        # `--no-cov` turns the floor off with the rest of it.
+        cov_fail_under = getattr(options, "cov_fail_under", None) if role.borrow_cov else None
+        run.coverage_fail_under = float(cov_fail_under) if cov_fail_under is not None else None
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel
         plugin.findings_out = channel

@@ -595,8 +595,9 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     run.agents.read_change()
     run.read_before_the_run()
     words = _pytest_words(root, environ, pytest_args)
-    run.coverage_fail_under = cov_fail_under(words)
     run.pytest_cov = pytest_cov(words)
+    # pytest-cov's floor only where it measures: `--no-cov` (or no `--cov`) turns it off.
+    run.coverage_fail_under = cov_fail_under(words) if run.pytest_cov is not None else None
     forget_report(report_path)
     return run, report_path
 

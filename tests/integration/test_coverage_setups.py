@@ -469,3 +469,26 @@ def test_a_bare_cov_under_confgate_gate_reports_what_pytest_confgate_reports(
     assert details["source"] == ["calc"]
     assert list(details.get("missing", {})) == [], details.get("missing")
     assert details["files_measured"] == 1
+
+
+@pytest.mark.parametrize("how", ["pytest --confgate", "confgate gate"])
+def test_no_cov_turns_pytest_covs_floor_off_as_it_turns_pytest_cov_off(
+    project: pytest.Pytester, how: str
+) -> None:
+    """``--no-cov`` over ``addopts = --cov=calc --cov-fail-under=95``: bare pytest passes,
+    the gate failed the run on the floor of a pytest-cov that did not measure."""
+    _only_add(project)
+    project.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n'
+        'addopts = "--cov=calc --cov-fail-under=95"\n', encoding="utf-8")
+    if how == "confgate gate":
+        done = _confgate_gate(project, "--no-cov")
+        code, output = done.returncode, done.stdout + done.stderr
+    else:
+        result = _run(project, "--no-cov", "-p", "no:cacheprovider")
+        code, output = result.ret, result.stdout.str()
+    assert code == 0, output[-3000:]
+    coverage = metric(read_report(project), "test_coverage")
+    assert coverage["details"]["covered_lines"] == 4, coverage["details"]
+    assert coverage["details"].get("fail_under") in (None, 0, 0.0), coverage["details"]
+    assert read_report(project)["decision"] == "pass"
