@@ -289,9 +289,10 @@ class _GatePlugin:
         run.assert_rewriting = _AssertRewriting(config)
         cov_plugin = config.pluginmanager.get_plugin("_cov")  # pytest-cov, if it started first
         role = ProcessRole.at_startup(run, options, os.environ, cov_plugin)
-        # pytest-cov's floor, when it measures (addopts included: known arguments now); a
-        # `--no-cov` turns the floor off with the rest of it.
-        cov_fail_under = getattr(options, "cov_fail_under", None) if role.borrow_cov else None
+        # pytest-cov's floor (addopts included: known arguments now), the project's even where
+        # the gate measures instead; a `--no-cov` turns it off with the rest of pytest-cov.
+        cov_fail_under = (None if getattr(options, "no_cov", False)
+                          else getattr(options, "cov_fail_under", None))
         run.coverage_fail_under = float(cov_fail_under) if cov_fail_under is not None else None
         plugin = cls(config, run, TestTally(), report_path, role)
         plugin.channel = channel

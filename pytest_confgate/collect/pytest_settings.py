@@ -119,6 +119,16 @@ def pytest_cov(words: Sequence[str]) -> PytestCov | None:
                      config=None if config in (None, ".coveragerc") else config)
 
 
+def no_cov(words: Sequence[str]) -> bool:
+    """Whether ``--no-cov`` is among ``words``: pytest-cov off, its floor with it."""
+    return "--no-cov" in _options(words)
+
+
+def _options(words: Sequence[str]) -> list[str]:
+    """``words`` up to a ``--`` (what follows is positional)."""
+    return list(words[:words.index("--")]) if "--" in words else list(words)
+
+
 def cov_fail_under(words: Sequence[str]) -> float | None:
     """pytest-cov's ``--cov-fail-under`` among ``words`` (the last one), or None.
 

@@ -578,7 +578,7 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     (``--cov-fail-under``, and ``--cov``, ``--cov-branch``, ``--cov-config`` that decide what
     this process analyses) are read here from the settings file and ``pytest_args``, never from
     the test process, whose code could change them."""
-    from pytest_confgate.collect.pytest_settings import cov_fail_under, pytest_cov
+    from pytest_confgate.collect.pytest_settings import cov_fail_under, no_cov, pytest_cov
     from pytest_confgate.config.loader import load_config
     from pytest_confgate.gate.anchor import Requested, choose_config
     from pytest_confgate.gate.engine import GateRun
@@ -596,8 +596,8 @@ def open_run(root: Path, environ: Mapping[str, str], config: str | None, base: s
     run.read_before_the_run()
     words = _pytest_words(root, environ, pytest_args)
     run.pytest_cov = pytest_cov(words)
-    # pytest-cov's floor only where it measures: `--no-cov` (or no `--cov`) turns it off.
-    run.coverage_fail_under = cov_fail_under(words) if run.pytest_cov is not None else None
+    # pytest-cov's floor, the project's even where the gate measures; `--no-cov` turns it off.
+    run.coverage_fail_under = None if no_cov(words) else cov_fail_under(words)
     forget_report(report_path)
     return run, report_path
 

@@ -7,6 +7,7 @@ import pytest
 from pytest_confgate.collect.pytest_settings import (
     PytestCov,
     cov_fail_under,
+    no_cov,
     pytest_cov,
     run_words,
 )
@@ -64,3 +65,11 @@ def test_pytest_covs_measurement_is_read_as_pytest_cov_parses_it(
     words: list[str], told: PytestCov | None
 ) -> None:
     assert pytest_cov(words) == told
+
+
+@pytest.mark.parametrize(("words", "off"), [
+    ([], False), (["--no-cov"], True), (["--cov=calc", "--no-cov"], True),
+    (["--no-cov-on-fail"], False), (["--", "--no-cov"], False),
+])
+def test_no_cov_is_seen_where_pytest_would_parse_it(words: list[str], off: bool) -> None:
+    assert no_cov(words) is off
