@@ -27,7 +27,8 @@ and ``details.engine_by_file`` names it):
   finds and loads them with no frame of ours on the stack, ``probe_code`` strips fired ones
   and caches the instrumented code); with branch coverage ``branch_probes`` places arc probes
   where coverage.py's arc analysis says each exit goes (``branch_edits`` writes them into the
-  tree, ``branch_finally`` follows the end of a ``finally`` block's exception copy);
+  tree, ``branch_finally`` follows the end of a ``finally`` block's exception copy); a file
+  with an ``async with`` whose exit 3.11 locates on a ``raise`` (``aexit``) is traced instead;
 - ``tracer`` -- coverage.py's own tracer, everyone's fallback, with its ``sysmon`` core where
   coverage.py can use it; ``children`` measures code in child processes by coverage.py's own
   start-up hooks (its ``patch`` and ``concurrency``); ``foreign_loaders`` sees a measured

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_confgate.collect import cache_trust
+from pytest_confgate.collect.coverage.aexit import aexit_on_a_raise
 from pytest_confgate.collect.coverage.analysis import ANALYSES, parsed
 from pytest_confgate.collect.coverage.branch_edits import (
     EXC_INFO,
@@ -47,7 +48,6 @@ from pytest_confgate.collect.coverage.branch_edits import (
     key_arc,
 )
 from pytest_confgate.collect.coverage.branch_finally import (
-    aexit_on_a_raise,
     exception_exit,
     leave_finally,
     own_line_reraises,

@@ -17,8 +17,8 @@ from types import CodeType
 from typing import Any
 
 from pytest_confgate.collect.coverage import foreign_loaders
+from pytest_confgate.collect.coverage.aexit import aexit_on_a_raise_at
 from pytest_confgate.collect.coverage.ahead import prepare_all
-from pytest_confgate.collect.coverage.branch_finally import aexit_on_a_raise_at
 from pytest_confgate.collect.coverage.branch_probes import BranchProbes, arcs_of
 from pytest_confgate.collect.coverage.files import FileSelection
 from pytest_confgate.collect.coverage.line_probes import AssertRewriting, LineProbes

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from types import CodeType, ModuleType
 from typing import Any, Protocol
 
-from pytest_confgate.collect.coverage.branch_finally import aexit_on_a_raise_at
+from pytest_confgate.collect.coverage.aexit import aexit_on_a_raise_at
 
 PROBE = "__confgate_probe__"
 """The global the probes call with a line number, renamed per file in the compiled code
