@@ -184,3 +184,54 @@ def test_a_changed_expectation_is_named_even_when_the_main_run_already_fails(
     assert report["tests"]["failed"] == 1
     item = _changed_outcome(report, "tests/test_calc.py::test_add")
     assert item["message"].startswith("tests/test_calc.py::test_add: passed with the change's")
+
+
+CORE = ("def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\n\n\n"
+        "def half(x):\n    return x / 2\n")
+CORE_TEST = "from calc.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
+
+
+def _commit_core(repo: pytest.Pytester) -> None:
+    """The base gets a module ``calc/core.py`` and a test that imports it by that name."""
+    from conftest import git
+
+    write_file(repo, "calc/core.py", CORE)
+    write_file(repo, "tests/test_core.py", CORE_TEST)
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "core")
+    git(repo.path, "branch", "-f", "main")
+
+
+def _rename_core(repo: pytest.Pytester, body: str = CORE, expected: str = "4") -> None:
+    from conftest import git
+
+    git(repo.path, "mv", "calc/core.py", "calc/arith.py")
+    write_file(repo, "calc/arith.py", body)
+    write_file(repo, "tests/test_core.py", CORE_TEST.replace("calc.core", "calc.arith")
+               .replace("== 4", f"== {expected}"))
+
+
+def test_a_renamed_module_is_no_changed_expectation(repo: pytest.Pytester) -> None:
+    """Before, the base's test could not import the module by its old name in the copy: a
+    ``behaviour_change`` (and T2, sign-off) for every pull request that renames a module."""
+    _commit_core(repo)
+    _rename_core(repo)
+    report = _gate(repo)
+    integrity = metric(report, "test_integrity")
+    assert not [i for i in integrity["details"]["items"] if i["rule"] == "behaviour_change"], (
+        integrity["details"])
+    assert integrity["details"]["differential"]["note"] == "no outcome changed"
+    assert integrity["details"]["differential"]["tests"] == 1
+
+
+@pytest.mark.parametrize("expected", ["5", "double(2)"])
+def test_a_rename_does_not_hide_a_changed_expectation(repo: pytest.Pytester,
+                                                      expected: str) -> None:
+    """The base's test imports the head's code by the old name: a rename cannot carry an
+    edited expectation past the differential run (spelled as a number or as the code's own
+    answer)."""
+    _commit_core(repo)
+    _rename_core(repo, CORE.replace("return 2 * x", "return 2 * x + 1"), expected)
+    item = _changed_outcome(_gate(repo), "tests/test_core.py::test_double")
+    assert "failed with the base's" in item["message"]
+    assert "assert 5 == 4" in item["message"]

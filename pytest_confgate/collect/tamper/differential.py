@@ -119,7 +119,7 @@ def differential_run(
                       if changes.head_tree is not None else None)
         scratch = Path(tempfile.mkdtemp())
         copy = scratch / root.name
-        _build_copy(root, copy, base_files, named, head_files)
+        _build_copy(root, copy, base_files, named, head_files, _renamed(changes))
         results = _run(copy, modules, timeout_s, environ)
     except EvidenceError as exc:
         return DifferentialResult(duration_s=_since(started), error=str(exc))
@@ -305,12 +305,22 @@ def _imported(text: str, strict: bool = False, package: str | None = None) -> se
     return names
 
 
+def _renamed(changes: ChangeSet) -> dict[str, str]:
+    """The code the change renamed (old name -> new name), machinery left out."""
+    return {change.old_path: change.path for change in changes.files
+            if change.status == "renamed" and change.old_path is not None
+            and not is_machinery(change.old_path) and not is_machinery(change.path)}
+
+
 def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Contents], named: set[str],
-                head_files: Mapping[str, Contents] | None = None) -> None:
+                head_files: Mapping[str, Contents] | None = None,
+                renamed: Mapping[str, str] | None = None) -> None:
     """The head's files without its machinery, then the base's machinery. ``head_files``:
     the head as the snapshot taken before the run holds it (``ChangeSet.head_tree``), so a run
     that rewrote or restored files since does not choose the code this run tests; without
-    one, the working tree."""
+    one, the working tree. ``renamed`` (old -> new): the head's file is at its old name too,
+    so a base test importing a renamed module runs the head's code instead of failing to
+    import it (a rename is no changed expectation, and cannot hide one)."""
     if head_files is None:
         listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         head_files = {path: root / path for path in filter(None, listed.split("\0"))}
@@ -319,6 +329,12 @@ def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Contents], name
             continue
         if isinstance(source, bytes) or (source.is_file() and not source.is_symlink()):
             _copy(source, copy / path)
+    for old, new in sorted((renamed or {}).items()):
+        source = head_files.get(new)
+        if old in head_files or old in named or source is None:
+            continue
+        if isinstance(source, bytes) or (source.is_file() and not source.is_symlink()):
+            _copy(source, copy / old)
     for path, contents in base_files.items():
         if is_machinery(path) or path in named:
             _copy(contents, copy / path)
