@@ -122,6 +122,11 @@ SETTINGS = {
     'concurrency = ["multiprocessing"]\n',
     "branch": 'branch = true\npatch = ["subprocess", "_exit", "execv"]\n'
     'concurrency = ["multiprocessing"]\n',
+    # coverage.py's tracer measures the pytest process (dynamic contexts); before, its own
+    # start pointed the children at the project's data file: left there, never combined
+    "tracer": 'patch = ["subprocess", "_exit", "execv"]\ndynamic_context = "test_function"\n',
+    "tracer+context": 'patch = ["subprocess"]\ncontext = "unit"\n\n'
+    '[tool.coverage.report]\ncontexts = ["unit"]\n',
 }
 
 
@@ -252,3 +257,77 @@ def test_a_childs_unusable_data_file_is_left_out_as_coverage_combine_leaves_it(
     assert totals(details) == expected
     assert details["child_processes"]["data_files"] >= 1
     assert any("isn't a coverage data file" in w for w in details.get("warnings", [])), details
+
+
+SPAWN = '''\
+import os
+import subprocess
+import sys
+
+
+def spawn(env=False):
+    pid = os.fork()
+    if pid == 0:
+        args = [sys.executable, "-m", "app.tool"]
+        if env:
+            os.execve(sys.executable, args, dict(os.environ))
+        os.execv(sys.executable, args)
+    _, status = os.waitpid(pid, 0)
+    return status
+
+
+def run():
+    return subprocess.run([sys.executable, "-m", "app.tool"], check=True).returncode
+'''
+
+TOOL = '''\
+def main():
+    total = 0
+    for i in range(3):
+        total += i
+    return total
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+EXEC_TESTS = '''\
+from app.spawn import run, spawn
+
+
+def test_execv():
+    assert spawn() == 0
+
+
+def test_execve():
+    assert spawn(env=True) == 0
+
+
+def test_run():
+    assert run() == 0
+'''
+
+
+@pytest.mark.parametrize("settings", [
+    'patch = ["execv"]\n',
+    'patch = ["execv"]\nparallel = true\n',
+    'patch = ["execv", "fork"]\nparallel = true\n',
+    'patch = ["execv", "subprocess"]\n',
+])
+def test_an_exec_from_a_forked_child_counts_as_the_execv_patch_counts_it(
+    pytester: pytest.Pytester, settings: str
+) -> None:
+    """coverage.py's ``execv`` patch saves the process's data before the exec and hands its
+    configuration to an ``execve`` (its environment argument), nothing more: without
+    ``subprocess`` a child started otherwise is not measured, and without parallel data files
+    what the exec'd program measured is lost. Before, ``execv`` alone measured every child
+    (15/20 lines where coverage.py counts 7/20, and a ``fail_under = 50`` passed)."""
+    project = _project(pytester, settings)
+    project.path.joinpath("app", "spawn.py").write_text(SPAWN, encoding="utf-8")
+    project.path.joinpath("app", "tool.py").write_text(TOOL, encoding="utf-8")
+    project.path.joinpath("tests", "test_app.py").write_text(EXEC_TESTS, encoding="utf-8")
+    expected = _coverage_py_totals(project)
+    result, details = _gate(project)
+    assert result.ret == 0, result.stdout.str()
+    assert totals(details) == expected

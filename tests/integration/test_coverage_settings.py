@@ -380,6 +380,13 @@ SETTINGS = {
              '[tool.coverage.paths]\nsource = ["calc", "*/calc"]\n',
     "dynamic_context": '[tool.coverage.run]\nsource = ["calc"]\n'
                        'dynamic_context = "test_function"\n',
+    # the static context a report's `contexts` counts: before, the probes recorded every
+    # line under none, so coverage.py's report counted nothing ("no line ... as run", FAIL)
+    "context": '[tool.coverage.run]\nsource = ["calc"]\ncontext = "unit"\n\n'
+               '[tool.coverage.report]\ncontexts = ["unit"]\n',
+    "report_contexts": '[tool.coverage.run]\nsource = ["calc"]\n'
+                       'dynamic_context = "test_function"\n\n'
+                       '[tool.coverage.report]\ncontexts = ["test_pick"]\n',
     "exclude_also": '[tool.coverage.run]\nsource = ["calc"]\n\n'
                     '[tool.coverage.report]\nexclude_also = ["def debug", "raise Not"]\n',
     "partial_branches": '[tool.coverage.run]\nsource = ["calc"]\n\n'
@@ -402,7 +409,8 @@ def test_each_coverage_py_setting_gives_coverage_pys_figures(
     )
     _pyproject(project, coverage)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PYTHONPATH", str(project.path))  # coverage.py imports its plugin early
+        # coverage.py imports its plugin early (prepended: what PYTHONPATH held stays)
+        patch.setenv("PYTHONPATH", str(project.path), prepend=os.pathsep)
         row = _same_as_coverage_py(project)
     if setting == "plugins":  # the configurer's exclusion counted; coverage.py traced the run
         assert row["details"]["excluded_lines"] == 2

@@ -2,7 +2,8 @@
 
 The gate's engines (probes, ``sys.monitoring``) live in the pytest process. A project that
 sets ``[run] patch = ["subprocess"]`` (``execv``, ``_exit`` ride along in the child's
-configuration) or ``concurrency = ["multiprocessing"]`` expects code its tests run in child
+configuration; ``execv`` alone hands it only to an ``execve``'s environment, as coverage.py's
+patch does) or ``concurrency = ["multiprocessing"]`` expects code its tests run in child
 processes to count, as it does under ``coverage run``. So each child is measured by coverage.py
 itself, started by coverage.py's own start-up hooks: its ``.pth`` file reading
 ``COVERAGE_PROCESS_CONFIG`` (the gate's configuration, serialized by coverage.py), and its
@@ -22,11 +23,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pytest_confgate.collect.coverage.data_copy import subset
+
 CHILD_PATCHES = frozenset({"subprocess", "execv", "_exit"})
 """coverage.py ``patch`` values that concern processes other than the pytest one."""
 CHILDREN = "coverage.py (child processes)"
 """The engine that measured the children, as ``details.child_processes`` names it."""
 _ENV = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_FILE", "COVERAGE_RCFILE")
+
+
+def leave_children_to_the_gate(cov: Any) -> None:
+    """Take the child-process ``patch`` values off a coverage.py object the gate starts in the
+    pytest process: ``ChildProcesses`` applies them, its children writing to the gate's
+    private folder. Started with them, coverage.py would point the children back at the
+    project's own data file (``COVERAGE_PROCESS_CONFIG``), where nothing combines them."""
+    patches = list(cov.get_option("run:patch") or ())
+    if set(patches) & CHILD_PATCHES:
+        cov.set_option("run:patch", [name for name in patches if name not in CHILD_PATCHES])
 
 
 class ChildProcesses:
@@ -44,15 +57,21 @@ class ChildProcesses:
         """How many children's data files were combined."""
         self.unreadable: list[str] = []
         """Why each data file coverage.py could not use was left out (its own words)."""
+        self.restarts_after_fork = False
+        """``patch = ["fork"]``: coverage.py restarts in a forked child, so what the child ran
+        before an exec is not saved by the ``execv`` patch (which saves the stopped one)."""
 
     @classmethod
     def for_run(cls, cov: Any) -> ChildProcesses | None:
         """What ``cov``'s configuration asks for children, or ``None`` when nothing."""
-        patches = set(cov.get_option("run:patch") or ()) & CHILD_PATCHES
+        configured = set(cov.get_option("run:patch") or ())
+        patches = configured & CHILD_PATCHES
         multiprocessing = "multiprocessing" in (cov.get_option("run:concurrency") or ())
         if not patches and not multiprocessing:
             return None
-        return cls(cov, patches, multiprocessing)
+        children = cls(cov, patches, multiprocessing)
+        children.restarts_after_fork = "fork" in configured
+        return children
 
     def start(self, save: Callable[[str], None]) -> None:
         """Children started from now on are measured (the environment is theirs to inherit).
@@ -64,12 +83,20 @@ class ChildProcesses:
         data_file = str(self._folder / ".coverage")
         self._saved_env = {name: os.environ.get(name) for name in _ENV}
         os.environ["COVERAGE_FILE"] = data_file
-        if "subprocess" in self.patches or "execv" in self.patches:
-            config = copy.deepcopy(self._cov.config)
-            config.data_file = data_file
-            config.parallel = True
-            os.environ["COVERAGE_PROCESS_CONFIG"] = config.serialize()
+        config = copy.deepcopy(self._cov.config)
+        config.data_file = data_file
+        config.parallel = True
+        serialized = config.serialize()
+        if "subprocess" in self.patches:  # every child Python inherits it
+            os.environ["COVERAGE_PROCESS_CONFIG"] = serialized
         undo: list[Callable[[], None] | None] = []
+        if "execv" in self.patches and self._parallel():
+            # As coverage.py's execv patch: the process saves before it is replaced, and an
+            # `execve` hands the configuration on in its environment argument. Without
+            # parallel data files both land in the one data file the pytest process rewrites
+            # at its end, so under `coverage run` neither counts: nothing to do here either.
+            keep = None if self.restarts_after_fork else save
+            undo.append(_patch_execv(keep, data_file, serialized))
         if self.multiprocessing:
             undo.append(_patch_multiprocessing(self._cov.config))
         if "_exit" in self.patches and self._parallel():
@@ -154,17 +181,8 @@ def _read(path: Path) -> Any:
 
 
 def _only(part: Any, wants: Callable[[str], bool]) -> Any:
-    from coverage import CoverageData
-
-    kept = CoverageData(no_disk=True)
     names = [name for name in part.measured_files() if wants(name)]
-    if not names:
-        return kept  # nothing to add, and no kind of data to clash with the run's
-    if part.has_arcs():
-        kept.add_arcs({name: part.arcs(name) or [] for name in names})
-    else:
-        kept.add_lines({name: part.lines(name) or [] for name in names})
-    return kept
+    return subset(part, names, arcs=part.has_arcs())
 
 
 def _patch_exit(save: Callable[[str], None], data_file: str) -> Callable[[], None]:
@@ -183,6 +201,41 @@ def _patch_exit(save: Callable[[str], None], data_file: str) -> Callable[[], Non
     def undo() -> None:
         if os._exit is exit_saving:
             os._exit = original
+
+    return undo
+
+
+def _patch_execv(save: Callable[[str], None] | None, data_file: str, serialized: str
+                 ) -> Callable[[], None]:
+    """coverage.py's ``execv`` patch, writing to the gate's folder: a child forked from this
+    process saves what it measured before an exec replaces it (``save``, unless coverage.py
+    would not), and ``execve``'s new environment carries the configuration, so the program it
+    starts is measured by coverage.py's start-up hook."""
+    parent = os.getpid()
+    execv, execve = os.execv, os.execve
+
+    def saved_first() -> None:
+        if save is not None and os.getpid() != parent:
+            with contextlib.suppress(Exception):
+                save(f"{data_file}.exec.{os.getpid()}")
+
+    def execv_saving(*args: Any, **kwargs: Any) -> Any:
+        saved_first()
+        return execv(*args, **kwargs)
+
+    def execve_saving(*args: Any, **kwargs: Any) -> Any:
+        saved_first()
+        with contextlib.suppress(Exception):  # coverage.py: the environment is the last argument
+            args[-1]["COVERAGE_PROCESS_CONFIG"] = serialized
+        return execve(*args, **kwargs)
+
+    os.execv, os.execve = execv_saving, execve_saving
+
+    def undo() -> None:
+        if os.execv is execv_saving:
+            os.execv = execv
+        if os.execve is execve_saving:
+            os.execve = execve
 
     return undo
 

@@ -178,14 +178,9 @@ def discard() -> None:
 
 def part_for(early: Any, wants: Any, branch: bool) -> Any:
     """The early data for the files ``wants(filename)`` keeps, as lines or as arcs."""
-    from coverage import CoverageData
+    from pytest_confgate.collect.coverage.data_copy import subset
 
-    kept = CoverageData(no_disk=True)
     names = [name for name in early.measured_files() if wants(name)]
-    if branch and early.has_arcs():
-        kept.add_arcs({name: early.arcs(name) or [] for name in names})
-    elif branch:
+    if branch and not early.has_arcs():
         return None  # lines cannot become arcs: the project's and the gate's branch differ
-    else:
-        kept.add_lines({name: early.lines(name) or [] for name in names})
-    return kept
+    return subset(early, names, arcs=branch)

@@ -24,7 +24,7 @@ from typing import Any
 from pytest_confgate.collect.coverage import early_start
 from pytest_confgate.collect.coverage.ahead import ANALYSE, Ahead
 from pytest_confgate.collect.coverage.analysis import ANALYSES, missing
-from pytest_confgate.collect.coverage.children import ChildProcesses
+from pytest_confgate.collect.coverage.children import ChildProcesses, leave_children_to_the_gate
 from pytest_confgate.collect.coverage.choice import choose_engine
 from pytest_confgate.collect.coverage.line_probes import AssertRewriting
 from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
@@ -135,6 +135,7 @@ class CoverageSession(Reporting):
             self._analyse_ahead(engine)
             return
         choose_core(self._cov)
+        leave_children_to_the_gate(self._cov)
         with self._catch():
             self._cov.start()
 
@@ -241,7 +242,7 @@ class CoverageSession(Reporting):
             if self._cov is not None:
                 with self._catch():
                     try:
-                        engine.stop(self._cov.get_data(), file_mapper(self._cov))
+                        engine.stop(self._static_context(), file_mapper(self._cov))
                     except UnicodeEncodeError:  # coverage.py stores file names as UTF-8 text
                         self._error = self._undecodable_names()
                 self._by_file = engine.by_file()
@@ -253,6 +254,15 @@ class CoverageSession(Reporting):
                 self._cov.stop()
         self._merge_early()
         self._combine_children()
+
+    def _static_context(self) -> Any:
+        """The run's data, what the engines add next recorded under coverage.py's static
+        ``[run] context``, as its own collector records it (``[report] contexts`` reads it)."""
+        data = self._cov.get_data()
+        context = self._cov.get_option("run:context")
+        if context:
+            data.set_context(str(context))
+        return data
 
     def _imported_already(self) -> list[str]:
         """Measured modules whose import-time lines ran before the gate could see them."""

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pytest_confgate.collect.coverage.children import leave_children_to_the_gate
 from pytest_confgate.collect.coverage.settings import SELECTION, option, set_selection
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def tracer_for(
     else:
         set_selection(tracer, {"run:include": list(files)})
     choose_core(tracer)
+    leave_children_to_the_gate(tracer)
     return tracer
 
 
