@@ -32,9 +32,11 @@ class FileFigures:
 
 
 def chooses_source(ws: rp.Workspace) -> bool:
-    """Whether the project's coverage settings choose what is measured (source, include)."""
+    """Whether the project's coverage settings choose what is measured (source, include),
+    after coverage.py initialised: a configuring plugin (covdefaults) can choose it."""
     names = "'run:source', 'run:source_pkgs', 'run:include'"
-    code = f"import coverage; c = coverage.Coverage(); print(any(map(c.get_option, ({names}))))"
+    code = ("import coverage; c = coverage.Coverage(); c._init(); "
+            f"print(any(map(c.get_option, ({names}))))")
     return ws.run([ws.python, "-c", code]).stdout.strip() == "True"
 
 
@@ -63,7 +65,9 @@ def coverage_reference(
             return None, f"coverage combine failed: {combined.stderr[-300:]}"
     report = out / f"coverage-{tag}.json"
     made = ws.run([*coverage, "json", "-q", "-o", str(report)], env=env)
-    if made.returncode or not report.is_file():
+    # Exit 2: under the project's fail_under, the report written all the same (the case the
+    # floor's comparison is for: refusing it left such projects never compared).
+    if made.returncode not in (0, 2) or not report.is_file():
         return None, f"coverage json failed (exit {made.returncode}): {made.stdout[-300:]}"
     result = json.loads(report.read_text(encoding="utf-8"))
     # `coverage report` exits 2 below the project's fail_under, the floor the gate must keep.
@@ -88,7 +92,7 @@ def gate_files(ws: rp.Workspace, data: Path, out: Path, tag: str) -> dict[str, A
     report = out / f"gate-{tag}-files.json"
     argv = [ws.python, "-m", "coverage", "json", "-q", f"--data-file={data}", "-o", str(report)]
     done = ws.run(argv)
-    if done.returncode or not report.is_file():
+    if done.returncode not in (0, 2) or not report.is_file():  # 2: under fail_under
         return None
     files: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
     return files

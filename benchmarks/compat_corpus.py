@@ -145,6 +145,33 @@ CORPUS: dict[str, Entry] = {
         "imported by pytest before any plugin: include (tests too), [paths], parallel, "
         "branch = 1, filterwarnings = error",
     ),
+    "pyproject-api": Entry(
+        _spec("pyproject-api", "1.12.1", "covdefaults", "pytest-mock", "setuptools",
+              args=("tests",)),
+        "src layout, covdefaults (branch, fail_under = 100), patch = subprocess, parallel, "
+        "[paths]; tests build packages in child processes",
+    ),
+    "pyflakes": Entry(
+        _spec("pyflakes", "4.1.0", "covdefaults"),
+        "flat layout, covdefaults: source = ., branch, fail_under = 100, its exclude_lines",
+    ),
+    "python-slugify": Entry(
+        _spec("python-slugify", "9.2.0"),
+        "relative_files, parallel, branch, a source folder that does not exist, [paths], "
+        "fail_under = 97",
+    ),
+    "humanize": Entry(
+        _spec("humanize", "4.17.0", "freezegun", args=("--ignore=tests/test_benchmarks.py",)),
+        "src layout, core = sysmon, disable_warnings, exclude_also",
+    ),
+    "tabulate": Entry(
+        _spec("tabulate", "0.10.0", "wcwidth", args=("--doctest-modules", "--ignore=benchmark")),
+        "flat layout, no coverage settings, doctests, the CLI run in child processes",
+    ),
+    "outcome": Entry(
+        _spec("outcome", "1.3.0.post0", "pytest-asyncio"),
+        "src layout, source includes tests/, omit, branch",
+    ),
 }
 
 def _gate(branch: bool) -> str:
