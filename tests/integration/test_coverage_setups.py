@@ -471,6 +471,18 @@ def test_a_bare_cov_under_confgate_gate_reports_what_pytest_confgate_reports(
     assert details["files_measured"] == 1
 
 
+def test_an_empty_cov_under_confgate_gate_fails_closed_and_names_the_test_process(
+    project: pytest.Pytester,
+) -> None:
+    """``--cov=`` measures nothing: no figure, and the reason speaks of the one process that
+    ran the tests (it spoke of "xdist workers" in a run with no xdist)."""
+    done = _confgate_gate(project, "--cov=")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    row = metric(read_report(project), "test_coverage")
+    assert row["status"] == "error"
+    assert row["reason"].startswith("the test process measured no code in"), row["reason"]
+
+
 @pytest.mark.parametrize("how", ["pytest --confgate", "confgate gate"])
 def test_no_cov_turns_pytest_covs_floor_off_as_it_turns_pytest_cov_off(
     project: pytest.Pytester, how: str

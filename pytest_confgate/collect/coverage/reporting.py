@@ -86,7 +86,10 @@ class Reporting(Selection):
             with self._catch(), tempfile.TemporaryDirectory(prefix="confgate-cov-") as tmp:
                 out = Path(tmp) / "coverage.json"
                 if self._workers and not self._cov.get_data().measured_files():
-                    return self._failed("no xdist worker measured any code in " + self._names())
+                    # one part: the xdist worker, or confgate gate's test process, by its name
+                    who = (f"{self._workers[0]} measured no code" if len(self._workers) == 1
+                           else "no xdist worker measured any code")
+                    return self._failed(f"{who} in {self._names()}")
                 # Flush the tracer's pending data first: with [coverage:paths] remapping,
                 # json_report copies the data before it would flush it, and sees none.
                 data = self._cov.get_data()
