@@ -31,7 +31,8 @@ and ``details.engine_by_file`` names it):
   with an ``async with`` whose exit 3.11 locates on a ``raise`` (``aexit``) is traced instead;
 - ``tracer`` -- coverage.py's own tracer, everyone's fallback, with its ``sysmon`` core where
   coverage.py can use it; ``children`` measures code in child processes by coverage.py's own
-  start-up hooks (its ``patch`` and ``concurrency``); ``foreign_loaders`` sees a measured
+  start-up hooks (its ``patch`` and ``concurrency``; no coverage.py object the gate starts
+  applies them itself); ``foreign_loaders`` sees a measured
   module another import hook executes, so the probe engine has coverage.py trace it.
 
 Around them:
@@ -42,6 +43,8 @@ Around them:
 - ``assert_rewrite`` -- pytest's assertion rewriting where no pytest configuration exists (the
   helper compiles test modules as the run will), and what keys rewritten code in the cache;
 - ``figures``   -- coverage.py's JSON report turned into the ``test_coverage`` metric;
+- ``data_copy`` -- part of another process's data, copied with its contexts (a report's
+  ``contexts`` counts lines by them);
 - ``early_start`` / ``early_restart`` -- measuring from the process start (``python -m
   pytest_confgate``, ``confgate gate``'s child), or starting once more when pytest imported a
   measured module first.
