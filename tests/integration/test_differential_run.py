@@ -191,24 +191,36 @@ CORE = ("def double(x):\n    return 2 * x\n\n\ndef triple(x):\n    return 3 * x\
 CORE_TEST = "from calc.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n"
 
 
-def _commit_core(repo: pytest.Pytester) -> None:
+def _commit_core(repo: pytest.Pytester, files: dict[str, str] | None = None) -> None:
     """The base gets a module ``calc/core.py`` and a test that imports it by that name."""
     from conftest import git
 
-    write_file(repo, "calc/core.py", CORE)
-    write_file(repo, "tests/test_core.py", CORE_TEST)
+    for path, text in (files or {"calc/core.py": CORE, "tests/test_core.py": CORE_TEST}).items():
+        write_file(repo, path, text)
     git(repo.path, "add", "-A")
     git(repo.path, "commit", "-q", "-m", "core")
     git(repo.path, "branch", "-f", "main")
 
 
-def _rename_core(repo: pytest.Pytester, body: str = CORE, expected: str = "4") -> None:
+def _rename_core(repo: pytest.Pytester, body: str = CORE, expected: str = "4",
+                 new: str = "calc/arith.py") -> None:
     from conftest import git
 
-    git(repo.path, "mv", "calc/core.py", "calc/arith.py")
-    write_file(repo, "calc/arith.py", body)
-    write_file(repo, "tests/test_core.py", CORE_TEST.replace("calc.core", "calc.arith")
+    if "/" in new.removeprefix("calc/"):
+        write_file(repo, new.rpartition("/")[0] + "/__init__.py", "")
+    git(repo.path, "mv", "calc/core.py", new)
+    write_file(repo, new, body)
+    module = new.removesuffix(".py").replace("/", ".")
+    write_file(repo, "tests/test_core.py", CORE_TEST.replace("calc.core", module)
                .replace("== 4", f"== {expected}"))
+
+
+def _no_changed_outcome(report: dict[str, Any], tests: int = 1) -> None:
+    integrity = metric(report, "test_integrity")
+    assert not [i for i in integrity["details"]["items"] if i["rule"] == "behaviour_change"], (
+        integrity["details"])
+    assert integrity["details"]["differential"]["note"] == "no outcome changed"
+    assert integrity["details"]["differential"]["tests"] == tests
 
 
 def test_a_renamed_module_is_no_changed_expectation(repo: pytest.Pytester) -> None:
@@ -216,22 +228,54 @@ def test_a_renamed_module_is_no_changed_expectation(repo: pytest.Pytester) -> No
     ``behaviour_change`` (and T2, sign-off) for every pull request that renames a module."""
     _commit_core(repo)
     _rename_core(repo)
-    report = _gate(repo)
-    integrity = metric(report, "test_integrity")
-    assert not [i for i in integrity["details"]["items"] if i["rule"] == "behaviour_change"], (
-        integrity["details"])
-    assert integrity["details"]["differential"]["note"] == "no outcome changed"
-    assert integrity["details"]["differential"]["tests"] == 1
+    _no_changed_outcome(_gate(repo))
 
 
-@pytest.mark.parametrize("expected", ["5", "double(2)"])
-def test_a_rename_does_not_hide_a_changed_expectation(repo: pytest.Pytester,
+def test_a_module_moved_down_a_package_keeps_its_relative_imports(repo: pytest.Pytester
+                                                                    ) -> None:
+    """The old name hands over the module itself: it runs under its new name, so its
+    relative imports resolve as in the main run."""
+    util = "def twice(x):\n    return 2 * x\n"
+    _commit_core(repo, {"calc/util.py": util, "calc/core.py": "from .util import twice\n\n\n"
+                        + CORE.replace("return 2 * x", "return twice(x)"),
+                        "tests/test_core.py": CORE_TEST})
+    moved = (repo.path / "calc" / "core.py").read_text(encoding="utf-8")
+    _rename_core(repo, moved.replace("from .util", "from ..util"), new="calc/sub/core.py")
+    _no_changed_outcome(_gate(repo))
+
+
+def test_a_renamed_package_keeps_one_class_for_both_names(repo: pytest.Pytester) -> None:
+    """Every module of a renamed package: the base's test that imports two of them by their
+    old names gets the head's modules, so a class is the same class through both."""
+    from conftest import git
+
+    _commit_core(repo, {
+        "shapes/__init__.py": "",
+        "shapes/core.py": "class Thing:\n    def __init__(self, n):\n        self.n = n\n",
+        "shapes/api.py": "from shapes.core import Thing\n\n\ndef make(n):\n"
+                         "    return Thing(n)\n\n\ndef name():\n    return 'api'\n",
+        "tests/test_shapes.py": "from shapes.api import make\nfrom shapes.core import Thing\n\n\n"
+                                "def test_make():\n    assert isinstance(make(2), Thing)\n"})
+    git(repo.path, "mv", "shapes", "figures")
+    edit_file(repo, "figures/api.py", "from shapes.core", "from figures.core")
+    edit_file(repo, "tests/test_shapes.py", "from shapes.api import make\nfrom shapes.core",
+              "from figures.api import make\nfrom figures.core")
+    _no_changed_outcome(_gate(repo))
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    (CORE.replace("return 2 * x", "return 2 * x + 1"), "5"),
+    (CORE.replace("return 2 * x", "return 2 * x + 1"), "double(2)"),
+    # the code tells the main run by its own module name: under the old name it answered right
+    (CORE.replace("return 2 * x", "return 2 * x + (__name__ == 'calc.arith')"), "5"),
+])
+def test_a_rename_does_not_hide_a_changed_expectation(repo: pytest.Pytester, body: str,
                                                       expected: str) -> None:
     """The base's test imports the head's code by the old name: a rename cannot carry an
-    edited expectation past the differential run (spelled as a number or as the code's own
-    answer)."""
+    edited expectation past the differential run (spelled as a number, as the code's own
+    answer, or with code that asks which name it was imported by)."""
     _commit_core(repo)
-    _rename_core(repo, CORE.replace("return 2 * x", "return 2 * x + 1"), expected)
+    _rename_core(repo, body, expected)
     item = _changed_outcome(_gate(repo), "tests/test_core.py::test_double")
     assert "failed with the base's" in item["message"]
     assert "assert 5 == 4" in item["message"]

@@ -306,10 +306,34 @@ def _imported(text: str, strict: bool = False, package: str | None = None) -> se
 
 
 def _renamed(changes: ChangeSet) -> dict[str, str]:
-    """The code the change renamed (old name -> new name), machinery left out."""
+    """The modules the change renamed (old name -> new name): Python files of the code, not
+    a package's ``__init__`` (an alias of a package would load its submodules' new files under
+    their old names), machinery left out."""
     return {change.old_path: change.path for change in changes.files
             if change.status == "renamed" and change.old_path is not None
+            and change.old_path.endswith(".py") and change.path.endswith(".py")
+            and "__init__.py" not in (change.old_path.rsplit("/", 1)[-1],
+                                      change.path.rsplit("/", 1)[-1])
             and not is_machinery(change.old_path) and not is_machinery(change.path)}
+
+
+_ALIAS = """\
+import importlib
+import sys
+
+_OLD, _NEW = {old!r}, {new!r}
+_DEPTH = len(_OLD) - len(__name__.split("."))
+if _DEPTH < 0 or _OLD[:_DEPTH] != _NEW[:_DEPTH] or not _NEW[_DEPTH:]:
+    raise ImportError(f"{{__name__}} was renamed to " + "/".join(_NEW))
+sys.modules[__name__] = importlib.import_module(".".join(_NEW[_DEPTH:]))
+"""
+"""A renamed module's old name, importing its new one: the head's code runs once, under its
+own name (``__name__``, relative imports, class identity as in the main run)."""
+
+
+def _alias(old: str, new: str) -> bytes:
+    parts = [tuple(path.removesuffix(".py").split("/")) for path in (old, new)]
+    return _ALIAS.format(old=parts[0], new=parts[1]).encode()
 
 
 def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Contents], named: set[str],
@@ -318,9 +342,10 @@ def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Contents], name
     """The head's files without its machinery, then the base's machinery. ``head_files``:
     the head as the snapshot taken before the run holds it (``ChangeSet.head_tree``), so a run
     that rewrote or restored files since does not choose the code this run tests; without
-    one, the working tree. ``renamed`` (old -> new): the head's file is at its old name too,
-    so a base test importing a renamed module runs the head's code instead of failing to
-    import it (a rename is no changed expectation, and cannot hide one)."""
+    one, the working tree. ``renamed`` (old -> new): a module at its old name that hands over
+    the head's module by its new name, so a base test importing a renamed module runs the
+    head's code instead of failing to import it (a rename is no changed expectation, and
+    cannot hide one)."""
     if head_files is None:
         listed = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
         head_files = {path: root / path for path in filter(None, listed.split("\0"))}
@@ -330,11 +355,8 @@ def _build_copy(root: Path, copy: Path, base_files: Mapping[str, Contents], name
         if isinstance(source, bytes) or (source.is_file() and not source.is_symlink()):
             _copy(source, copy / path)
     for old, new in sorted((renamed or {}).items()):
-        source = head_files.get(new)
-        if old in head_files or old in named or source is None:
-            continue
-        if isinstance(source, bytes) or (source.is_file() and not source.is_symlink()):
-            _copy(source, copy / old)
+        if old not in head_files and old not in named and new in head_files:
+            _copy(_alias(old, new), copy / old)
     for path, contents in base_files.items():
         if is_machinery(path) or path in named:
             _copy(contents, copy / path)
