@@ -27,6 +27,9 @@ from pytest_confgate.collect.coverage.data_copy import subset
 
 CHILD_PATCHES = frozenset({"subprocess", "execv", "_exit"})
 """coverage.py ``patch`` values that concern processes other than the pytest one."""
+FORK = "fork"
+"""coverage.py's ``patch = ["fork"]`` restarts measuring in a forked child: the frames running
+at the fork go unmeasured there. The gate's engines measure them on, as without it."""
 CHILDREN = "coverage.py (child processes)"
 """The engine that measured the children, as ``details.child_processes`` names it."""
 _ENV = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_FILE", "COVERAGE_RCFILE")
@@ -36,10 +39,12 @@ def leave_children_to_the_gate(cov: Any) -> None:
     """Take the child-process ``patch`` values off a coverage.py object the gate starts in the
     pytest process: ``ChildProcesses`` applies them, its children writing to the gate's
     private folder. Started with them, coverage.py would point the children back at the
-    project's own data file (``COVERAGE_PROCESS_CONFIG``), where nothing combines them."""
+    project's own data file (``COVERAGE_PROCESS_CONFIG``), where nothing combines them; and
+    with ``fork`` it would stop the gate's tracer in a forked child (the probes measure on)."""
     patches = list(cov.get_option("run:patch") or ())
-    if set(patches) & CHILD_PATCHES:
-        cov.set_option("run:patch", [name for name in patches if name not in CHILD_PATCHES])
+    if set(patches) & (CHILD_PATCHES | {FORK}):
+        cov.set_option("run:patch",
+                       [name for name in patches if name not in CHILD_PATCHES | {FORK}])
 
 
 class ChildProcesses:
@@ -57,21 +62,15 @@ class ChildProcesses:
         """How many children's data files were combined."""
         self.unreadable: list[str] = []
         """Why each data file coverage.py could not use was left out (its own words)."""
-        self.restarts_after_fork = False
-        """``patch = ["fork"]``: coverage.py restarts in a forked child, so what the child ran
-        before an exec is not saved by the ``execv`` patch (which saves the stopped one)."""
 
     @classmethod
     def for_run(cls, cov: Any) -> ChildProcesses | None:
         """What ``cov``'s configuration asks for children, or ``None`` when nothing."""
-        configured = set(cov.get_option("run:patch") or ())
-        patches = configured & CHILD_PATCHES
+        patches = set(cov.get_option("run:patch") or ()) & CHILD_PATCHES
         multiprocessing = "multiprocessing" in (cov.get_option("run:concurrency") or ())
         if not patches and not multiprocessing:
             return None
-        children = cls(cov, patches, multiprocessing)
-        children.restarts_after_fork = "fork" in configured
-        return children
+        return cls(cov, patches, multiprocessing)
 
     def start(self, save: Callable[[str], None]) -> None:
         """Children started from now on are measured (the environment is theirs to inherit).
@@ -95,8 +94,7 @@ class ChildProcesses:
             # `execve` hands the configuration on in its environment argument. Without
             # parallel data files both land in the one data file the pytest process rewrites
             # at its end, so under `coverage run` neither counts: nothing to do here either.
-            keep = None if self.restarts_after_fork else save
-            undo.append(_patch_execv(keep, data_file, serialized))
+            undo.append(_patch_execv(save, data_file, serialized))
         if self.multiprocessing:
             undo.append(_patch_multiprocessing(self._cov.config))
         if "_exit" in self.patches and self._parallel():
@@ -205,17 +203,17 @@ def _patch_exit(save: Callable[[str], None], data_file: str) -> Callable[[], Non
     return undo
 
 
-def _patch_execv(save: Callable[[str], None] | None, data_file: str, serialized: str
+def _patch_execv(save: Callable[[str], None], data_file: str, serialized: str
                  ) -> Callable[[], None]:
     """coverage.py's ``execv`` patch, writing to the gate's folder: a child forked from this
-    process saves what it measured before an exec replaces it (``save``, unless coverage.py
-    would not), and ``execve``'s new environment carries the configuration, so the program it
-    starts is measured by coverage.py's start-up hook."""
+    process saves what it measured before an exec replaces it (``save``), and ``execve``'s new
+    environment carries the configuration, so the program it starts is measured by coverage.py's
+    start-up hook."""
     parent = os.getpid()
     execv, execve = os.execv, os.execve
 
     def saved_first() -> None:
-        if save is not None and os.getpid() != parent:
+        if os.getpid() != parent:
             with contextlib.suppress(Exception):
                 save(f"{data_file}.exec.{os.getpid()}")
 
