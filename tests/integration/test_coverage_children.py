@@ -367,3 +367,29 @@ def test_a_forked_child_under_the_fork_patch_counts_the_same_whatever_the_engine
     assert result.ret == 0, result.stdout.str()
     forked = {k: v for k, v in details.get("missing", {}).items() if k.endswith("forked.py")}
     assert forked == {}, details.get("missing")
+
+
+@pytest.mark.parametrize("how", ["xdist", "confgate gate"])
+def test_the_children_are_named_where_another_process_measured_them(
+    pytester: pytest.Pytester, how: str
+) -> None:
+    """``details.child_processes`` says which engine measured the children: it was missing
+    where the children were combined in an xdist worker or in confgate gate's test process."""
+    import subprocess
+    import sys
+
+    project = _project(pytester, 'patch = ["subprocess"]\n')
+    expected = _coverage_py_totals(project)
+    if how == "xdist":
+        result = project.runpytest_subprocess("--confgate", "-n", "2", timeout=SLOW)
+        assert result.ret == 0, result.stdout.str()
+    else:
+        done = subprocess.run([sys.executable, "-m", "pytest_confgate.cli", "gate", "--",
+                               "-p", "no:cacheprovider"], cwd=project.path, capture_output=True,
+                              text=True, timeout=SLOW, check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    details = metric(read_report(project), "test_coverage")["details"]
+    assert totals(details) == expected
+    assert details["child_processes"]["engine"] == "coverage.py (child processes)"
+    assert details["child_processes"]["settings"] == ["patch=subprocess"]
+    assert details["child_processes"]["data_files"] >= 1

@@ -159,6 +159,16 @@ class ChildProcesses:
         return {"engine": CHILDREN, "settings": settings, "data_files": self.data_files}
 
 
+def merged_notes(notes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What ``details.child_processes`` says for children measured in other processes (xdist
+    workers, ``confgate gate``'s test process), from each one's ``note``."""
+    if not notes:
+        return None
+    settings = sorted({str(name) for note in notes for name in note.get("settings") or []})
+    files = sum(int(note.get("data_files") or 0) for note in notes)
+    return {"engine": CHILDREN, "settings": settings, "data_files": files}
+
+
 def _read(path: Path) -> Any:
     """A child's data file, or why coverage.py cannot use it (a child killed while it
     started leaves an empty one). Read only: opening it to write would make an empty file a

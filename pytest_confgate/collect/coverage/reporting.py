@@ -48,6 +48,7 @@ class Reporting(Selection):
     _unprobed: dict[str, str]
     _measured: EvalMetric | None
     _children: ChildProcesses | None
+    _children_elsewhere: dict[str, Any] | None
     _children_problem: str | None
     _too_early: list[str]
     expected_sources: dict[str, str | None] | None
@@ -184,6 +185,8 @@ class Reporting(Selection):
         extra: dict[str, Any] = {}
         if self._children is not None:
             extra["child_processes"] = self._children.note()
+        elif self._children_elsewhere is not None:
+            extra["child_processes"] = self._children_elsewhere
         if self._too_early:
             extra["imported_before_start"] = list(self._too_early)
             extra["run_instead"] = f"{early_start.RUN_INSTEAD} [the same pytest arguments]"

@@ -24,7 +24,11 @@ from typing import Any
 from pytest_confgate.collect.coverage import early_start
 from pytest_confgate.collect.coverage.ahead import ANALYSE, Ahead
 from pytest_confgate.collect.coverage.analysis import ANALYSES, missing
-from pytest_confgate.collect.coverage.children import ChildProcesses, leave_children_to_the_gate
+from pytest_confgate.collect.coverage.children import (
+    ChildProcesses,
+    leave_children_to_the_gate,
+    merged_notes,
+)
 from pytest_confgate.collect.coverage.choice import choose_engine
 from pytest_confgate.collect.coverage.line_probes import AssertRewriting
 from pytest_confgate.collect.coverage.monitor_engine import MonitorEngine
@@ -94,6 +98,8 @@ class CoverageSession(Reporting):
         self._measured: EvalMetric | None = None
         """The figures once reported: a project and a patch entry share one report."""
         self._children: ChildProcesses | None = None
+        self._children_elsewhere: dict[str, Any] | None = None
+        """``details.child_processes`` of the processes that measured (xdist, confgate gate)."""
         """Child processes measured by coverage.py (its ``patch`` / ``concurrency``)."""
         self._children_problem: str | None = None
         self._early: Any = None
@@ -390,6 +396,7 @@ class CoverageSession(Reporting):
             "engine_by_file": dict(self._by_file),
             "unprobed": dict(self._unprobed),
             "warnings": list(self._warnings),
+            "child_processes": self._children.note() if self._children is not None else None,
         }
 
     def combine(
@@ -437,6 +444,9 @@ class CoverageSession(Reporting):
     def _merge_engines(self, notes: list[dict[str, Any]]) -> None:
         labels = {str(note.get("engine")) for note in notes}
         self.engine = labels.pop() if len(labels) == 1 else MIXED
+        children = [dict(note["child_processes"]) for note in notes
+                    if isinstance(note.get("child_processes"), dict)]
+        self._children_elsewhere = merged_notes(children)
         for note in notes:
             self._unprobed.update(dict(note.get("unprobed") or {}))
             # What a worker (or confgate gate's test process) was warned of, said once: shown
