@@ -471,6 +471,26 @@ def test_a_bare_cov_under_confgate_gate_reports_what_pytest_confgate_reports(
     assert details["files_measured"] == 1
 
 
+def test_a_project_of_no_statement_keeps_its_branch_counts_under_confgate_gate(
+    pytester: pytest.Pytester,
+) -> None:
+    """Branches measured and nothing to measure: the row says 0/0 branches as under ``pytest
+    --confgate``; the test process's data (files touched, nothing run) was no kind of data
+    once combined, so on 3.11 the row had no branch counts at all."""
+    pytester.mkpydir("app")
+    pytester.path.joinpath("tests").mkdir()
+    pytester.path.joinpath("tests", "test_app.py").write_text(
+        "import app\n\n\ndef test_app():\n    assert app\n", encoding="utf-8")
+    pytester.path.joinpath("pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\npythonpath = ["."]\n\n'
+        '[tool.coverage.run]\nbranch = true\nsource = ["app"]\n', encoding="utf-8")
+    done = _confgate_gate(pytester)
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    row = metric(read_report(pytester), "test_coverage")
+    assert "no statement to measure" in row["reason"]
+    assert (row["details"]["covered_branches"], row["details"]["num_branches"]) == (0, 0)
+
+
 def test_an_empty_cov_under_confgate_gate_fails_closed_and_names_the_test_process(
     project: pytest.Pytester,
 ) -> None:

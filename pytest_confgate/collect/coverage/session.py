@@ -14,6 +14,7 @@ processes, xdist workers' parts, pytest-cov's measurement adopted, a shard's dat
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import typing
@@ -436,6 +437,14 @@ class CoverageSession(Reporting):
                     self._cov = None
                     return
                 combined.update(part)
+            names = combined.measured_files()
+            if self.branch and not combined.has_arcs() and not any(map(combined.lines, names)):
+                # parts that ran nothing measured (files only touched) hand over no kind of
+                # data: the report's branch counts (0/0) need branch data, as each part's was
+                from coverage.exceptions import DataError
+
+                with contextlib.suppress(DataError):
+                    combined.add_arcs({})
         self._merge_early()
         self._workers = sorted(parts)
         if engines:
