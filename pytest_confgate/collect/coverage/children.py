@@ -30,6 +30,8 @@ CHILD_PATCHES = frozenset({"subprocess", "execv", "_exit"})
 FORK = "fork"
 """coverage.py's ``patch = ["fork"]`` restarts measuring in a forked child: the frames running
 at the fork go unmeasured there. The gate's engines measure them on, as without it."""
+_GATES_OWN = CHILD_PATCHES | {FORK}
+"""The ``patch`` values no coverage.py object the gate starts may apply itself."""
 CHILDREN = "coverage.py (child processes)"
 """The engine that measured the children, as ``details.child_processes`` names it."""
 _ENV = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_FILE", "COVERAGE_RCFILE")
@@ -42,9 +44,8 @@ def leave_children_to_the_gate(cov: Any) -> None:
     project's own data file (``COVERAGE_PROCESS_CONFIG``), where nothing combines them; and
     with ``fork`` it would stop the gate's tracer in a forked child (the probes measure on)."""
     patches = list(cov.get_option("run:patch") or ())
-    if set(patches) & (CHILD_PATCHES | {FORK}):
-        cov.set_option("run:patch",
-                       [name for name in patches if name not in CHILD_PATCHES | {FORK}])
+    if set(patches) & _GATES_OWN:
+        cov.set_option("run:patch", [name for name in patches if name not in _GATES_OWN])
 
 
 class ChildProcesses:
