@@ -7,7 +7,6 @@ keys and object-building tags; TOML with ``tomllib``. Every problem becomes one 
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from collections.abc import Mapping
@@ -15,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from pytest_confgate.config import ConfgateConfig, cross_check
+from pytest_confgate.config.key_path import TOO_DEEP, Path_, dotted
 from pytest_confgate.config.seed_spelling import (
     SEED_ALIASES,
     apply_seed_spelling,
@@ -30,7 +29,6 @@ from pytest_confgate.exceptions import ConfigError
 
 MAX_CONFIG_BYTES = 1024 * 1024
 YAML_NAMES = ("confgate.yml", "confgate.yaml")
-Path_ = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -109,8 +107,10 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
         prefix: Path_ = ("tool", "confgate")
         lines = {key[2:]: line for key, line in lines.items() if key[:2] == prefix}
         lines.setdefault((), _header_line(text))
-    else:
-        data, lines = _parse_yaml(path, text)
+    else:  # PyYAML is imported only to read YAML: zero config and pyproject never pay for it
+        from pytest_confgate.config.yaml_text import parse_yaml
+
+        data, lines = parse_yaml(path, text)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -120,7 +120,7 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
     spelled = apply_seed_spelling(data)  # the `confidence_calculation` block, as written (issue 17)
     moved_lines(lines, spelled.moved)
     if spelled.problems:
-        raise ConfigError([f"{path}:{_line_for(at, lines)}: {_dotted(at)}: {message}"
+        raise ConfigError([f"{path}:{_line_for(at, lines)}: {dotted(at)}: {message}"
                            for at, message in spelled.problems])
     try:
         config = ConfgateConfig.model_validate(spelled.data)
@@ -128,7 +128,7 @@ def parse_config_text(path: Path, text: str) -> ConfgateConfig:
         raise ConfigError(_format_errors(path, exc, lines)) from None
     attach_notes(config, spelled.notes)
     found = sorted(
-        ((_line_for(at, lines), _dotted(at), message) for at, message in cross_check(config)),
+        ((_line_for(at, lines), dotted(at), message) for at, message in cross_check(config)),
         key=lambda item: item[0],
     )
     problems = [f"{path}:{line}: {key}: {message}" for line, key, message in found]
@@ -141,119 +141,6 @@ def _read_text(path: Path) -> str:
     return read_text_file(path, MAX_CONFIG_BYTES, "configuration file", "check the path")
 
 
-# --- YAML -------------------------------------------------------------------------------
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """A safe loader that also refuses anchors and aliases (no billion laughs, no sharing)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        event = self.peek_event()  # type: ignore[no-untyped-call]
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise yaml.MarkedYAMLError(
-                problem="anchors and aliases are not allowed; write the value out",
-                problem_mark=event.start_mark,
-            )
-        return super().compose_node(parent, index)
-
-
-_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
-
-
-def _parse_yaml(path: Path, text: str) -> tuple[Any, dict[Path_, int]]:
-    loader: _StrictLoader | None = None
-    try:
-        loader = _StrictLoader(text)  # the reader rejects control characters right here
-        node = loader.get_single_node()
-        if node is None:
-            return None, {}
-        lines: dict[Path_, int] = {}
-        return _build(path, loader, node, (), lines), lines
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        problem = exc.problem or "invalid YAML"
-        raise ConfigError(f"{path}:{line}: invalid YAML: {problem}") from None
-    except yaml.reader.ReaderError as exc:
-        line = text[: exc.position].count("\n") + 1
-        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        raise ConfigError(
-            f"{path}:{line}: invalid YAML: the character U+{code:04X} is not allowed "
-            f"({exc.reason}); remove it"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}:1: invalid YAML: {_one_line(str(exc))}") from None
-    except RecursionError:
-        raise ConfigError(f"{path}:1: invalid YAML: {_TOO_DEEP}") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-
-
-_TOO_DEEP = "the values are nested too deeply; flatten the configuration"
-
-
-def _one_line(message: str) -> str:
-    return " ".join(message.split())
-
-
-def _build(
-    path: Path, loader: yaml.SafeLoader, node: Any, at: Path_, lines: dict[Path_, int]
-) -> Any:
-    """Turn a composed node into plain data, recording each key's line."""
-    lines.setdefault(at, node.start_mark.line + 1)
-    if isinstance(node, yaml.ScalarNode):
-        return _scalar(path, loader, node, at)
-    if node.tag not in _PLAIN_TAGS:
-        raise ConfigError(f"{path}:{node.start_mark.line + 1}: {_tag_not_allowed(node, at)}")
-    if isinstance(node, yaml.SequenceNode):
-        return [_build(path, loader, item, (*at, i), lines) for i, item in enumerate(node.value)]
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = _scalar(path, loader, key_node, at) if isinstance(key_node, yaml.ScalarNode) else None
-        line = key_node.start_mark.line + 1
-        if not isinstance(key, str):
-            raise ConfigError(f"{path}:{line}: {_dotted(at) or '<top>'}: keys must be text")
-        if key in result:
-            raise ConfigError(
-                f"{path}:{line}: {_dotted((*at, key))}: duplicate key; keep one of them"
-            )
-        lines[(*at, key)] = line
-        result[key] = _build(path, loader, value_node, (*at, key), lines)
-    return result
-
-
-def _tag_not_allowed(node: Any, at: Path_) -> str:
-    return (
-        f"{_dotted(at) or '<top>'}: the tag {node.tag!r} is not allowed; "
-        "configuration is plain data"
-    )
-
-
-_BOOL_TAG = "tag:yaml.org,2002:bool"
-_YAML11_BOOLEANS = frozenset({"yes", "no", "on", "off"})
-
-
-def _scalar(path: Path, loader: yaml.SafeLoader, node: yaml.ScalarNode, at: Path_) -> Any:
-    line = node.start_mark.line + 1
-    if node.tag not in type(loader).yaml_constructors:  # e.g. !!python/name:os.system
-        raise ConfigError(f"{path}:{line}: {_tag_not_allowed(node, at)}")
-    if node.tag == _BOOL_TAG and node.value.lower() in _YAML11_BOOLEANS:
-        # YAML 1.1 reads yes/no/on/off as booleans, YAML 1.2 and people do not (issue 17).
-        raise ConfigError(
-            f"{path}:{line}: {_dotted(at) or '<top>'}: {node.value!r} is a boolean only in "
-            "YAML 1.1; write true or false (quote it if it is text)"
-        )
-    try:
-        return loader.construct_object(node, deep=True)
-    except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError):
-        # PyYAML's own constructors crash on e.g. `2020-13-45`, `0b_` or `!!bool maybe`.
-        raise ConfigError(
-            f"{path}:{line}: {_dotted(at) or '<top>'}: cannot read {node.value!r} as "
-            f"{node.tag.rsplit(':', 1)[-1]}; quote it if it is text"
-        ) from None
-
-
 # --- TOML -------------------------------------------------------------------------------
 
 
@@ -261,7 +148,7 @@ def _parse_toml(path: Path, text: str) -> tuple[dict[str, Any], dict[Path_, int]
     try:
         data = tomllib.loads(text)
     except RecursionError:
-        raise ConfigError(f"{path}:1: invalid TOML: {_TOO_DEEP}") from None
+        raise ConfigError(f"{path}:1: invalid TOML: {TOO_DEEP}") from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
         raise ConfigError(f"{path}:{line}: invalid TOML: {str(exc).split(' (at')[0]}") from None
@@ -316,7 +203,7 @@ def _format_errors(path: Path, exc: ValidationError, lines: dict[Path_, int]) ->
     for error in exc.errors():
         data_path, allowed, aliases = _resolve(tuple(error["loc"]))
         line = _line_for(data_path, lines)
-        key = _dotted(data_path) or "<top>"
+        key = dotted(data_path) or "<top>"
         message = _message(error, data_path, allowed, aliases)
         problems.append(f"{path}:{line}: {key}: {message}")
     return problems
@@ -350,6 +237,8 @@ def _message(
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -359,15 +248,6 @@ def _line_for(data_path: Path_, lines: dict[Path_, int]) -> int:
         if data_path[:end] in lines:
             return lines[data_path[:end]]
     return 1
-
-
-def _dotted(parts: Path_) -> str:
-    text = ""
-    for part in parts:
-        if isinstance(part, str) and not part.isprintable():
-            part = repr(part)  # one problem, one line: no raw newlines from a key
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
 
 
 def _resolve(loc: Path_) -> tuple[Path_, list[str] | None, tuple[str, ...]]:
