@@ -9,7 +9,8 @@ Import any configuration model from here; the tree is split by section::
     schema      ``ConfgateConfig`` (the whole file) and ``cross_check`` (rules across keys)
 
 Reading files lives beside the models: ``loader`` finds and parses the file and turns
-validation errors into ``FILE:LINE: key.path: message`` lines; ``textfile`` reads a user's text
+validation errors into ``FILE:LINE: key.path: message`` lines (``key_path`` writes the key,
+``yaml_text`` reads YAML, imported only for a YAML file); ``textfile`` reads a user's text
 file with a size cap; ``expressions`` compiles CEL exit conditions at load time;
 ``seed_spelling`` maps the `confidence_calculation` block onto the model before validation.
 """
