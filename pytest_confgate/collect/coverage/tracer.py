@@ -44,6 +44,8 @@ def choose_core(cov: Any, version: tuple[int, ...] = sys.version_info[:3]) -> No
             return
         if set(cov.get_option("run:concurrency") or ()) & _NO_SYSMON_CONCURRENCY:
             return
+        if not follows_threads(cov):  # sysmon would measure the threads its tracer leaves out
+            return
         cov.set_option("run:core", "sysmon")
     except Exception:  # a coverage.py without the option keeps its default core
         return
@@ -79,6 +81,18 @@ def reference_core(cov: Any) -> str:
     if chosen is None:
         chosen = "sysmon" if getattr(coverage.env, "SYSMON_DEFAULT", False) and usable else "ctrace"
     return str(chosen)
+
+
+def follows_threads(cov: Any) -> bool:
+    """Whether ``coverage run`` with these settings measures code run in other threads than
+    the one it starts in. Its tracers follow new threads only when ``concurrency`` names
+    ``thread`` or names nothing (``concurrency = ["multiprocessing"]`` alone, as Django and
+    ansible set it, leaves them out); its ``sysmon`` core sees every thread."""
+    try:
+        concurrency = set(cov.get_option("run:concurrency") or ())
+    except Exception:  # a coverage.py without the option follows threads
+        return True
+    return not concurrency or "thread" in concurrency or reference_core(cov) == "sysmon"
 
 
 def reference_uses_sysmon(cov: Any) -> bool:
