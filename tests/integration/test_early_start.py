@@ -9,6 +9,7 @@ and says what to run.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -214,6 +215,7 @@ def test_confgate_gate_counts_what_pytest_imported_first_as_coverage_run_does(
 
 WATCHES_THE_START = """\
 import json
+import os
 import sys
 
 from pytest_confgate.collect.coverage import early_start
@@ -248,6 +250,7 @@ def test_the_early_measurement_starts_at_the_first_module_it_could_measure(
 AHEAD_OF_IT = """\
 import importlib.machinery
 import json
+import os
 import sys
 
 from pytest_confgate.collect.coverage import early_start
@@ -349,3 +352,45 @@ def test_the_packages_the_gate_imports_first_are_the_ones_it_names() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=SLOW)
     assert set(done.stdout.split()) <= WARMED, done.stdout
+
+
+WHAT_PYTEST_SEES = '''\
+import os
+import sys
+from pathlib import Path
+
+import __main__
+
+
+def test_started_as():
+    spec = getattr(__main__, "__spec__", None)
+    Path(os.environ["SEEN"]).write_text(repr((
+        sys.argv[0], getattr(spec, "name", None), getattr(__main__, "__file__", None),
+        "CONFGATE_RESTARTED_AS" in os.environ)), encoding="utf-8")
+'''
+
+
+@pytest.mark.parametrize("how", ["python -m pytest", "the pytest script"])
+def test_a_restarted_run_shows_the_tests_the_entry_bare_pytest_shows(
+    plugin_project: pytest.Pytester, how: str
+) -> None:
+    """The restart ran pytest under ``python -m pytest_confgate``: the tests saw its
+    ``sys.argv[0]`` and ``__main__``, where bare pytest's are pytest's (click names the program
+    in a usage text from them, so a CLI's usage test failed only under the gate)."""
+    plugin_project.path.joinpath("tests", "test_entry.py").write_text(WHAT_PYTEST_SEES,
+                                                                      encoding="utf-8")
+    script = Path(sys.executable).with_name("pytest")
+    entry = ([sys.executable, "-m", "pytest"] if how == "python -m pytest"
+             else [sys.executable, str(script)])
+    seen = {}
+    for gated in (False, True):
+        out = plugin_project.path / f"seen-{gated}.txt"
+        environment = {**os.environ, "SEEN": str(out)}
+        flags = ["--confgate"] if gated else ["-p", "no:confgate"]
+        done = subprocess.run([*entry, "-p", "no:xdist", "-p", "no:cacheprovider", *flags],
+                              cwd=plugin_project.path, capture_output=True, text=True,
+                              timeout=SLOW, check=False, env=environment)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+        seen[gated] = out.read_text(encoding="utf-8")
+    assert seen[True] == seen[False]
+    assert "imported_before_start" not in _details(plugin_project)  # it did start again

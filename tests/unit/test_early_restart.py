@@ -63,3 +63,31 @@ def test_only_modules_under_the_root_that_coverage_py_measures_count(
         assert early_restart.imported_too_early(tmp_path) == [str(package / "__init__.py")]
     finally:
         del sys.modules["early_pkg_x"], sys.modules["early_dep_x"]
+
+
+@pytest.mark.parametrize(
+    ("orig_argv", "expected"),
+    [
+        (["/v/bin/python", "/v/bin/pytest", "--confgate"], "/v/bin/pytest"),
+        (["python", "-X", "dev", "-m", "pytest", "t"], "pytest"),
+        (["python", "-mpy.test"], "py.test"),
+        (["python", "run_tests.py"], None),
+        (["python", "-c", "import pytest"], None),
+    ],
+)
+def test_the_entry_a_restart_runs_is_the_one_pytest_was_started_by(
+    orig_argv: list[str], expected: str | None
+) -> None:
+    assert early_restart.entry(orig_argv) == expected
+
+
+def test_only_pytests_own_entries_are_run_again(tmp_path: Path) -> None:
+    """What the restarted process runs comes from its environment: nothing but pytest's own
+    module or a script named like pytest's is ever run from there."""
+    script = tmp_path / "pytest"
+    script.write_text("", encoding="utf-8")
+    assert early_restart.pytest_entry("pytest")
+    assert early_restart.pytest_entry(str(script))
+    assert not early_restart.pytest_entry(str(tmp_path / "evil.py"))
+    assert not early_restart.pytest_entry(str(tmp_path / "missing" / "pytest"))
+    assert not early_restart.pytest_entry("os")

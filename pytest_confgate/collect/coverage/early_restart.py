@@ -4,10 +4,12 @@ pytest imports its plugins before the gate's plugin runs. A project that is itse
 plugin (pluggy, typeguard, pytest-mock), that pytest depends on (iniconfig), or that loads one
 of its modules with ``-p`` has run import-time lines nobody measured, where ``coverage run -m
 pytest`` counts them. When this process is pytest's own command line and such a module is
-imported already, the process replaces itself (``os.execv``: same pid, same output, same
-environment) with ``python -m pytest_confgate`` and the same arguments, which measures from the
-first line (``early_start``). Nothing of the project has run by then but those imports: no
-conftest, no test, no output. It costs one more interpreter start, only on such projects.
+imported already, the process replaces itself (``os.execve``: same pid, same output, the
+environment and one variable) with ``python -m pytest_confgate`` and the same arguments, which measures from the
+first line (``early_start``) and then runs pytest as it was started (``RESTARTED_AS``): the
+tests see bare pytest's ``sys.argv[0]`` and ``__main__``; only ``sys.orig_argv`` tells. Nothing
+of the project has run by then but those imports: no conftest, no test, no output. It costs one
+more interpreter start, only on such projects.
 
 Not restarted, and the modules are named instead (``imported_before_start``): pytest started
 in-process (``pytest.main`` from a script, pytester), an xdist worker, a process that already
@@ -34,9 +36,37 @@ _WITH_VALUE = frozenset({"-W", "-X", "--check-hash-based-pycs"})
 """Interpreter options whose value may be the next argument."""
 
 
+RESTARTED_AS = "CONFGATE_RESTARTED_AS"
+"""Set for the restarted process only: the entry it was started as (``pytest``, or the script's
+path), which ``python -m pytest_confgate`` takes out of the environment and runs as it was run,
+so the tests see the ``sys.argv[0]`` and ``__main__`` of bare pytest (click names a program in
+its usage text from them)."""
+
+
 def command(orig_argv: Sequence[str], argv: Sequence[str]) -> list[str] | None:
     """``python [its options] -m pytest_confgate ARGS`` for a process started as pytest's own
     command line (``pytest ARGS``, ``python -m pytest ARGS``), else None."""
+    found = _started_as(orig_argv)
+    if found is None:
+        return None
+    return [sys.executable, *found[0], "-m", "pytest_confgate", *argv[1:]]
+
+
+def entry(orig_argv: Sequence[str]) -> str | None:
+    """How pytest was started: the module (``pytest``) or the script's path as given."""
+    found = _started_as(orig_argv)
+    return found[1] if found is not None else None
+
+
+def pytest_entry(name: str) -> bool:
+    """Whether ``name`` (``RESTARTED_AS``'s value) is one of pytest's own entries."""
+    return name in ("pytest", "py.test") or (
+        Path(name).name in _PYTEST_SCRIPTS and Path(name).is_file())
+
+
+def _started_as(orig_argv: Sequence[str]) -> tuple[list[str], str] | None:
+    """The interpreter's options and pytest's entry (module name or script path), or None
+    when this process is not pytest's own command line."""
     options: list[str] = []
     rest = list(orig_argv[1:])
     while rest:
@@ -47,17 +77,15 @@ def command(orig_argv: Sequence[str], argv: Sequence[str]) -> list[str] | None:
             module = token[2:] or (rest.pop(0) if rest else "")
             if module not in ("pytest", "py.test"):
                 return None
-            break
+            return options, module
         if not token.startswith("-"):
             if Path(token).name not in _PYTEST_SCRIPTS:
                 return None  # a script of the user's that calls pytest.main()
-            break
+            return options, token
         options.append(token)
         if token in _WITH_VALUE and rest:
             options.append(rest.pop(0))
-    else:
-        return None
-    return [sys.executable, *options, "-m", "pytest_confgate", *argv[1:]]
+    return None
 
 
 def imported_too_early(root: Path) -> list[str]:
@@ -131,4 +159,8 @@ def restart(config: Any, argv: list[str]) -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a closed stream has nothing to lose
             stream.flush()
-    os.execv(argv[0], argv)  # noqa: S606 - this interpreter, pytest's own arguments
+    environment = dict(os.environ)
+    started_as = entry(getattr(sys, "orig_argv", []))
+    if started_as is not None:
+        environment[RESTARTED_AS] = started_as
+    os.execve(argv[0], argv, environment)  # noqa: S606 - this interpreter, pytest's arguments
