@@ -5,11 +5,11 @@ plugin (pluggy, typeguard, pytest-mock), that pytest depends on (iniconfig), or 
 of its modules with ``-p`` has run import-time lines nobody measured, where ``coverage run -m
 pytest`` counts them. When this process is pytest's own command line and such a module is
 imported already, the process replaces itself (``os.execve``: same pid, same output, the
-environment and one variable) with ``python -m pytest_confgate`` and the same arguments, which measures from the
-first line (``early_start``) and then runs pytest as it was started (``RESTARTED_AS``): the
-tests see bare pytest's ``sys.argv[0]`` and ``__main__``; only ``sys.orig_argv`` tells. Nothing
-of the project has run by then but those imports: no conftest, no test, no output. It costs one
-more interpreter start, only on such projects.
+environment and one variable) with ``python -m pytest_confgate`` and the same arguments, which
+measures from the first line (``early_start``) and then runs pytest as it was started
+(``RESTARTED_AS``): the tests see bare pytest's ``sys.argv[0]`` and ``__main__``; only
+``sys.orig_argv`` tells. Nothing of the project has run by then but those imports: no conftest,
+no test, no output. It costs one more interpreter start, only on such projects.
 
 Not restarted, and the modules are named instead (``imported_before_start``): pytest started
 in-process (``pytest.main`` from a script, pytester), an xdist worker, a process that already
