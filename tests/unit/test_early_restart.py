@@ -91,3 +91,7 @@ def test_only_pytests_own_entries_are_run_again(tmp_path: Path) -> None:
     assert not early_restart.pytest_entry(str(tmp_path / "evil.py"))
     assert not early_restart.pytest_entry(str(tmp_path / "missing" / "pytest"))
     assert not early_restart.pytest_entry("os")
+    launcher = tmp_path / "bin" / "pytest"
+    launcher.parent.mkdir()
+    launcher.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00")
+    assert not early_restart.pytest_entry(str(launcher))

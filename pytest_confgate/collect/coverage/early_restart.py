@@ -59,9 +59,18 @@ def entry(orig_argv: Sequence[str]) -> str | None:
 
 
 def pytest_entry(name: str) -> bool:
-    """Whether ``name`` (``RESTARTED_AS``'s value) is one of pytest's own entries."""
-    return name in ("pytest", "py.test") or (
-        Path(name).name in _PYTEST_SCRIPTS and Path(name).is_file())
+    """Whether ``name`` (``RESTARTED_AS``'s value) is one of pytest's own entries: its module,
+    or a Python script named like pytest's (a native launcher is started another way)."""
+    if name in ("pytest", "py.test"):
+        return True
+    path = Path(name)
+    if path.name not in _PYTEST_SCRIPTS:
+        return False
+    try:
+        with path.open("rb") as script:
+            return b"\0" not in script.read(4096)
+    except OSError:
+        return False
 
 
 def _started_as(orig_argv: Sequence[str]) -> tuple[list[str], str] | None:
