@@ -394,3 +394,30 @@ def test_a_restarted_run_shows_the_tests_the_entry_bare_pytest_shows(
         seen[gated] = out.read_text(encoding="utf-8")
     assert seen[True] == seen[False]
     assert "imported_before_start" not in _details(plugin_project)  # it did start again
+
+
+@pytest.mark.parametrize("how", ["module entry", "restart"])
+def test_what_pytest_imported_first_counts_under_relative_files(
+    plugin_project: pytest.Pytester, how: str
+) -> None:
+    """anyio is a pytest plugin with ``relative_files = true``: the measurement from the
+    process start recorded relative names, the gate asked for absolute ones and kept none of
+    it: 2 of 9 lines where ``coverage run`` counts 9, with nothing named."""
+    # A src layout: `source = ["app"]` names a package, matched by module name, not a folder.
+    plugin_project.path.joinpath("src").mkdir()
+    plugin_project.path.joinpath("app").rename(plugin_project.path / "src" / "app")
+    pyproject = plugin_project.path / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8").replace('pythonpath = ["."]',
+                                                         'pythonpath = ["src"]')
+    pyproject.write_text(text + "relative_files = true\n", encoding="utf-8")
+    expected = _coverage_py_totals(plugin_project)
+    if how == "module entry":
+        done = _module_entry(plugin_project)
+        assert done.returncode == 0, done.stdout + done.stderr
+    else:
+        result = plugin_project.runpytest_subprocess("--confgate", "-p", "no:xdist",
+                                                     timeout=SLOW)
+        assert result.ret == 0, result.stdout.str()
+    details = _details(plugin_project)
+    assert totals(details) == expected
+    assert "imported_before_start" not in details

@@ -295,7 +295,15 @@ class CoverageSession(Reporting):
             if filename is not None:
                 modules.setdefault(filename, name)
                 modules.setdefault(os.path.realpath(filename), name)
-        return lambda filename: selection.wants(filename, modules.get(filename, ""))
+        # With `relative_files` coverage.py records names relative to the folder it started
+        # in (the early measurement's too): asked about by their full name.
+        from coverage.files import abs_file
+
+        def wants(filename: str) -> bool:
+            full = filename if os.path.isabs(filename) else abs_file(filename)
+            return selection.wants(full, modules.get(full, ""))
+
+        return wants
 
     def _merge_early(self) -> None:
         early, self._early = self._early, None
